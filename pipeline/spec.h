@@ -1,0 +1,28 @@
+// Canonical form and content id of a pipeline. The canonical form is a text that
+// depends only on what the pipeline computes: stages in a deterministic topological
+// order, references by position, attributes by field name; names, labels, source
+// and the declaration order of independent stages do not enter it. Its SHA-256 is
+// the pipeline id, the same on every machine and run.
+#pragma once
+
+#include <string>
+
+#include "pipeline/graph.h"
+
+namespace schedfarm {
+
+// Version tag written at the head of the canonical form; bump if the form changes
+// (every stored pipeline id changes with it).
+inline constexpr const char* kCanonicalFormVersion = "schedfarm.pipeline.v1";
+
+std::string CanonicalForm(const PipelineGraph& graph);
+
+// First 32 hex digits (128 bits) of the SHA-256 of CanonicalForm(graph).
+std::string PipelineId(const PipelineGraph& graph);
+
+// Parses a serialized PipelineSpec (binary protobuf) and validates it. A truncated
+// or corrupt message, or an invalid pipeline, is an error naming `what` (the
+// source, e.g. a file name or "lease 42").
+StatusOr<PipelineGraph> ParsePipelineSpec(const std::string& bytes, const std::string& what);
+
+}  // namespace schedfarm
