@@ -20,6 +20,13 @@ struct OnnxImportOptions {
   // Extents for symbolic input dims (e.g. a dynamic batch), by dim_param name; any
   // symbolic dim not listed is an error naming the input and dim.
   std::map<std::string, int64_t> dim_values;
+  // Values of graph inputs known at import, by input name, each a serialized
+  // onnx.TensorProto (the backend test data format). An integer input given here is
+  // folded like an initializer (e.g. the `shape` of a Reshape); a float input stays
+  // a pipeline input and its value is used only where a node needs a constant
+  // (Resize scales, Pad's constant value, Range bounds...). Shapes of given inputs
+  // also resolve their symbolic dims.
+  std::map<std::string, std::string> input_values;
 };
 
 StatusOr<PipelineSpec> ImportOnnxFile(const std::string& path,

@@ -1,0 +1,561 @@
+// Legality of ScheduleSpecs: definitions resolved into loops (splits, reorder,
+// vectorize, unroll, parallel) and decisions resolved into compute locations, with
+// errors that name the stage, the directive and why.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "scheduler/schedule_space.h"
+#include "scheduler/space_internal.h"
+
+namespace schedfarm {
+namespace {
+
+const char* DefName(bool update) { return update ? "update" : "pure"; }
+
+std::string StageWhere(const std::string& name) { return "stage '" + name + "'"; }
+
+std::string DimList(const SpaceDefinition& def) {
+  std::string out;
+  for (const SpaceDim& d : def.dims) out += (out.empty() ? "" : ", ") + d.name;
+  return out.empty() ? "none" : out;
+}
+
+std::string FactorList(const DimSplit& split) {
+  std::string out;
+  for (int64_t f : split.factors()) out += (out.empty() ? "" : ", ") + std::to_string(f);
+  return "[" + out + "]";
+}
+
+bool SameRef(const LoopRef& a, const LoopRef& b) {
+  return a.stage() == b.stage() && a.dim() == b.dim() && a.level() == b.level() &&
+         a.update() == b.update();
+}
+
+}  // namespace
+
+std::string LoopVarName(const std::string& dim, int level, int num_levels) {
+  return num_levels <= 1 ? dim : dim + "_" + std::to_string(level);
+}
+
+std::string LoopText(const SpaceDefinition& def, int dim, int level, int num_levels) {
+  return "'" + LoopVarName(def.dims[dim].name, level, num_levels) + "'";
+}
+
+// ---------------------------------------------------------------------------------
+// Definitions
+
+Status ScheduleSpaceImpl::ResolveDefinition(const ScheduleSpace& space, int stage, bool update,
+                                            const DefinitionSchedule& schedule,
+                                            ResolvedDefinition* out) {
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  const SpaceDefinition& def = info.defs[update ? 1 : 0];
+  // Error texts are built only on the error paths (this runs in the sampling loop).
+  auto where = [&] { return StageWhere(info.name) + ": " + DefName(update); };
+  const size_t num_dims = def.dims.size();
+  out->num_levels.assign(num_dims, 1);
+  out->factors.assign(num_dims, {});
+  out->loops.clear();  // filled on success (REQUIRES of the callers that do not check)
+
+  // Splits.
+  std::vector<bool> seen(num_dims, false);
+  bool all_divide = true;
+  for (const DimSplit& split : schedule.splits()) {
+    const int d = def.FindDim(split.dim());
+    if (d < 0) {
+      return Status::Error(where() + ".splits: no dim '" + split.dim() +
+                           "' in this definition (dims: " + DimList(def) + ")");
+    }
+    if (seen[d]) return Status::Error(where() + ".splits: dim '" + split.dim() + "' split twice");
+    seen[d] = true;
+    const int64_t extent = def.dims[d].extent;
+    int64_t product = 1;
+    for (int64_t f : split.factors()) {
+      if (f < 2) {
+        return Status::Error(where() + ".splits: dim '" + split.dim() + "' factor " +
+                             std::to_string(f) +
+                             " is below 2 (leave a dim unsplit instead of splitting by 1)");
+      }
+      product = product > std::numeric_limits<int64_t>::max() / f
+                    ? std::numeric_limits<int64_t>::max()
+                    : product * f;
+    }
+    if (product > extent && schedule.tail() != TAIL_GUARD_WITH_IF) {
+      return Status::Error(where() + ".splits: dim '" + split.dim() + "' split by " +
+                           FactorList(split) + " (product " + std::to_string(product) +
+                           ") exceeds its extent " + std::to_string(extent) +
+                           "; only tail TAIL_GUARD_WITH_IF allows factors beyond the extent");
+    }
+    if (extent % product != 0) all_divide = false;
+    out->factors[d].assign(split.factors().begin(), split.factors().end());
+    out->num_levels[d] = split.factors_size() + 1;
+  }
+  if (update && schedule.splits_size() > 0 && schedule.tail() == TAIL_SHIFT_INWARDS) {
+    return Status::Error(where() + ".tail: TAIL_SHIFT_INWARDS is not legal in an update " +
+                         "definition (Halide: it may change the meaning of the algorithm)");
+  }
+  if (!all_divide && schedule.tail() == TAIL_ROUND_UP) {
+    if (update) {
+      return Status::Error(where() + ".tail: TAIL_ROUND_UP with a split that does not divide " +
+                           "its extent makes the update read and write past its region");
+    }
+    if (info.is_output) {
+      return Status::Error(where() + ".tail: TAIL_ROUND_UP with a split that does not divide " +
+                           "its extent would write past the output's buffer");
+    }
+  }
+  std::vector<SpaceLoop> loops = NaturalLoops(def, out->num_levels, out->factors);
+
+  // Finds the loop `ref` names in `loops`.
+  auto lookup = [&](const LoopRef& ref, const std::string& directive, int* position) {
+    auto at = [&] { return where() + "." + directive + ": "; };
+    if (ref.stage() != info.name) {
+      return Status::Error(at() + "names a loop of stage '" + ref.stage() + "', not of this stage");
+    }
+    if (ref.update() != update) {
+      return Status::Error(at() + "names a loop of the " + DefName(ref.update()) + " definition");
+    }
+    const int d = def.FindDim(ref.dim());
+    if (d < 0) {
+      return Status::Error(at() + "no dim '" + ref.dim() +
+                           "' in this definition (dims: " + DimList(def) + ")");
+    }
+    if (ref.level() < 0 || ref.level() >= out->num_levels[d]) {
+      return Status::Error(at() + "dim '" + ref.dim() + "' has " +
+                           std::to_string(out->num_levels[d]) + " level(s), no level " +
+                           std::to_string(ref.level()));
+    }
+    *position = -1;
+    for (size_t i = 0; i < loops.size(); ++i) {
+      if (loops[i].dim == d && loops[i].level == ref.level()) *position = static_cast<int>(i);
+    }
+    return Status::Ok();
+  };
+  auto name_of = [&](const SpaceLoop& loop) {
+    return LoopText(def, loop.dim, loop.level, out->num_levels[loop.dim]);
+  };
+
+  // Loop order: the named loops take their slots in the natural order.
+  std::vector<int> named;
+  named.reserve(schedule.loop_order_size());
+  std::vector<bool> used(loops.size(), false);
+  for (const LoopRef& ref : schedule.loop_order()) {
+    int q = 0;
+    SCHEDFARM_RETURN_IF_ERROR(lookup(ref, "loop_order", &q));
+    if (used[q]) {
+      return Status::Error(where() + ".loop_order: loop " + name_of(loops[q]) + " listed twice");
+    }
+    used[q] = true;
+    named.push_back(q);
+  }
+  std::vector<int> slots = named;
+  std::sort(slots.begin(), slots.end());
+  std::vector<SpaceLoop> reordered = loops;
+  for (size_t j = 0; j < named.size(); ++j) reordered[slots[j]] = loops[named[j]];
+  // Reduction loops come first in the natural order, so their natural positions must
+  // increase from the innermost outwards.
+  int last = -1;
+  const SpaceLoop* last_loop = nullptr;
+  for (const SpaceLoop& loop : reordered) {
+    if (!loop.reduction) continue;
+    int natural = 0;
+    while (loops[natural].dim != loop.dim || loops[natural].level != loop.level) ++natural;
+    if (natural < last) {
+      return Status::Error(where() + ".loop_order: puts reduction loop " + name_of(*last_loop) +
+                           " inside reduction loop " + name_of(loop) +
+                           "; reduction loops keep their natural order (Halide cannot "
+                           "reorder RVars)");
+    }
+    last = natural;
+    last_loop = &loop;
+  }
+  loops.swap(reordered);
+
+  // Vectorize.
+  int vpos = -1;
+  if (schedule.has_vectorize()) {
+    SCHEDFARM_RETURN_IF_ERROR(lookup(schedule.vectorize(), "vectorize", &vpos));
+    const SpaceLoop& loop = loops[vpos];
+    if (loop.reduction) {
+      return Status::Error(where() + ".vectorize: " + name_of(loop) +
+                           " is a reduction loop (vectorizing it needs rfactor)");
+    }
+    if (loop.extent < 2) {
+      return Status::Error(where() + ".vectorize: " + name_of(loop) +
+                           " has extent 1 (Halide vectorizes constant extents > 1)");
+    }
+    if (schedule.vector_width() != loop.extent) {
+      return Status::Error(where() + ".vector_width: " + std::to_string(schedule.vector_width()) +
+                           " but the vectorized loop " + name_of(loop) + " has extent " +
+                           std::to_string(loop.extent));
+    }
+    loops[vpos].vectorized = true;
+  } else if (schedule.vector_width() != 0) {
+    return Status::Error(where() + ".vector_width: set to " +
+                         std::to_string(schedule.vector_width()) + " without vectorize");
+  }
+
+  // Unroll.
+  for (const LoopRef& ref : schedule.unroll()) {
+    int q = 0;
+    SCHEDFARM_RETURN_IF_ERROR(lookup(ref, "unroll", &q));
+    if (loops[q].unrolled) {
+      return Status::Error(where() + ".unroll: loop " + name_of(loops[q]) + " listed twice");
+    }
+    if (loops[q].vectorized) {
+      return Status::Error(where() + ".unroll: loop " + name_of(loops[q]) + " is vectorized");
+    }
+    loops[q].unrolled = true;
+  }
+
+  // Parallel.
+  for (const LoopRef& ref : schedule.parallel()) {
+    int q = 0;
+    SCHEDFARM_RETURN_IF_ERROR(lookup(ref, "parallel", &q));
+    const SpaceLoop& loop = loops[q];
+    auto at = [&] { return where() + ".parallel: loop " + name_of(loop); };
+    if (loop.parallel) return Status::Error(at() + " listed twice");
+    if (loop.reduction) {
+      return Status::Error(at() + " is a reduction loop (iterations depend on each other)");
+    }
+    if (loop.vectorized) return Status::Error(at() + " is vectorized");
+    if (q < vpos) {
+      return Status::Error(at() + " is inside the vectorized loop " + name_of(loops[vpos]));
+    }
+    if (loop.unrolled) return Status::Error(at() + " is unrolled");
+    loops[q].parallel = true;
+  }
+  out->loops = std::move(loops);
+  return Status::Ok();
+}
+
+std::vector<ScheduledLoop> ScheduleSpaceImpl::ToScheduledLoops(const ScheduleSpace& space,
+                                                               int stage, bool update,
+                                                               const ResolvedDefinition& def) {
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  const SpaceDefinition& sdef = info.defs[update ? 1 : 0];
+  std::vector<ScheduledLoop> out;
+  for (const SpaceLoop& loop : def.loops) {
+    ScheduledLoop s;
+    s.ref.set_stage(info.name);
+    s.ref.set_dim(sdef.dims[loop.dim].name);
+    s.ref.set_level(loop.level);
+    s.ref.set_update(update);
+    s.extent = loop.extent;
+    s.reduction = loop.reduction;
+    s.vectorized = loop.vectorized;
+    s.unrolled = loop.unrolled;
+    s.parallel = loop.parallel;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<ScheduledLoop> ScheduleSpace::DefinitionLoops(int stage, bool update,
+                                                          const StageSchedule& decision) const {
+  if (update && !stages_[stage].has_update) return {};
+  ResolvedDefinition def;
+  // REQUIRES a legal decision; on an illegal one the loops resolved so far are kept.
+  ScheduleSpaceImpl::ResolveDefinition(*this, stage, update,
+                                       update ? decision.update() : decision.pure(), &def);
+  return ScheduleSpaceImpl::ToScheduledLoops(*this, stage, update, def);
+}
+
+std::vector<ScheduledLoop> ScheduleSpace::LoopsOf(int stage, const StageSchedule& decision) const {
+  return DefinitionLoops(stage, stages_[stage].has_update, decision);
+}
+
+// ---------------------------------------------------------------------------------
+// Decisions
+
+SpecState::SpecState(const ScheduleSpace& space, const ScheduleSpec& spec)
+    : space_(space),
+      spec_(&spec),
+      states_(space.decision_order().size()),
+      uses_(space.decision_order().size()) {}
+
+Status SpecState::Resolve(int pos) {
+  auto state = std::make_unique<StageState>();
+  Status status = ScheduleSpaceImpl::CheckDecision(space_, *this, pos, state.get());
+  states_[pos] = std::move(state);
+  return status;
+}
+
+ComputeLocation SpecState::Location(int pos) const {
+  const ComputeLocation location = spec_->stages(pos).compute();
+  if (location != COMPUTE_LOCATION_UNSPECIFIED) return location;
+  return space_.InlineLegal(space_.decision_order()[pos]) ? INLINE : ROOT;
+}
+
+const StageState& SpecState::At(int pos) {
+  if (!states_[pos]) {
+    states_[pos] = std::make_unique<StageState>();
+    ScheduleSpaceImpl::ResolveUnchecked(space_, *this, pos, states_[pos].get());
+  }
+  return *states_[pos];
+}
+
+const std::vector<StageUse>& SpecState::Uses(int stage) {
+  if (uses_[stage]) return *uses_[stage];
+  auto uses = std::make_unique<std::vector<StageUse>>();
+  auto add = [&](int host, int defs) {
+    for (StageUse& u : *uses) {
+      if (u.stage == host) {
+        u.defs |= defs;
+        return;
+      }
+    }
+    uses->push_back({host, defs});
+  };
+  for (const auto& [consumer, defs] : ScheduleSpaceImpl::Info(space_, stage).readers) {
+    if (Location(space_.position(consumer)) == INLINE) {
+      for (const StageUse& u : Uses(consumer)) add(u.stage, u.defs);
+    } else {
+      add(consumer, defs);
+    }
+  }
+  uses_[stage] = std::move(uses);
+  return *uses_[stage];
+}
+
+void ScheduleSpaceImpl::ExtendChain(const StageState& host, int host_stage, bool update, int q,
+                                    StageState* out) {
+  const std::vector<SpaceLoop>& loops = host.defs[update ? 1 : 0].loops;
+  out->chain.reserve(host.chain.size() + loops.size() - q);
+  out->chain = host.chain;
+  out->in_parallel = host.in_parallel;
+  for (int i = static_cast<int>(loops.size()) - 1; i >= q; --i) {
+    const SpaceLoop& l = loops[i];
+    out->chain.push_back({host_stage, update, l.dim, l.level, l.parallel || l.vectorized});
+    out->in_parallel = out->in_parallel || l.parallel || l.vectorized;
+  }
+}
+
+void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& state, int pos,
+                                         StageState* out) {
+  const StageSchedule& d = state.spec().stages(pos);
+  const int stage = space.order_[pos];
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  out->location = state.Location(pos);
+  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
+    ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]);
+  }
+  if (out->location != AT) return;
+  const LoopRef& at = d.compute_at();
+  const int value = space.graph_.FindValue(at.stage());
+  if (value < 0 || space.graph_.value(value).kind != Value::Kind::kStage) return;
+  const int host = space.graph_.value(value).index;
+  const int host_pos = space.position_[host];
+  if (host_pos >= pos) return;
+  const StageState& hs = state.At(host_pos);
+  const bool update = at.update() && space.stages_[host].has_update;
+  const int dim = space.stages_[host].defs[update ? 1 : 0].FindDim(at.dim());
+  const int q = dim < 0 ? -1 : hs.defs[update ? 1 : 0].Find(dim, at.level());
+  if (q >= 0) ExtendChain(hs, host, update, q, out);
+}
+
+Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& state, int pos,
+                                        StageState* out) {
+  const StageSchedule& d = state.spec().stages(pos);
+  const int stage = space.order_[pos];
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  auto where = [&] { return StageWhere(info.name); };
+  for (int u = 0; u < 2; ++u) {
+    out->defs[u].num_levels.assign(info.defs[u].dims.size(), 1);
+    out->defs[u].factors.assign(info.defs[u].dims.size(), {});
+    out->defs[u].loops = NaturalLoops(info.defs[u], out->defs[u].num_levels, out->defs[u].factors);
+  }
+  ComputeLocation location = d.compute();
+  if (location == COMPUTE_LOCATION_UNSPECIFIED) location = info.inline_legal ? INLINE : ROOT;
+  out->location = location;
+  if (location != INLINE && location != ROOT && location != AT) {
+    return Status::Error(where() + ": compute: unknown location " + std::to_string(location));
+  }
+  if (location != AT && d.has_compute_at()) {
+    return Status::Error(where() + ": compute_at: set but the stage is computed " +
+                         ComputeLocation_Name(location));
+  }
+  if (d.store() != AT && d.has_store_at()) {
+    return Status::Error(where() + ": store_at: set but store is not AT");
+  }
+  if (d.store() == INLINE) {
+    return Status::Error(where() + ": store: INLINE is not a storage location");
+  }
+  if (d.store() != COMPUTE_LOCATION_UNSPECIFIED && d.store() != ROOT && d.store() != AT) {
+    return Status::Error(where() + ": store: unknown location " + std::to_string(d.store()));
+  }
+  if (!info.has_update && d.has_update() && d.update().ByteSizeLong() > 0) {
+    return Status::Error(where() + ": update: the stage has no update definition");
+  }
+
+  if (location == INLINE) {
+    if (info.has_update) {
+      return Status::Error(where() + ": compute: INLINE, but a stage with an update definition " +
+                           "cannot be inlined");
+    }
+    if (info.is_output) {
+      return Status::Error(where() + ": compute: INLINE, but outputs are computed at root");
+    }
+    if (d.store() != COMPUTE_LOCATION_UNSPECIFIED) {
+      return Status::Error(where() + ": store: set on an inlined stage");
+    }
+    if (d.pure().ByteSizeLong() > 0) {
+      return Status::Error(where() + ": pure: directives on an inlined stage");
+    }
+    return Status::Ok();
+  }
+  if (location == ROOT && d.store() == AT) {
+    return Status::Error(where() + ": store: AT, but a stage computed at root is stored at root");
+  }
+
+  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
+    SCHEDFARM_RETURN_IF_ERROR(
+        ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]));
+  }
+  if (location == ROOT) return Status::Ok();
+
+  // AT: the host loop.
+  if (info.is_output) {
+    return Status::Error(where() + ": compute: AT, but outputs are computed at root");
+  }
+  if (!d.has_compute_at()) {
+    return Status::Error(where() + ": compute_at: missing (compute is AT)");
+  }
+  const LoopRef& at = d.compute_at();
+  auto at_where = [&] {
+    return where() + ": compute_at " + at.stage() + "." + at.dim() + " level " +
+           std::to_string(at.level()) + (at.update() ? " (update)" : "");
+  };
+  const int value = space.graph_.FindValue(at.stage());
+  if (value < 0 || space.graph_.value(value).kind != Value::Kind::kStage) {
+    return Status::Error(at_where() + ": no stage named '" + at.stage() + "'");
+  }
+  const int host = space.graph_.value(value).index;
+  const int host_pos = space.position_[host];
+  if (host_pos >= pos) {
+    return Status::Error(at_where() + ": '" + at.stage() + "' is decided after this stage, so " +
+                         "it does not consume it");
+  }
+  const StageState& hs = state.At(host_pos);
+  if (hs.location == INLINE) {
+    return Status::Error(at_where() + ": '" + at.stage() + "' is inlined and has no loops");
+  }
+  const ScheduleSpace::StageInfo& hinfo = space.stages_[host];
+  if (at.update() && !hinfo.has_update) {
+    return Status::Error(at_where() + ": '" + at.stage() + "' has no update definition");
+  }
+  const int hu = at.update() ? 1 : 0;
+  const SpaceDefinition& hdef = hinfo.defs[hu];
+  const ResolvedDefinition& hres = hs.defs[hu];
+  const int dim = hdef.FindDim(at.dim());
+  if (dim < 0) {
+    return Status::Error(at_where() + ": no dim '" + at.dim() +
+                         "' in that definition (dims: " + DimList(hdef) + ")");
+  }
+  const int q = hres.Find(dim, at.level());
+  if (q < 0) {
+    return Status::Error(at_where() + ": dim '" + at.dim() + "' has " +
+                         std::to_string(hres.num_levels[dim]) + " level(s) after the host's " +
+                         "splits, no level " + std::to_string(at.level()));
+  }
+  const SpaceLoop& loop = hres.loops[q];
+  if (loop.vectorized) return Status::Error(at_where() + ": the loop is vectorized");
+  if (loop.unrolled) return Status::Error(at_where() + ": the loop is unrolled");
+  const int vpos = hres.VectorizedPosition();
+  if (q < vpos) return Status::Error(at_where() + ": the loop is inside the vectorized loop");
+
+  // The loop must enclose every use of the stage.
+  const ChainLoop target{host, hu == 1, dim, at.level(), false};
+  const std::vector<StageUse>& uses = state.Uses(stage);
+  if (uses.empty()) {
+    return Status::Error(at_where() + ": no stage reads this one, so no loop encloses its uses");
+  }
+  for (const StageUse& use : uses) {
+    const StageState& us = state.At(space.position_[use.stage]);
+    for (int u = 0; u < 2; ++u) {
+      if (!(use.defs >> u & 1)) continue;
+      bool found = std::find(us.chain.begin(), us.chain.end(), target) != us.chain.end();
+      if (use.stage == host && u == hu) found = true;  // every loop of that definition
+      if (!found) {
+        return Status::Error(at_where() + ": the loop does not enclose the use of this stage in '" +
+                             space.stages_[use.stage].name + "' (" + DefName(u == 1) +
+                             " definition)");
+      }
+    }
+  }
+
+  ExtendChain(hs, host, hu == 1, q, out);
+
+  // Storage.
+  auto race = [&](size_t from) -> Status {
+    for (size_t i = from; i < out->chain.size(); ++i) {
+      if (out->chain[i].parallel_or_vectorized) {
+        const ChainLoop& c = out->chain[i];
+        const ScheduleSpace::StageInfo& ci = space.stages_[c.stage];
+        const ResolvedDefinition& cres = state.At(space.position_[c.stage]).defs[c.update];
+        return Status::Error(
+            where() + ": store: outside the parallel or vectorized loop " + ci.name + "." +
+            LoopVarName(ci.defs[c.update].dims[c.dim].name, c.level, cres.num_levels[c.dim]) +
+            " that encloses the compute loop (a race)");
+      }
+    }
+    return Status::Ok();
+  };
+  if (d.store() == ROOT) return race(0);
+  if (d.store() == AT) {
+    if (!d.has_store_at()) return Status::Error(where() + ": store_at: missing (store is AT)");
+    const LoopRef& sa = d.store_at();
+    if (SameRef(sa, at)) return Status::Ok();
+    for (size_t i = 0; i < out->chain.size(); ++i) {
+      const ChainLoop& c = out->chain[i];
+      const SpaceDefinition& cdef = space.stages_[c.stage].defs[c.update];
+      if (space.stages_[c.stage].name == sa.stage() && c.update == sa.update() &&
+          cdef.dims[c.dim].name == sa.dim() && c.level == sa.level()) {
+        return race(i + 1);
+      }
+    }
+    return Status::Error(where() + ": store_at " + sa.stage() + "." + sa.dim() + " level " +
+                         std::to_string(sa.level()) +
+                         ": not a loop enclosing the compute loop (store_at must enclose "
+                         "compute_at)");
+  }
+  return Status::Ok();
+}
+
+Status ScheduleSpace::Check(const ScheduleSpec& spec) const {
+  if (!spec.pipeline_id().empty() && spec.pipeline_id() != pipeline_id_) {
+    return Status::Error("schedule: pipeline_id " + spec.pipeline_id() +
+                         " is not this pipeline's id " + pipeline_id_);
+  }
+  const int n = static_cast<int>(order_.size());
+  if (spec.stages_size() > n) {
+    return Status::Error("schedule: lists " + std::to_string(spec.stages_size()) +
+                         " stages, the pipeline has " + std::to_string(n));
+  }
+  for (int i = 0; i < spec.stages_size(); ++i) {
+    const std::string& name = spec.stages(i).stage();
+    if (name == stages_[order_[i]].name) continue;
+    const int value = graph_.FindValue(name);
+    if (value < 0 || graph_.value(value).kind != Value::Kind::kStage) {
+      return Status::Error("schedule: decision " + std::to_string(i) + " names '" + name +
+                           "', which is not a stage of the pipeline");
+    }
+    return Status::Error("schedule: decision " + std::to_string(i) + " is for stage '" + name +
+                         "' but decision order puts '" + stages_[order_[i]].name +
+                         "' there (stages are decided outputs first, each once; '" + name +
+                         "' is decision " + std::to_string(position_[graph_.value(value).index]) +
+                         ")");
+  }
+  if (!spec.partial() && spec.stages_size() < n) {
+    return Status::Error("schedule: complete (partial = false) but it decides " +
+                         std::to_string(spec.stages_size()) + " of " + std::to_string(n) +
+                         " stages; the first missing is '" +
+                         stages_[order_[spec.stages_size()]].name + "'");
+  }
+  SpecState state(*this, spec);
+  for (int i = 0; i < spec.stages_size(); ++i) SCHEDFARM_RETURN_IF_ERROR(state.Resolve(i));
+  return Status::Ok();
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,244 @@
+// The schedule space of a pipeline, free of Halide: the legal scheduling decisions of
+// each stage, taken one stage at a time in reverse topological order (outputs
+// first) as in the value-learning paper. A partial schedule is a prefix of these
+// decisions. The space enumerates, counts and samples the options of the next stage,
+// completes partial schedules, and checks any ScheduleSpec before it is compiled.
+//
+// Loops and extents. Loops are named by LoopRef {stage, dim, level, update}: dim as in
+// LoopNestOf (pipeline/ops.h), level 0 the outermost part of a split dim (0 for an
+// unsplit dim). In Halide, an unsplit dim keeps its name and the levels of a split dim
+// are Vars (or RVars) named "<dim>_<level>" (LoopVarName). DimSplit.factors are the
+// inner extents from the innermost outwards: d split by [8, 4] has levels d_0 (outer),
+// d_1 (4), d_2 (8); Halide: split(d, t, d_2, 8) then split(t, d_0, d_1, 4). The extent
+// of a loop is nominal: an unsplit dim has the extent of the stage's shape, an inner
+// level its factor, the outermost level ceil(extent / product of the factors). (A
+// stage computed AT a consumer loop only covers the region that loop needs; the space
+// still reasons with nominal extents.) An applier must bound every output Func to its
+// shape, so that the loops of ROOT stages have constant extents in Halide (vectorize
+// and unroll require it).
+//
+// Natural order (Halide's default after the splits), innermost first: the reduction
+// loops (dims as in LoopNestOf, each dim's levels innermost first), then the pure
+// loops (same rule). DefinitionSchedule.loop_order is the argument list of Halide's
+// reorder(), innermost first: the named loops take the slots they occupied in the
+// natural order, in the listed order; unnamed loops keep their slots. Reduction loops
+// must keep their natural relative order (Halide refuses to reorder RVars).
+//
+// Tails. A split need not divide its extent. TAIL_AUTO means ShiftInwards in pure
+// definitions (Halide's Auto there) and GuardWithIf in update definitions (Halide's
+// Auto would be RoundUp on pure vars there, which reads inputs out of bounds).
+//
+// Shape of one stage's decision (a StageSchedule), as offered by the space:
+//   location   INLINE: stages without an update definition that are not outputs.
+//              ROOT: every stage (the only location of outputs).
+//              AT a loop of the stage's host: the stage's uses are found through its
+//              inlined consumers; a use is a (consumer, definition) pair. CONV and
+//              MATMUL read their third input (bias, c) in the pure definition and the
+//              others in the update; POOL and REDUCE read in the update; other ops in
+//              their pure definition. With exactly one use (host h, definition D), the
+//              AT options are the loops of h's D (after h's decision) with extent > 1
+//              that are not vectorized, unrolled, nor inside the vectorized loop.
+//              Several uses: no AT option.
+//   storage    with AT: at the compute loop (store COMPUTE_LOCATION_UNSPECIFIED, the
+//              default), at an enclosing loop of h's D with extent > 1, or ROOT; never
+//              outside a parallel or vectorized loop that encloses the compute loop
+//              (Halide: a race), which for ROOT includes the loops enclosing h itself.
+//   per definition (pure; and update for CONV, MATMUL, POOL, REDUCE), unless inlined.
+//   A "full" definition (the pure one of a stage without update, or the update):
+//     splits     each pure dim into 1-3 levels: inner factors from kSplitFactors,
+//                f1 < extent, or f1 * f2 < extent (so every level has extent >= 2);
+//                each reduction dim into 1-2 levels (f < extent). Dims of extent 1
+//                are never split.
+//     loop order tiers: innermost tier = the innermost level of every pure dim; middle
+//                tier = level 1 of dims split in 3; outer tier = level 0 of split dims.
+//                Order, innermost first: the innermost level of one chosen pure dim of
+//                extent > 1 (any one), the rest of the innermost tier, the middle tier,
+//                the outer tier (natural dim order within a tier). The reduction loops
+//                form one block in natural order, placed innermost, just outside the
+//                innermost tier, or just outside the middle tier. Orders equal once the
+//                loops of extent 1 are dropped are offered once. loop_order lists the
+//                complete order.
+//     Below, "innermost", "outermost" count only loops of extent > 1.
+//     vectorize  the innermost loop, if pure and its extent is a multiple of the
+//                lanes (vector_bytes / dtype bytes) and at most 4 * lanes;
+//                vector_width = its extent.
+//     unroll     the loop just outside the innermost one, if its extent <= 16.
+//     parallel   with ROOT only: none, the outermost loop, or the outermost two; each
+//                pure and neither vectorized nor unrolled.
+//     tail       TAIL_AUTO.
+//   A "restricted" definition (the pure one of a stage with an update) only chooses:
+//     vectorize  the innermost pure dim (dim 0 of LoopNestOf) by the lanes, if its
+//                extent is a multiple of them: split by [lanes] and vectorize level 1,
+//                or vectorize the unsplit dim when its extent equals the lanes;
+//     parallel   with ROOT only: none, or the outermost loop if it is not vectorized.
+//   Options differing only in a directive on a loop of extent 1 do not exist (such
+//   loops are never vectorized, unrolled, parallel, compute or store levels).
+//
+// Thread-compatible: const methods may be called concurrently. The space keeps a
+// reference to the graph, which must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "pipeline/graph.h"
+#include "schedfarm.pb.h"
+
+namespace schedfarm {
+
+// What the space needs of the machine that will run the schedules.
+struct TargetParams {
+  int vector_bytes = 32;  // AVX2; 64 with AVX-512
+  int cores = 2;
+};
+
+// Inner split factors the space offers (a factor must be smaller than the extent).
+inline constexpr int64_t kSplitFactors[] = {2, 4, 8, 16, 32, 64};
+
+// One loop of a scheduled definition.
+struct ScheduledLoop {
+  LoopRef ref;
+  int64_t extent = 0;  // nominal (see above)
+  bool reduction = false;
+  bool vectorized = false;
+  bool unrolled = false;
+  bool parallel = false;
+};
+
+// Deterministic random numbers for sampling (SplitMix64 stream).
+class SpaceRng {
+ public:
+  explicit SpaceRng(uint64_t seed) : state_(seed) {}
+  uint64_t Next();
+  // Uniform in [0, n), n > 0 (no modulo bias).
+  uint64_t Below(uint64_t n);
+
+ private:
+  uint64_t state_;
+};
+
+class ScheduleSpace {
+ public:
+  ScheduleSpace(const PipelineGraph& graph, const TargetParams& target = {});
+  ScheduleSpace(const ScheduleSpace& other);
+  ScheduleSpace(ScheduleSpace&& other) noexcept;
+  ~ScheduleSpace();
+
+  const PipelineGraph& graph() const { return graph_; }
+  const TargetParams& target() const { return target_; }
+  // PipelineId of the graph; Empty() and WithDefaults() carry it.
+  const std::string& pipeline_id() const { return pipeline_id_; }
+  // Stage indices in decision order (reverse topological: outputs first).
+  const std::vector<int>& decision_order() const { return order_; }
+  // Index of `stage` in decision_order().
+  int position(int stage) const { return position_[stage]; }
+  // Vector lanes of the stage's dtype: vector_bytes / bytes per element.
+  int lanes(int stage) const;
+  // Whether the stage may be inlined (no update definition, not an output).
+  bool InlineLegal(int stage) const;
+  // Options of the stage's own definitions for one location (product over its
+  // definitions): ROOT, and AT (one compute and store location).
+  int64_t DefinitionOptions(int stage, bool root) const;
+
+  // --- the next stage of a partial schedule -------------------------------------
+  // `partial` holds decisions for the first partial.stages_size() stages of
+  // decision_order(), in that order. REQUIRES: Check(partial).ok(). A complete
+  // schedule has no next stage (NextStage -1, no options).
+  int NextStage(const ScheduleSpec& partial) const;
+  // Calls `fn` on every option of the next stage, in a fixed order (INLINE, ROOT,
+  // then AT loops innermost first with their storage options); stops early if fn
+  // returns false.
+  void ForEachOption(const ScheduleSpec& partial,
+                     const std::function<bool(const StageSchedule&)>& fn) const;
+  // Every option of the next stage (may be large: see CountOptions first).
+  std::vector<StageSchedule> Options(const ScheduleSpec& partial) const;
+  // The number of options of the next stage (the branching factor).
+  int64_t CountOptions(const ScheduleSpec& partial) const;
+  // One option of the next stage, uniformly at random. REQUIRES: not complete.
+  StageSchedule SampleOption(const ScheduleSpec& partial, SpaceRng& rng) const;
+
+  // --- whole schedules --------------------------------------------------------------
+  // Completes `partial` with uniformly random options, stage by stage.
+  ScheduleSpec RandomCompletion(const ScheduleSpec& partial, uint64_t seed) const;
+  // A random complete schedule (RandomCompletion of the empty schedule).
+  ScheduleSpec RandomSchedule(uint64_t seed) const;
+  // The schedule with every undecided stage given the default: INLINE where legal,
+  // otherwise ROOT with no other directive (Halide's own default).
+  ScheduleSpec WithDefaults(const ScheduleSpec& partial) const;
+  // The empty partial schedule of this pipeline.
+  ScheduleSpec Empty() const;
+
+  // Legality of a complete or partial spec, whether the space produced it or not.
+  // Rules (each error names the stage, the directive and why):
+  //  - pipeline_id empty or equal to pipeline_id(); stages listed in decision order,
+  //    each once; a complete spec (partial = false) lists every stage.
+  //  - compute: COMPUTE_LOCATION_UNSPECIFIED means the default (INLINE where legal,
+  //    else ROOT). INLINE only where legal, with no other directive. Outputs ROOT.
+  //    compute_at set only with AT, store_at only with store AT.
+  //  - AT: compute_at names a stage decided earlier and not inlined, a definition it
+  //    has, and a loop of that definition after its splits; the loop is not
+  //    vectorized, unrolled or inside the vectorized loop, and it encloses every use
+  //    of the stage (the loop nests of the consumers, through inlined ones, each
+  //    nested in its own compute location).
+  //  - store: ROOT or a loop enclosing (or equal to) the compute loop; no parallel or
+  //    vectorized loop between them (Halide: a race). A ROOT stage is stored at root.
+  //  - splits: dims of the definition (pure dims; the update also has reduction
+  //    dims), each at most once, factors >= 2; the product of a dim's factors must not
+  //    exceed its extent, unless tail is TAIL_GUARD_WITH_IF. Update definitions refuse
+  //    TAIL_SHIFT_INWARDS, and TAIL_ROUND_UP unless every split divides its extent;
+  //    the pure definition of an output refuses TAIL_ROUND_UP unless every split
+  //    divides (the output buffer has the exact shape).
+  //  - loop_order: existing loops of this stage and definition, no repeats; reduction
+  //    loops keep their natural relative order.
+  //  - vectorize: a pure loop (a reduction loop would need rfactor) of extent >= 2,
+  //    vector_width equal to its extent; vector_width only with vectorize.
+  //  - unroll, parallel: existing loops, no repeats, never the vectorized loop;
+  //    parallel never a reduction loop, an unrolled loop or a loop inside the
+  //    vectorized one.
+  //  - a stage without update has an empty update schedule.
+  Status Check(const ScheduleSpec& spec) const;
+
+  // The loops of the definition of `stage` that producers can be computed in (its
+  // update if it has one, else its pure definition), innermost first, after its
+  // decision. REQUIRES: the decision is legal for the stage.
+  std::vector<ScheduledLoop> LoopsOf(int stage, const StageSchedule& decision) const;
+  // The loops of one definition (update = false: pure).
+  std::vector<ScheduledLoop> DefinitionLoops(int stage, bool update,
+                                             const StageSchedule& decision) const;
+
+ private:
+  struct StageInfo;
+
+  const PipelineGraph& graph_;
+  TargetParams target_;
+  std::string pipeline_id_;
+  std::vector<int> order_;
+  std::vector<int> position_;  // stage -> index in order_
+  std::vector<StageInfo> stages_;
+  // Private helpers live in space_internal.h and the scheduler's .cc files.
+  friend class ScheduleSpaceImpl;
+};
+
+// The Halide Var/RVar name of a loop of a dim split into `num_levels` levels.
+std::string LoopVarName(const std::string& dim, int level, int num_levels);
+
+// Canonical form of a schedule: stages in decision order; defaults resolved
+// (COMPUTE_LOCATION_UNSPECIFIED to INLINE or ROOT, pipeline_id to the space's,
+// partial = fewer stages than the pipeline); no-ops removed: DimSplits without
+// factors, loops of extent 1 in loop_order (which lists the complete order),
+// parallel and unroll; store at the compute level (store_at == compute_at, or ROOT
+// for a ROOT stage) cleared. The tail is TAIL_AUTO when every split divides its
+// extent, otherwise TAIL_AUTO is replaced by what it means (see above). Two specs
+// that mean the same schedule have the same form. REQUIRES: space.Check(spec).ok().
+ScheduleSpec CanonicalSchedule(const ScheduleSpace& space, const ScheduleSpec& spec);
+// The deterministic text of the canonical form (a version line, then one line per
+// stage and definition) that ScheduleHash digests; stage names are part of it.
+std::string CanonicalScheduleText(const ScheduleSpace& space, const ScheduleSpec& spec);
+// First 32 hex digits of the SHA-256 of CanonicalScheduleText: the candidate's
+// schedule hash.
+std::string ScheduleHash(const ScheduleSpace& space, const ScheduleSpec& spec);
+
+}  // namespace schedfarm

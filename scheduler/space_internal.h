@@ -1,0 +1,212 @@
+// Internals of the schedule space shared by its .cc files: the option structure of
+// each stage, definitions resolved into loops, decisions of a spec resolved into
+// compute locations, and the helpers that count, enumerate and sample. Not part of
+// the public API (include scheduler/schedule_space.h instead).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "scheduler/schedule_space.h"
+
+namespace schedfarm {
+
+// A loop dimension of one definition and the splits the space offers for it.
+struct SpaceDim {
+  std::string name;
+  int64_t extent = 0;
+  bool reduction = false;
+  // Split choices, inner factors innermost first; splits[0] is {} (unsplit).
+  std::vector<std::vector<int64_t>> splits;
+};
+
+// One loop of a resolved definition.
+struct SpaceLoop {
+  int dim = 0;    // index into SpaceDefinition::dims
+  int level = 0;  // 0: the outermost part of the dim
+  int64_t extent = 0;
+  bool reduction = false;
+  bool vectorized = false;
+  bool unrolled = false;
+  bool parallel = false;
+};
+
+// A definition after its splits and loop order.
+struct ResolvedDefinition {
+  std::vector<SpaceLoop> loops;               // innermost first
+  std::vector<int> num_levels;                // per dim
+  std::vector<std::vector<int64_t>> factors;  // per dim, innermost first
+  // Position of loop (dim, level) in `loops`, or -1.
+  int Find(int dim, int level) const;
+  // Position of the vectorized loop, or -1.
+  int VectorizedPosition() const;
+};
+
+// The options of one definition of a stage.
+struct SpaceDefinition {
+  bool update = false;
+  bool restricted = false;     // the pure definition of a stage with an update
+  std::vector<SpaceDim> dims;  // pure dims (LoopNestOf order), then reduction dims
+  int num_pure = 0;
+  std::vector<int> pure_nt;    // pure dims of extent > 1, natural order
+  std::vector<int> red_nt;     // reduction dims of extent > 1, natural order
+  bool has_reduction = false;  // reduction placements 0-2 exist
+  int lanes = 1;
+  // Restricted definitions: vectorize possible; parallel possible with vectorize off/on.
+  bool restricted_vec = false;
+  bool restricted_par[2] = {false, false};
+  int64_t count_root = 1;
+  int64_t count_at = 1;
+  // Index of the dim named `name`, or -1.
+  int FindDim(const std::string& name) const;
+};
+
+// One option of a full definition: split choice per dim, chosen innermost dim,
+// reduction placement and the (vectorize, unroll, parallel) combination.
+struct FullChoice {
+  std::vector<int> split;  // per dim: index into SpaceDim::splits
+  int chosen = -1;         // index into pure_nt, -1 when there is none
+  int placement = 0;       // reduction block: 0 innermost, 1 after the innermost tier,
+                           // 2 after the middle tier
+  int combo = 0;           // vectorize * 6 + unroll * 3 + parallel (0 none, 1, 2 loops)
+};
+
+// One option of a restricted definition.
+struct RestrictedChoice {
+  bool vectorize = false;
+  bool parallel = false;
+};
+
+// A loop on the path from the root to a compute location.
+struct ChainLoop {
+  int stage = 0;
+  bool update = false;
+  int dim = 0;
+  int level = 0;
+  bool parallel_or_vectorized = false;
+  bool operator==(const ChainLoop& o) const {
+    return stage == o.stage && update == o.update && dim == o.dim && level == o.level;
+  }
+};
+
+// A decided stage of a spec, resolved.
+struct StageState {
+  ComputeLocation location = ROOT;
+  ResolvedDefinition defs[2];    // [0] pure, [1] update
+  std::vector<ChainLoop> chain;  // loops enclosing the computation, outermost first
+  bool in_parallel = false;      // a loop of `chain` is parallel or vectorized
+};
+
+// One use of a stage: a non-inlined consumer reached through inlined ones, and the
+// definitions of it that read the stage (bit 0 pure, bit 1 update).
+struct StageUse {
+  int stage = 0;
+  int defs = 0;
+};
+
+class ScheduleSpaceImpl;
+
+// The decisions of a spec, resolved lazily (decisions before `pos` are resolved
+// before `pos`). The spec may grow (RandomCompletion appends to it).
+class SpecState {
+ public:
+  SpecState(const ScheduleSpace& space, const ScheduleSpec& spec);
+  // The compute location of decision `pos`, the default resolved (no checks).
+  ComputeLocation Location(int pos) const;
+  // Validates decision `pos` against the earlier ones and records it.
+  Status Resolve(int pos);
+  // The resolved decision at `pos`; if Resolve has not validated it, resolves it
+  // without checks (REQUIRES: a legal spec).
+  const StageState& At(int pos);
+  // Uses of `stage`, memoized (all of its consumers must be decided).
+  const std::vector<StageUse>& Uses(int stage);
+  const ScheduleSpec& spec() const { return *spec_; }
+
+ private:
+  const ScheduleSpace& space_;
+  const ScheduleSpec* spec_;
+  std::vector<std::unique_ptr<StageState>> states_;           // by position
+  std::vector<std::unique_ptr<std::vector<StageUse>>> uses_;  // by stage
+};
+
+// The location options of the next stage of a partial schedule.
+struct NextContext {
+  int stage = -1;
+  int pos = -1;
+  bool inline_ok = false;
+  int host = -1;
+  bool host_update = false;
+  const ResolvedDefinition* host_def = nullptr;
+  std::vector<int> at_loops;                // positions in host_def->loops
+  std::vector<std::vector<int>> at_stores;  // per AT loop: enclosing store positions
+  std::vector<bool> at_root_store;          // per AT loop: ROOT storage allowed
+  int64_t StorageCount(size_t i) const {
+    return 1 + static_cast<int64_t>(at_stores[i].size()) + (at_root_store[i] ? 1 : 0);
+  }
+};
+
+class ScheduleSpaceImpl {
+ public:
+  static void InitStage(ScheduleSpace& space, int stage);
+  static const ScheduleSpace::StageInfo& Info(const ScheduleSpace& space, int stage);
+
+  // Definitions.
+  static std::vector<SpaceLoop> NaturalLoops(const SpaceDefinition& def,
+                                             const std::vector<int>& num_levels,
+                                             const std::vector<std::vector<int64_t>>& factors);
+  static Status ResolveDefinition(const ScheduleSpace& space, int stage, bool update,
+                                  const DefinitionSchedule& schedule, ResolvedDefinition* out);
+  static std::vector<ScheduledLoop> ToScheduledLoops(const ScheduleSpace& space, int stage,
+                                                     bool update, const ResolvedDefinition& def);
+  // Validates and resolves decision `pos` (the earlier ones are resolved).
+  static Status CheckDecision(const ScheduleSpace& space, SpecState& state, int pos,
+                              StageState* out);
+  // Resolves decision `pos` of a legal spec without checks: what sampling needs.
+  static void ResolveUnchecked(const ScheduleSpace& space, SpecState& state, int pos,
+                               StageState* out);
+  // out->chain and in_parallel for a stage computed at loop `q` of `host`'s definition.
+  static void ExtendChain(const StageState& host, int host_stage, bool update, int q,
+                          StageState* out);
+
+  // Options.
+  static NextContext Context(const ScheduleSpace& space, SpecState& state);
+  static int64_t CountFull(const SpaceDefinition& def, bool root);
+  // The loop order of `choice` (split, chosen dim, placement) into `loops`.
+  static void FullOrder(const SpaceDefinition& def, const FullChoice& choice,
+                        std::vector<SpaceLoop>* loops);
+  static uint16_t FullCombos(const SpaceDefinition& def, const std::vector<SpaceLoop>& order,
+                             bool root);
+  static bool PlacementDistinct(const SpaceDefinition& def, const FullChoice& choice);
+  static bool ForEachFull(const SpaceDefinition& def, bool root,
+                          const std::function<bool(const FullChoice&)>& fn);
+  static FullChoice SampleFull(const SpaceDefinition& def, bool root, SpaceRng& rng);
+  static std::vector<RestrictedChoice> RestrictedChoices(const SpaceDefinition& def, bool root);
+  static void FillFull(const ScheduleSpace& space, int stage, const SpaceDefinition& def,
+                       const FullChoice& choice, DefinitionSchedule* out);
+  static void FillRestricted(const ScheduleSpace& space, int stage, const SpaceDefinition& def,
+                             const RestrictedChoice& choice, DefinitionSchedule* out);
+  static void FillLocation(const ScheduleSpace& space, const NextContext& ctx, int at_index,
+                           int storage, StageSchedule* out);
+  static StageSchedule Sample(const ScheduleSpace& space, SpecState& state, SpaceRng& rng);
+};
+
+// The stage's option structure, built once by the constructor.
+struct ScheduleSpace::StageInfo {
+  std::string name;
+  bool has_update = false;
+  bool is_output = false;
+  bool inline_legal = false;
+  SpaceDefinition defs[2];  // [0] pure, [1] update (empty without update)
+  // Consumers and the definitions of each that read this stage (bit 0 pure, 1 update).
+  std::vector<std::pair<int, int>> readers;
+  int64_t count_root = 1;  // product over the definitions
+  int64_t count_at = 1;
+};
+
+// Text of a loop for error messages: "'d0' level 1" or "'d0'".
+std::string LoopText(const SpaceDefinition& def, int dim, int level, int num_levels);
+
+}  // namespace schedfarm

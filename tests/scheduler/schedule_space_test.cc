@@ -1,0 +1,1196 @@
+// Tests of the Halide-free schedule space: legality of everything it produces,
+// counting against enumeration, uniform sampling, determinism, canonical hashes,
+// Check's error classes and the loops of scheduled definitions.
+#include "scheduler/schedule_space.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pipeline/builder.h"
+#include "pipeline/random_pipeline.h"
+#include "pipeline/zoo.h"
+
+namespace schedfarm {
+namespace {
+
+// A graph and its space (the space refers to the graph).
+struct Fixture {
+  std::unique_ptr<PipelineGraph> graph;
+  std::unique_ptr<ScheduleSpace> space;
+  const ScheduleSpace& operator*() const { return *space; }
+  const ScheduleSpace* operator->() const { return space.get(); }
+};
+
+Fixture Make(const PipelineSpec& spec, const TargetParams& target = {}) {
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  Fixture f;
+  f.graph = std::make_unique<PipelineGraph>(std::move(graph).value());
+  f.space = std::make_unique<ScheduleSpace>(*f.graph, target);
+  return f;
+}
+
+int StageIndex(const ScheduleSpace& space, const std::string& name) {
+  const int v = space.graph().FindValue(name);
+  EXPECT_GE(v, 0) << name;
+  return space.graph().value(v).index;
+}
+
+ScheduleSpec With(const ScheduleSpec& partial, const StageSchedule& option) {
+  ScheduleSpec spec = partial;
+  *spec.add_stages() = option;
+  return spec;
+}
+
+LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update = false) {
+  LoopRef ref;
+  ref.set_stage(stage);
+  ref.set_dim(dim);
+  ref.set_level(level);
+  ref.set_update(update);
+  return ref;
+}
+
+// x [8, 12] -> a = relu(x) -> out = exp(a).
+struct Chain {
+  PipelineSpec spec;
+  std::string a, out;
+};
+Chain ChainPipeline(int64_t rows = 8, int64_t cols = 12) {
+  PipelineBuilder b("chain");
+  Chain c;
+  const std::string x = b.Input("x", {rows, cols});
+  c.a = b.Relu(x);
+  c.out = b.Exp(c.a);
+  b.Output(c.out);
+  c.spec = b.Finish().value();
+  return c;
+}
+
+// x [1, 4, 10, 10] -> act = relu(x) -> conv 3x3, 8 channels, pad 1, bias -> out = relu.
+struct ConvChain {
+  PipelineSpec spec;
+  std::string act, conv, out;
+};
+ConvChain ConvPipeline() {
+  PipelineBuilder b("conv_chain");
+  ConvChain c;
+  const std::string x = b.Input("x", {1, 4, 10, 10});
+  c.act = b.Relu(x);
+  c.conv = b.Conv2d(c.act, 8, 3, 1, 1);
+  c.out = b.Relu(c.conv);
+  b.Output(c.out);
+  c.spec = b.Finish().value();
+  return c;
+}
+
+// x [6, 20] -> a = exp(x) -> (b = relu(a), c = neg(a)) -> out = b + c.
+struct Diamond {
+  PipelineSpec spec;
+  std::string a, b, c, out;
+};
+Diamond DiamondPipeline() {
+  PipelineBuilder bl("diamond");
+  Diamond d;
+  const std::string x = bl.Input("x", {6, 20});
+  d.a = bl.Exp(x);
+  d.b = bl.Relu(d.a);
+  d.c = bl.Unary(NEG, d.a);
+  d.out = bl.Add(d.b, d.c);
+  bl.Output(d.out);
+  d.spec = bl.Finish().value();
+  return d;
+}
+
+// a [5, 24] x w [24, 16] + c, with c = relu(y [5, 16]) a stage read by the pure
+// definition of the matmul; then a row sum.
+struct Gemm {
+  PipelineSpec spec;
+  std::string c, mm, sum;
+};
+Gemm GemmPipeline() {
+  PipelineBuilder b("gemm");
+  Gemm g;
+  const std::string a = b.Input("a", {5, 24});
+  const std::string y = b.Input("y", {5, 16});
+  const std::string w = b.RandomParameter("w", {24, 16}, 0.1);
+  g.c = b.Relu(y);
+  g.mm = b.Gemm(a, w, g.c, 1.0, 1.0, false, false);
+  g.sum = b.Reduce(SUM, g.mm, {1}, true);
+  b.Output(g.sum);
+  g.spec = b.Finish().value();
+  return g;
+}
+
+std::vector<std::string> ZooBlocks() { return ZooNames(); }
+
+Fixture ZooSpace(const std::string& name) {
+  StatusOr<PipelineSpec> spec = MakeZooBlock(name);
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  return Make(spec.value());
+}
+
+std::vector<PipelineSpec> RandomPipelines(int count, const RandomPipelineOptions& options) {
+  std::vector<PipelineSpec> out;
+  for (uint64_t seed = 1; static_cast<int>(out.size()) < count; ++seed) {
+    StatusOr<PipelineSpec> spec = RandomPipeline(seed, options);
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    if (spec.ok()) out.push_back(std::move(spec).value());
+  }
+  return out;
+}
+
+// Walks a random schedule: at every step, `visit(partial, count)` before the decision.
+void Walk(const ScheduleSpace& space, uint64_t seed,
+          const std::function<void(const ScheduleSpec&, int64_t)>& visit) {
+  SpaceRng rng(seed);
+  ScheduleSpec partial = space.Empty();
+  while (space.NextStage(partial) >= 0) {
+    visit(partial, space.CountOptions(partial));
+    *partial.add_stages() = space.SampleOption(partial, rng);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Legality of what the space produces
+
+TEST(ScheduleSpaceTest, RandomSchedulesOfZooBlocksPassCheck) {
+  for (const std::string& name : ZooBlocks()) {
+    Fixture f = ZooSpace(name);
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      const ScheduleSpec spec = f->RandomSchedule(seed);
+      ASSERT_FALSE(spec.partial());
+      ASSERT_EQ(spec.stages_size(), f.graph->num_stages());
+      const Status status = f->Check(spec);
+      ASSERT_TRUE(status.ok()) << name << " seed " << seed << ": " << status.ToString();
+    }
+  }
+}
+
+TEST(ScheduleSpaceTest, RandomSchedulesOfRandomPipelinesPassCheck) {
+  RandomPipelineOptions options;
+  options.max_ops = 12;
+  for (const PipelineSpec& spec : RandomPipelines(50, options)) {
+    Fixture f = Make(spec);
+    for (uint64_t seed = 0; seed < 10; ++seed) {
+      const ScheduleSpec s = f->RandomSchedule(seed);
+      const Status status = f->Check(s);
+      ASSERT_TRUE(status.ok()) << spec.source() << " seed " << seed << ": " << status.ToString();
+    }
+  }
+}
+
+TEST(ScheduleSpaceTest, SampledOptionsAndPrefixesPassCheck) {
+  std::vector<Fixture> spaces;
+  for (const std::string& name : ZooBlocks()) spaces.push_back(ZooSpace(name));
+  for (const Fixture& f : spaces) {
+    SpaceRng rng(7);
+    Walk(*f, 3, [&](const ScheduleSpec& partial, int64_t count) {
+      ASSERT_GT(count, 0);
+      ASSERT_TRUE(f->Check(partial).ok()) << f->Check(partial).ToString();
+      for (int i = 0; i < 5; ++i) {
+        const ScheduleSpec next = With(partial, f->SampleOption(partial, rng));
+        const Status status = f->Check(next);
+        ASSERT_TRUE(status.ok()) << status.ToString();
+      }
+    });
+  }
+}
+
+// Enumerates every option of every step of random walks on small pipelines: the
+// count matches CountOptions, every option passes Check and the options' schedule
+// hashes are distinct.
+void ExpectEnumerationMatchesCount(const ScheduleSpace& space, uint64_t seed, int64_t max_count,
+                                   int* checked) {
+  Walk(space, seed, [&](const ScheduleSpec& partial, int64_t count) {
+    if (count > max_count) return;
+    int64_t enumerated = 0;
+    std::set<std::string> hashes;
+    space.ForEachOption(partial, [&](const StageSchedule& option) {
+      ++enumerated;
+      const ScheduleSpec next = With(partial, option);
+      const Status status = space.Check(next);
+      EXPECT_TRUE(status.ok()) << status.ToString();
+      hashes.insert(ScheduleHash(space, next));
+      return status.ok();
+    });
+    const int stage = space.NextStage(partial);
+    ASSERT_EQ(enumerated, count) << "stage " << space.graph().stage(stage).name();
+    ASSERT_EQ(static_cast<int64_t>(hashes.size()), count)
+        << "stage " << space.graph().stage(stage).name();
+    ++*checked;
+  });
+}
+
+TEST(ScheduleSpaceTest, EnumerationMatchesCountOnSmallPipelines) {
+  int checked = 0;
+  ExpectEnumerationMatchesCount(*Make(ChainPipeline().spec), 1, 50000, &checked);
+  ExpectEnumerationMatchesCount(*Make(ConvPipeline().spec), 2, 50000, &checked);
+  ExpectEnumerationMatchesCount(*Make(DiamondPipeline().spec), 3, 50000, &checked);
+  ExpectEnumerationMatchesCount(*Make(GemmPipeline().spec), 4, 50000, &checked);
+  RandomPipelineOptions options;
+  options.max_ops = 5;
+  options.max_elements = 400;
+  options.max_rank = 3;
+  int seed = 10;
+  for (const PipelineSpec& spec : RandomPipelines(25, options)) {
+    ExpectEnumerationMatchesCount(*Make(spec), seed++, 20000, &checked);
+  }
+  EXPECT_GT(checked, 60);
+}
+
+TEST(ScheduleSpaceTest, CountsOfEveryStageDecisionMatchEnumerationWithOtherTargets) {
+  // AVX-512 and f64 change the lanes and with them the vectorize options.
+  TargetParams avx512;
+  avx512.vector_bytes = 64;
+  int checked = 0;
+  ExpectEnumerationMatchesCount(*Make(ConvPipeline().spec, avx512), 5, 50000, &checked);
+  ExpectEnumerationMatchesCount(*Make(GemmPipeline().spec, avx512), 7, 50000, &checked);
+  PipelineBuilder b("f64", FLOAT64);
+  const std::string x = b.Input("x", {3, 16, 24});
+  b.Output(b.Reduce(REDUCE_MAX, b.Relu(x), {2}, false));
+  ExpectEnumerationMatchesCount(*Make(b.Finish().value()), 6, 50000, &checked);
+  EXPECT_GE(checked, 6);
+}
+
+// The per-definition counts (computed without enumerating) against enumeration, stage
+// by stage: the ROOT options, then the options of the first AT loop at its default
+// storage. The pipelines cover no pure dim of extent > 1, one, several, and reduction
+// blocks of one and several loops.
+TEST(ScheduleSpaceTest, DefinitionCountsMatchEnumeration) {
+  std::vector<PipelineSpec> specs;
+  {
+    PipelineBuilder b("rank1");
+    const std::string x = b.Input("x", {100});
+    b.Output(b.Unary(NEG, b.Relu(x)));
+    specs.push_back(b.Finish().value());
+  }
+  {
+    PipelineBuilder b("reduce_rows");
+    const std::string x = b.Input("x", {50, 30});
+    b.Output(b.Relu(b.Reduce(SUM, b.Exp(x), {0}, false)));
+    specs.push_back(b.Finish().value());
+  }
+  {
+    PipelineBuilder b("reduce_all");
+    const std::string x = b.Input("x", {20, 70});
+    b.Output(b.Reduce(SUM_SQUARE, b.Relu(x), {0, 1}, false));
+    specs.push_back(b.Finish().value());
+  }
+  {
+    PipelineBuilder b("matvec");
+    const std::string a = b.Input("a", {1, 40});
+    const std::string w = b.RandomParameter("w", {40, 1}, 0.1);
+    b.Output(b.MatMul(b.Relu(a), w));
+    specs.push_back(b.Finish().value());
+  }
+  {
+    PipelineBuilder b("pool");
+    const std::string x = b.Input("x", {1, 3, 9, 40});
+    b.Output(b.Relu(b.MaxPool2d(b.Relu(x), 3, 1, 1)));
+    specs.push_back(b.Finish().value());
+  }
+  specs.push_back(GemmPipeline().spec);
+  int compared = 0;
+  for (const PipelineSpec& spec : specs) {
+    Fixture f = Make(spec);
+    ScheduleSpec partial = f->Empty();
+    for (int stage : f->decision_order()) {
+      int64_t root = 0, at = 0;
+      std::string first_at;
+      f->ForEachOption(partial, [&](const StageSchedule& o) {
+        if (o.compute() == ROOT) ++root;
+        if (o.compute() != AT) return true;
+        const std::string where = o.compute_at().SerializeAsString() +
+                                  o.store_at().SerializeAsString() + std::to_string(o.store());
+        if (first_at.empty()) first_at = where;
+        if (where != first_at) return false;
+        ++at;
+        return at <= 400000;
+      });
+      EXPECT_EQ(root, f->DefinitionOptions(stage, true))
+          << spec.name() << " " << f.graph->stage(stage).name();
+      if (!first_at.empty()) {
+        EXPECT_EQ(at, f->DefinitionOptions(stage, false))
+            << spec.name() << " " << f.graph->stage(stage).name();
+        ++compared;
+      }
+      StageSchedule s;
+      s.set_stage(f.graph->stage(stage).name());
+      s.set_compute(f->InlineLegal(stage) ? INLINE : ROOT);
+      *partial.add_stages() = s;
+    }
+  }
+  EXPECT_GE(compared, 3);
+}
+
+// ---------------------------------------------------------------------------------
+// Sampling
+
+TEST(ScheduleSpaceTest, RandomScheduleIsDeterministicBySeed) {
+  Fixture f = ZooSpace("resnet18_basic");
+  for (uint64_t seed : {0u, 1u, 99u}) {
+    const ScheduleSpec a = f->RandomSchedule(seed);
+    const ScheduleSpec b = f->RandomSchedule(seed);
+    EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
+    EXPECT_EQ(ScheduleHash(*f, a), ScheduleHash(*f, b));
+  }
+  std::set<std::string> hashes;
+  for (uint64_t seed = 0; seed < 20; ++seed)
+    hashes.insert(ScheduleHash(*f, f->RandomSchedule(seed)));
+  EXPECT_EQ(hashes.size(), 20u);
+  // A completion keeps the prefix it was given.
+  const ScheduleSpec full = f->RandomSchedule(5);
+  ScheduleSpec prefix = f->Empty();
+  for (int i = 0; i < 3; ++i) *prefix.add_stages() = full.stages(i);
+  const ScheduleSpec completed = f->RandomCompletion(prefix, 11);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(completed.stages(i).SerializeAsString(), full.stages(i).SerializeAsString());
+  }
+  EXPECT_TRUE(f->Check(completed).ok());
+}
+
+// Samples `per_option` times the number of options of the next stage of `partial` and
+// compares the counts of each option with a chi-square statistic.
+void ExpectUniform(const ScheduleSpace& space, const ScheduleSpec& partial, uint64_t seed) {
+  std::map<std::string, int> index;
+  space.ForEachOption(partial, [&](const StageSchedule& option) {
+    index.emplace(option.SerializeAsString(), static_cast<int>(index.size()));
+    return true;
+  });
+  const int n = static_cast<int>(index.size());
+  ASSERT_EQ(n, space.CountOptions(partial));
+  ASSERT_GT(n, 50);
+  const int per_option = 60;
+  std::vector<int> counts(n, 0);
+  SpaceRng rng(seed);
+  for (int i = 0; i < n * per_option; ++i) {
+    auto it = index.find(space.SampleOption(partial, rng).SerializeAsString());
+    ASSERT_NE(it, index.end());
+    ++counts[it->second];
+  }
+  double chi2 = 0;
+  for (int k : counts) {
+    chi2 += (k - per_option) * (k - per_option) / static_cast<double>(per_option);
+  }
+  const double dof = n - 1;
+  std::printf("uniformity: %d options, %d samples, chi2 %.1f (dof %.0f)\n", n, n * per_option, chi2,
+              dof);
+  // Far in the tails of chi-square(dof) (mean dof, sd sqrt(2 dof)).
+  EXPECT_LT(chi2, dof + 6 * std::sqrt(2 * dof));
+  EXPECT_GT(chi2, dof - 6 * std::sqrt(2 * dof));
+}
+
+TEST(ScheduleSpaceTest, SampleOptionIsUniform) {
+  const Chain c = ChainPipeline();
+  Fixture f = Make(c.spec);
+  // The second decision (stage a) has INLINE, ROOT and AT options of different weights.
+  SpaceRng walk(3);
+  ScheduleSpec partial = f->Empty();
+  *partial.add_stages() = f->SampleOption(partial, walk);
+  ASSERT_EQ(f->NextStage(partial), StageIndex(*f, c.a));
+  ExpectUniform(*f, partial, 42);
+  // A reduction: restricted pure definition, update with a reduction block.
+  PipelineBuilder b("row_sum");
+  const std::string x = b.Input("x", {6, 40});
+  b.Output(b.Reduce(SUM, b.Exp(x), {1}, true));
+  Fixture r = Make(b.Finish().value());
+  ExpectUniform(*r, r->Empty(), 43);
+}
+
+// ---------------------------------------------------------------------------------
+// The options themselves
+
+TEST(ScheduleSpaceTest, LocationOptionsFollowTheHostRules) {
+  const ConvChain c = ConvPipeline();
+  Fixture f = Make(c.spec);
+  // Decision order: out, conv, act.
+  ASSERT_EQ(f->decision_order()[0], StageIndex(*f, c.out));
+  ASSERT_EQ(f->decision_order()[1], StageIndex(*f, c.conv));
+  ASSERT_EQ(f->decision_order()[2], StageIndex(*f, c.act));
+  ScheduleSpec partial = f->Empty();
+  // out: an output, ROOT only.
+  f->ForEachOption(partial, [&](const StageSchedule& o) {
+    EXPECT_EQ(o.compute(), ROOT);
+    return true;
+  });
+  // conv: has an update, so never INLINE; AT loops of out's pure definition.
+  partial = With(partial, [&] {
+    StageSchedule s;
+    s.set_stage(c.out);
+    s.set_compute(ROOT);
+    return s;
+  }());
+  std::set<std::string> at_loops;
+  f->ForEachOption(partial, [&](const StageSchedule& o) {
+    EXPECT_NE(o.compute(), INLINE);
+    if (o.compute() == AT) {
+      EXPECT_EQ(o.compute_at().stage(), c.out);
+      EXPECT_FALSE(o.compute_at().update());
+      at_loops.insert(o.compute_at().dim());
+    }
+    // The pure definition of conv is restricted: at most a split by the lanes.
+    EXPECT_LE(o.pure().splits_size(), 1);
+    EXPECT_EQ(o.pure().unroll_size(), 0);
+    if (o.compute() != ROOT) {
+      EXPECT_EQ(o.update().parallel_size(), 0);
+    }
+    return true;
+  });
+  // out [1, 8, 10, 10] unsplit: d3, d2, d1 have extent > 1; d0 (batch) does not.
+  EXPECT_EQ(at_loops, (std::set<std::string>{"d1", "d2", "d3"}));
+
+  // act is read by conv's update: AT options are loops of conv's update.
+  StageSchedule conv;
+  conv.set_stage(c.conv);
+  conv.set_compute(ROOT);
+  partial = With(partial, conv);
+  bool saw_at = false, saw_inline = false;
+  f->ForEachOption(partial, [&](const StageSchedule& o) {
+    if (o.compute() == INLINE) saw_inline = true;
+    if (o.compute() == AT) {
+      saw_at = true;
+      EXPECT_EQ(o.compute_at().stage(), c.conv);
+      EXPECT_TRUE(o.compute_at().update());
+    }
+    return true;
+  });
+  EXPECT_TRUE(saw_at);
+  EXPECT_TRUE(saw_inline);
+}
+
+TEST(ScheduleSpaceTest, StageReadBySeveralHostsHasNoAtOption) {
+  const Diamond d = DiamondPipeline();
+  Fixture f = Make(d.spec);
+  // Decisions: out, then b and c (some order), then a.
+  ScheduleSpec roots = f->Empty();
+  ScheduleSpec inlined = f->Empty();
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = f.graph->stage(f->decision_order()[i]).name();
+    StageSchedule s;
+    s.set_stage(name);
+    s.set_compute(ROOT);
+    *roots.add_stages() = s;
+    s.set_compute(name == d.out ? ROOT : INLINE);
+    *inlined.add_stages() = s;
+  }
+  ASSERT_EQ(f->NextStage(roots), StageIndex(*f, d.a));
+  // b and c ROOT: two hosts, no AT.
+  EXPECT_EQ(f->CountOptions(roots), 1 + f->DefinitionOptions(StageIndex(*f, d.a), true));
+  // b and c inlined into out: one host, AT options on out's loops.
+  EXPECT_GT(f->CountOptions(inlined), f->CountOptions(roots));
+  bool saw_at = false;
+  f->ForEachOption(inlined, [&](const StageSchedule& o) {
+    if (o.compute() == AT) {
+      saw_at = true;
+      EXPECT_EQ(o.compute_at().stage(), d.out);
+    }
+    return true;
+  });
+  EXPECT_TRUE(saw_at);
+}
+
+TEST(ScheduleSpaceTest, StorageOptionsAvoidRacesAndExtentOneLoops) {
+  const Chain c = ChainPipeline(16, 32);
+  Fixture f = Make(c.spec);
+  StageSchedule out;
+  out.set_stage(c.out);
+  out.set_compute(ROOT);
+  // out: d1 (32) split by 8 -> d1_1 (8), d1_0 (4); order d1_1, d1_0, d0; d0 parallel.
+  DimSplit* split = out.mutable_pure()->add_splits();
+  split->set_dim("d1");
+  split->add_factors(8);
+  *out.mutable_pure()->add_parallel() = Ref(c.out, "d0", 0);
+  ScheduleSpec partial = With(f->Empty(), out);
+  ASSERT_TRUE(f->Check(partial).ok()) << f->Check(partial).ToString();
+  std::map<std::string, std::set<std::string>> stores;  // compute loop -> store options
+  f->ForEachOption(partial, [&](const StageSchedule& o) {
+    if (o.compute() != AT) return true;
+    const std::string at = o.compute_at().dim() + "_" + std::to_string(o.compute_at().level());
+    std::string store = "compute";
+    if (o.store() == ROOT) store = "root";
+    if (o.store() == AT) {
+      store = o.store_at().dim() + "_" + std::to_string(o.store_at().level());
+    }
+    stores[at].insert(store);
+    return true;
+  });
+  // Inside the parallel d0: stored at the compute loop or an enclosing loop up to d0
+  // itself (one buffer per d0 iteration), never at root (shared by the d0 threads).
+  EXPECT_EQ(stores["d1_1"], (std::set<std::string>{"compute", "d1_0", "d0_0"}));
+  EXPECT_EQ(stores["d1_0"], (std::set<std::string>{"compute", "d0_0"}));
+  EXPECT_EQ(stores["d0_0"], (std::set<std::string>{"compute"}));
+  EXPECT_EQ(stores.size(), 3u);
+}
+
+TEST(ScheduleSpaceTest, ZooBranchingFactorsAreReported) {
+  // Knuth's estimator over 100 random paths per block (tools/space_report does 1,000).
+  std::printf("%-32s %9s %12s %12s %12s %14s\n", "block", "decisions", "avg branch", "min branch",
+              "max branch", "log10(size)");
+  for (const std::string& name : ZooBlocks()) {
+    Fixture f = ZooSpace(name);
+    double sum = 0, lmax = -1;
+    int64_t steps = 0, bmin = INT64_MAX, bmax = 0;
+    std::vector<double> logs;
+    for (uint64_t seed = 0; seed < 100; ++seed) {
+      double log_product = 0;
+      Walk(*f, seed, [&](const ScheduleSpec&, int64_t count) {
+        sum += static_cast<double>(count);
+        ++steps;
+        bmin = std::min(bmin, count);
+        bmax = std::max(bmax, count);
+        log_product += std::log10(static_cast<double>(count));
+      });
+      logs.push_back(log_product);
+      lmax = std::max(lmax, log_product);
+    }
+    double acc = 0;
+    for (double l : logs) acc += std::pow(10.0, l - lmax);
+    const double log_size = lmax + std::log10(acc / logs.size());
+    std::printf("%-32s %9d %12.4g %12lld %12lld %14.1f\n", name.c_str(), f.graph->num_stages(),
+                sum / steps, static_cast<long long>(bmin), static_cast<long long>(bmax), log_size);
+    EXPECT_GE(bmin, 1);
+    EXPECT_GT(sum / steps, 10.0) << name;
+    EXPECT_GT(log_size, f.graph->num_stages()) << name;
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Loops of scheduled definitions
+
+TEST(ScheduleSpaceTest, DefinitionLoopsAfterSplitsAndReorder) {
+  const ConvChain c = ConvPipeline();
+  Fixture f = Make(c.spec);
+  const int conv = StageIndex(*f, c.conv);
+  StageSchedule d;
+  d.set_stage(c.conv);
+  d.set_compute(ROOT);
+  DefinitionSchedule* u = d.mutable_update();
+  DimSplit* s = u->add_splits();
+  s->set_dim("d3");
+  s->add_factors(4);
+  s = u->add_splits();
+  s->set_dim("rc");
+  s->add_factors(2);
+  // Natural: rk1, rk0, rc_1, rc_0, d3_1, d3_0, d2, d1, d0. Move d3_1 innermost.
+  *u->add_loop_order() = Ref(c.conv, "d3", 1, true);
+  *u->add_loop_order() = Ref(c.conv, "rk1", 0, true);
+  *u->add_loop_order() = Ref(c.conv, "rk0", 0, true);
+  *u->add_loop_order() = Ref(c.conv, "rc", 1, true);
+  *u->add_loop_order() = Ref(c.conv, "rc", 0, true);
+  *u->mutable_vectorize() = Ref(c.conv, "d3", 1, true);
+  u->set_vector_width(4);
+  *u->add_unroll() = Ref(c.conv, "rk1", 0, true);
+  *u->add_parallel() = Ref(c.conv, "d1", 0, true);
+  const std::vector<ScheduledLoop> loops = f->LoopsOf(conv, d);
+  std::vector<std::string> names;
+  for (const ScheduledLoop& l : loops) {
+    names.push_back(l.ref.dim() + "_" + std::to_string(l.ref.level()) + ":" +
+                    std::to_string(l.extent));
+    EXPECT_TRUE(l.ref.update());
+    EXPECT_EQ(l.ref.stage(), c.conv);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"d3_1:4", "rk1_0:3", "rk0_0:3", "rc_1:2", "rc_0:2",
+                                             "d3_0:3", "d2_0:10", "d1_0:8", "d0_0:1"}));
+  EXPECT_TRUE(loops[0].vectorized);
+  EXPECT_TRUE(loops[1].unrolled);
+  EXPECT_TRUE(loops[1].reduction);
+  EXPECT_FALSE(loops[5].reduction);
+  EXPECT_TRUE(loops[7].parallel);
+  // The pure definition is untouched: natural order.
+  const std::vector<ScheduledLoop> pure = f->DefinitionLoops(conv, false, d);
+  ASSERT_EQ(pure.size(), 4u);
+  EXPECT_EQ(pure[0].ref.dim(), "d3");
+  EXPECT_EQ(pure[3].ref.dim(), "d0");
+  EXPECT_FALSE(pure[0].ref.update());
+  EXPECT_EQ(LoopVarName("d3", 1, 2), "d3_1");
+  EXPECT_EQ(LoopVarName("d3", 0, 1), "d3");
+  // And the decision is legal (act undecided: a partial spec).
+  ScheduleSpec spec = f->Empty();
+  StageSchedule out;
+  out.set_stage(c.out);
+  out.set_compute(ROOT);
+  *spec.add_stages() = out;
+  *spec.add_stages() = d;
+  EXPECT_TRUE(f->Check(spec).ok()) << f->Check(spec).ToString();
+}
+
+TEST(ScheduleSpaceTest, OptionsRecordCompleteOrders) {
+  Fixture f = ZooSpace("resnet18_basic");
+  const ScheduleSpec spec = f->RandomSchedule(3);
+  for (const StageSchedule& s : spec.stages()) {
+    if (s.compute() == INLINE) continue;
+    const int stage = StageIndex(*f, s.stage());
+    const size_t pure_loops = f->DefinitionLoops(stage, false, s).size();
+    EXPECT_EQ(static_cast<size_t>(s.pure().loop_order_size()), pure_loops) << s.stage();
+    EXPECT_EQ(s.pure().tail(), TAIL_AUTO);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Canonical form and hash
+
+TEST(ScheduleSpaceTest, HashIgnoresNoOpsAndSeesRealChanges) {
+  const Chain c = ChainPipeline(8, 12);
+  Fixture f = Make(c.spec);
+  // out ROOT: d1 (12) split by [4]; a AT out.d1_0.
+  StageSchedule out;
+  out.set_stage(c.out);
+  out.set_compute(ROOT);
+  DimSplit* split = out.mutable_pure()->add_splits();
+  split->set_dim("d1");
+  split->add_factors(4);
+  StageSchedule a;
+  a.set_stage(c.a);
+  a.set_compute(AT);
+  *a.mutable_compute_at() = Ref(c.out, "d1", 0);
+  ScheduleSpec base = f->Empty();
+  *base.add_stages() = out;
+  *base.add_stages() = a;
+  base.set_partial(false);
+  ASSERT_TRUE(f->Check(base).ok()) << f->Check(base).ToString();
+  const std::string h = ScheduleHash(*f, base);
+  EXPECT_EQ(h.size(), 32u);
+
+  auto same = [&](const ScheduleSpec& s, const char* what) {
+    ASSERT_TRUE(f->Check(s).ok()) << what << ": " << f->Check(s).ToString();
+    EXPECT_EQ(ScheduleHash(*f, s), h) << what << "\n"
+                                      << CanonicalScheduleText(*f, s) << "vs\n"
+                                      << CanonicalScheduleText(*f, base);
+  };
+  auto differs = [&](const ScheduleSpec& s, const char* what) {
+    ASSERT_TRUE(f->Check(s).ok()) << what << ": " << f->Check(s).ToString();
+    EXPECT_NE(ScheduleHash(*f, s), h) << what;
+  };
+  {
+    ScheduleSpec s = base;  // a split into one level (no factors)
+    s.mutable_stages(0)->mutable_pure()->add_splits()->set_dim("d0");
+    same(s, "empty DimSplit");
+  }
+  {
+    ScheduleSpec s = base;  // the natural order written out
+    DefinitionSchedule* p = s.mutable_stages(0)->mutable_pure();
+    *p->add_loop_order() = Ref(c.out, "d1", 1);
+    *p->add_loop_order() = Ref(c.out, "d1", 0);
+    *p->add_loop_order() = Ref(c.out, "d0", 0);
+    same(s, "complete natural loop_order");
+  }
+  {
+    ScheduleSpec s = base;  // store at the compute level
+    s.mutable_stages(1)->set_store(AT);
+    *s.mutable_stages(1)->mutable_store_at() = Ref(c.out, "d1", 0);
+    same(s, "store_at == compute_at");
+  }
+  {
+    ScheduleSpec s = base;  // ROOT stage stored at root, and the pipeline id unset
+    s.mutable_stages(0)->set_store(ROOT);
+    s.clear_pipeline_id();
+    same(s, "store ROOT of a ROOT stage");
+  }
+  {
+    ScheduleSpec s = base;  // tail: 12 % 4 == 0, the strategy does not matter
+    s.mutable_stages(0)->mutable_pure()->set_tail(TAIL_GUARD_WITH_IF);
+    same(s, "tail of a dividing split");
+  }
+  {
+    ScheduleSpec s = base;  // UNSPECIFIED resolves to ROOT for the output
+    s.mutable_stages(0)->set_compute(COMPUTE_LOCATION_UNSPECIFIED);
+    same(s, "unspecified compute of an output");
+  }
+  // Loops of extent 1: x [1, 12] has d0 of extent 1.
+  {
+    const Chain c1 = ChainPipeline(1, 12);
+    Fixture f1 = Make(c1.spec);
+    ScheduleSpec s1 = f1->WithDefaults(f1->Empty());
+    ScheduleSpec s2 = s1;
+    DefinitionSchedule* p = s2.mutable_stages(0)->mutable_pure();
+    *p->add_loop_order() = Ref(c1.out, "d0", 0);  // d0 innermost: only an extent-1 loop moves
+    *p->add_loop_order() = Ref(c1.out, "d1", 0);
+    *p->add_parallel() = Ref(c1.out, "d0", 0);
+    ASSERT_TRUE(f1->Check(s2).ok()) << f1->Check(s2).ToString();
+    EXPECT_EQ(ScheduleHash(*f1, s1), ScheduleHash(*f1, s2));
+    ScheduleSpec s4 = s1;
+    *s4.mutable_stages(0)->mutable_pure()->add_unroll() = Ref(c1.out, "d0", 0);
+    ASSERT_TRUE(f1->Check(s4).ok()) << f1->Check(s4).ToString();
+    EXPECT_EQ(ScheduleHash(*f1, s1), ScheduleHash(*f1, s4));
+    // UNSPECIFIED resolves to INLINE for a: same as WithDefaults.
+    ScheduleSpec s3 = s1;
+    s3.mutable_stages(1)->set_compute(COMPUTE_LOCATION_UNSPECIFIED);
+    EXPECT_EQ(ScheduleHash(*f1, s1), ScheduleHash(*f1, s3));
+  }
+
+  {
+    ScheduleSpec s = base;
+    s.mutable_stages(0)->mutable_pure()->mutable_splits(0)->set_factors(0, 2);
+    differs(s, "another factor");
+  }
+  {
+    ScheduleSpec s = base;
+    *s.mutable_stages(0)->mutable_pure()->add_loop_order() = Ref(c.out, "d0", 0);
+    *s.mutable_stages(0)->mutable_pure()->add_loop_order() = Ref(c.out, "d1", 1);
+    differs(s, "d0 innermost");
+  }
+  {
+    ScheduleSpec s = base;
+    *s.mutable_stages(0)->mutable_pure()->mutable_vectorize() = Ref(c.out, "d1", 1);
+    s.mutable_stages(0)->mutable_pure()->set_vector_width(4);
+    differs(s, "vectorize");
+  }
+  {
+    ScheduleSpec s = base;
+    *s.mutable_stages(0)->mutable_pure()->add_parallel() = Ref(c.out, "d0", 0);
+    differs(s, "parallel");
+  }
+  {
+    ScheduleSpec s = base;
+    *s.mutable_stages(0)->mutable_pure()->add_unroll() = Ref(c.out, "d1", 1);
+    differs(s, "unroll");
+  }
+  {
+    ScheduleSpec s = base;
+    *s.mutable_stages(1)->mutable_compute_at() = Ref(c.out, "d0", 0);
+    differs(s, "compute_at another loop");
+  }
+  {
+    ScheduleSpec s = base;
+    s.mutable_stages(1)->set_store(ROOT);
+    differs(s, "store root");
+  }
+  {
+    ScheduleSpec s = base;
+    s.mutable_stages(1)->Clear();
+    s.mutable_stages(1)->set_stage(c.a);
+    s.mutable_stages(1)->set_compute(INLINE);
+    differs(s, "inline");
+  }
+  {
+    ScheduleSpec s = base;
+    s.mutable_stages()->RemoveLast();
+    s.set_partial(true);
+    differs(s, "prefix");
+  }
+  {
+    // A split that does not divide: TAIL_AUTO means ShiftInwards in a pure definition.
+    ScheduleSpec s = base;
+    s.mutable_stages(0)->mutable_pure()->mutable_splits(0)->set_factors(0, 8);
+    ScheduleSpec t = s;
+    t.mutable_stages(0)->mutable_pure()->set_tail(TAIL_SHIFT_INWARDS);
+    ScheduleSpec g = s;
+    g.mutable_stages(0)->mutable_pure()->set_tail(TAIL_GUARD_WITH_IF);
+    ASSERT_TRUE(f->Check(s).ok());
+    EXPECT_EQ(ScheduleHash(*f, s), ScheduleHash(*f, t));
+    EXPECT_NE(ScheduleHash(*f, s), ScheduleHash(*f, g));
+  }
+}
+
+TEST(ScheduleSpaceTest, CanonicalTextIsStable) {
+  const Chain c = ChainPipeline(8, 12);
+  Fixture f = Make(c.spec);
+  const ScheduleSpec s = f->WithDefaults(f->Empty());
+  const std::string text = CanonicalScheduleText(*f, s);
+  EXPECT_EQ(text.rfind("schedfarm.schedule.v1\npipeline " + f->pipeline_id() + "\npartial 0\n", 0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("stage " + c.a + " INLINE\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("stage " + c.out + " ROOT\n  pure splits order " + c.out + ":d1:0:p " +
+                      c.out + ":d0:0:p unroll parallel tail TAIL_AUTO\n"),
+            std::string::npos)
+      << text;
+  const ScheduleSpec canonical = CanonicalSchedule(*f, s);
+  EXPECT_EQ(canonical.stages(0).pure().loop_order_size(), 2);
+  EXPECT_FALSE(canonical.partial());
+}
+
+// ---------------------------------------------------------------------------------
+// Check's errors
+
+class CheckErrorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chain_ = ChainPipeline(16, 32);
+    f_ = Make(chain_.spec);
+    StageSchedule out;
+    out.set_stage(chain_.out);
+    out.set_compute(ROOT);
+    StageSchedule a;
+    a.set_stage(chain_.a);
+    a.set_compute(INLINE);
+    *base_.add_stages() = out;
+    *base_.add_stages() = a;
+    base_.set_pipeline_id(f_->pipeline_id());
+    ASSERT_TRUE(f_->Check(base_).ok());
+  }
+  void ExpectError(const ScheduleSpec& spec, const std::vector<std::string>& parts) {
+    const Status status = f_->Check(spec);
+    ASSERT_FALSE(status.ok()) << "expected an error with '" << parts[0] << "'";
+    for (const std::string& part : parts) {
+      EXPECT_NE(status.message().find(part), std::string::npos)
+          << "'" << part << "' not in: " << status.message();
+    }
+  }
+  StageSchedule& Out(ScheduleSpec& s) { return *s.mutable_stages(0); }
+  StageSchedule& A(ScheduleSpec& s) { return *s.mutable_stages(1); }
+  DefinitionSchedule& OutPure(ScheduleSpec& s) { return *s.mutable_stages(0)->mutable_pure(); }
+
+  Chain chain_;
+  Fixture f_;
+  ScheduleSpec base_;
+};
+
+TEST_F(CheckErrorTest, SpecLevelErrors) {
+  ScheduleSpec s = base_;
+  s.set_pipeline_id("0123");
+  ExpectError(s, {"pipeline_id 0123", "not this pipeline"});
+  s = base_;
+  std::swap(*s.mutable_stages(0), *s.mutable_stages(1));
+  ExpectError(s, {"decision 0", "'" + chain_.a + "'", "decision order puts '" + chain_.out});
+  s = base_;
+  Out(s).set_stage("nope");
+  ExpectError(s, {"'nope'", "not a stage"});
+  s = base_;
+  s.mutable_stages()->RemoveLast();
+  ExpectError(s, {"complete (partial = false)", "first missing is '" + chain_.a + "'"});
+  s.set_partial(true);
+  EXPECT_TRUE(f_->Check(s).ok());
+  s = base_;
+  *s.add_stages() = s.stages(1);
+  ExpectError(s, {"lists 3 stages, the pipeline has 2"});
+}
+
+TEST_F(CheckErrorTest, LocationErrors) {
+  ScheduleSpec s = base_;
+  Out(s).set_compute(INLINE);
+  ExpectError(s, {"stage '" + chain_.out + "'", "compute: INLINE", "outputs"});
+  s = base_;
+  Out(s).set_compute(AT);
+  *Out(s).mutable_compute_at() = Ref(chain_.a, "d0", 0);
+  ExpectError(s, {"stage '" + chain_.out + "'", "outputs are computed at root"});
+  s = base_;
+  A(s).set_store(ROOT);
+  ExpectError(s, {"stage '" + chain_.a + "'", "store: set on an inlined stage"});
+  s = base_;
+  A(s).mutable_pure()->add_splits()->set_dim("d1");
+  ExpectError(s, {"pure: directives on an inlined stage"});
+  s = base_;
+  *A(s).mutable_compute_at() = Ref(chain_.out, "d0", 0);
+  ExpectError(s, {"compute_at: set but the stage is computed INLINE"});
+  s = base_;
+  A(s).set_compute(AT);
+  ExpectError(s, {"compute_at: missing"});
+  *A(s).mutable_compute_at() = Ref("x", "d0", 0);
+  ExpectError(s, {"no stage named 'x'"});
+  *A(s).mutable_compute_at() = Ref(chain_.out, "d7", 0);
+  ExpectError(s, {"compute_at " + chain_.out + ".d7", "no dim 'd7'"});
+  *A(s).mutable_compute_at() = Ref(chain_.out, "d1", 1);
+  ExpectError(s, {"dim 'd1' has 1 level(s)", "no level 1"});
+  *A(s).mutable_compute_at() = Ref(chain_.out, "d1", 0, true);
+  ExpectError(s, {"has no update definition"});
+  s = base_;
+  Out(s).set_store(AT);
+  *Out(s).mutable_store_at() = Ref(chain_.out, "d0", 0);
+  ExpectError(s, {"stage '" + chain_.out + "'", "store: AT, but a stage computed at root"});
+  s = base_;
+  Out(s).mutable_update()->add_splits()->set_dim("d0");
+  ExpectError(s, {"update: the stage has no update definition"});
+  s = base_;
+  Out(s).set_store(INLINE);
+  ExpectError(s, {"store: INLINE is not a storage location"});
+  s = base_;
+  *OutPure(s).add_parallel() = Ref(chain_.out, "d0", 0);
+  *OutPure(s).add_parallel() = Ref(chain_.out, "d0", 0);
+  ExpectError(s, {"pure.parallel: loop 'd0' listed twice"});
+}
+
+TEST_F(CheckErrorTest, HostLoopErrors) {
+  ScheduleSpec s = base_;
+  A(s).set_compute(AT);
+  *A(s).mutable_compute_at() = Ref(chain_.out, "d1", 0);
+  ASSERT_TRUE(f_->Check(s).ok()) << f_->Check(s).ToString();
+  ScheduleSpec v = s;
+  *OutPure(v).mutable_vectorize() = Ref(chain_.out, "d1", 0);
+  OutPure(v).set_vector_width(32);
+  ExpectError(v, {"stage '" + chain_.a + "'", "compute_at", "the loop is vectorized"});
+  ScheduleSpec u = s;
+  *OutPure(u).add_unroll() = Ref(chain_.out, "d1", 0);
+  ExpectError(u, {"the loop is unrolled"});
+  // Vectorized d0 (outer) makes d1 a loop inside the vectorized one.
+  ScheduleSpec w = s;
+  *OutPure(w).mutable_vectorize() = Ref(chain_.out, "d0", 0);
+  OutPure(w).set_vector_width(16);
+  ExpectError(w, {"inside the vectorized loop"});
+  // Store outside a parallel loop that encloses the compute loop: a race.
+  ScheduleSpec r = s;
+  *OutPure(r).add_parallel() = Ref(chain_.out, "d0", 0);
+  ASSERT_TRUE(f_->Check(r).ok());
+  A(r).set_store(ROOT);
+  ExpectError(
+      r, {"stage '" + chain_.a + "'", "store: outside the parallel", chain_.out + ".d0", "race"});
+  A(r).set_store(AT);
+  *A(r).mutable_store_at() = Ref(chain_.out, "d0", 0);
+  EXPECT_TRUE(f_->Check(r).ok()) << "stored per iteration of the parallel loop: no race";
+  // d1 split by 8 with d1_0 parallel: storing at d0 shares the buffer across d1_0.
+  ScheduleSpec r2 = base_;
+  DimSplit* split = OutPure(r2).add_splits();
+  split->set_dim("d1");
+  split->add_factors(8);
+  *OutPure(r2).add_parallel() = Ref(chain_.out, "d1", 0);
+  A(r2).set_compute(AT);
+  *A(r2).mutable_compute_at() = Ref(chain_.out, "d1", 1);
+  A(r2).set_store(AT);
+  *A(r2).mutable_store_at() = Ref(chain_.out, "d1", 0);
+  EXPECT_TRUE(f_->Check(r2).ok()) << f_->Check(r2).ToString();
+  *A(r2).mutable_store_at() = Ref(chain_.out, "d0", 0);
+  ExpectError(r2,
+              {"store: outside the parallel or vectorized loop " + chain_.out + ".d1_0", "race"});
+  // store_at must enclose compute_at.
+  ScheduleSpec e = base_;
+  A(e).set_compute(AT);
+  *A(e).mutable_compute_at() = Ref(chain_.out, "d0", 0);
+  A(e).set_store(AT);
+  *A(e).mutable_store_at() = Ref(chain_.out, "d1", 0);
+  ExpectError(e, {"store_at " + chain_.out + ".d1", "must enclose compute_at"});
+  A(e).clear_store_at();
+  ExpectError(e, {"store_at: missing"});
+}
+
+TEST(CheckErrors, UsesMustBeEnclosedAndHostsDecidedEarlier) {
+  const Diamond d = DiamondPipeline();
+  Fixture f = Make(d.spec);
+  ScheduleSpec s = f->Empty();
+  for (int i = 0; i < 3; ++i) {
+    StageSchedule st;
+    st.set_stage(f.graph->stage(f->decision_order()[i]).name());
+    st.set_compute(ROOT);
+    *s.add_stages() = st;
+  }
+  StageSchedule a;
+  a.set_stage(d.a);
+  a.set_compute(AT);
+  *a.mutable_compute_at() = Ref(d.b, "d1", 0);
+  ScheduleSpec bad = With(s, a);
+  const Status status = f->Check(bad);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("does not enclose the use of this stage in '" + d.c + "'"),
+            std::string::npos)
+      << status.message();
+  // With b and c computed inside out's d0 loop, a can be computed at that loop.
+  for (int i = 1; i < 3; ++i) {
+    s.mutable_stages(i)->set_compute(AT);
+    *s.mutable_stages(i)->mutable_compute_at() = Ref(d.out, "d0", 0);
+  }
+  *a.mutable_compute_at() = Ref(d.out, "d0", 0);
+  EXPECT_TRUE(f->Check(With(s, a)).ok()) << f->Check(With(s, a)).ToString();
+  *a.mutable_compute_at() = Ref(d.out, "d1", 0);
+  EXPECT_FALSE(f->Check(With(s, a)).ok());
+  // An inlined stage has no loops to compute in.
+  ScheduleSpec inlined = s;
+  inlined.mutable_stages(1)->Clear();
+  inlined.mutable_stages(1)->set_stage(s.stages(1).stage());
+  inlined.mutable_stages(1)->set_compute(INLINE);
+  *a.mutable_compute_at() = Ref(s.stages(1).stage(), "d0", 0);
+  const Status at_inlined = f->Check(With(inlined, a));
+  ASSERT_FALSE(at_inlined.ok());
+  EXPECT_NE(at_inlined.message().find("'" + s.stages(1).stage() + "' is inlined and has no loops"),
+            std::string::npos)
+      << at_inlined.message();
+  // A host decided later than the stage cannot consume it.
+  ScheduleSpec order = s;
+  StageSchedule b = order.stages(1);
+  b.set_compute(AT);
+  *b.mutable_compute_at() = Ref(d.a, "d0", 0);
+  *order.mutable_stages(1) = b;
+  const Status later = f->Check(order);
+  ASSERT_FALSE(later.ok());
+  EXPECT_NE(later.message().find("is decided after this stage"), std::string::npos)
+      << later.message();
+}
+
+TEST_F(CheckErrorTest, DefinitionErrors) {
+  struct Case {
+    std::function<void(DefinitionSchedule&)> edit;
+    std::vector<std::string> parts;
+  };
+  const std::string o = chain_.out;
+  const std::vector<Case> cases = {
+      {[&](DefinitionSchedule& p) { p.add_splits()->set_dim("r0"); },
+       {"stage '" + o + "': pure.splits: no dim 'r0'", "dims: d1, d0"}},
+      {[&](DefinitionSchedule& p) {
+         p.add_splits()->set_dim("d1");
+         p.add_splits()->set_dim("d1");
+       },
+       {"pure.splits: dim 'd1' split twice"}},
+      {[&](DefinitionSchedule& p) {
+         DimSplit* s = p.add_splits();
+         s->set_dim("d1");
+         s->add_factors(1);
+       },
+       {"pure.splits: dim 'd1' factor 1 is below 2"}},
+      {[&](DefinitionSchedule& p) {
+         DimSplit* s = p.add_splits();
+         s->set_dim("d0");
+         s->add_factors(8);
+         s->add_factors(4);
+       },
+       {"pure.splits: dim 'd0' split by [8, 4] (product 32) exceeds its extent 16",
+        "TAIL_GUARD_WITH_IF"}},
+      {[&](DefinitionSchedule& p) {
+         DimSplit* s = p.add_splits();
+         s->set_dim("d0");
+         s->add_factors(5);
+         p.set_tail(TAIL_ROUND_UP);
+       },
+       {"pure.tail: TAIL_ROUND_UP", "output's buffer"}},
+      {[&](DefinitionSchedule& p) { *p.add_loop_order() = Ref(o, "d2", 0); },
+       {"pure.loop_order: no dim 'd2'"}},
+      {[&](DefinitionSchedule& p) { *p.add_loop_order() = Ref(chain_.a, "d1", 0); },
+       {"pure.loop_order: names a loop of stage '" + chain_.a + "'"}},
+      {[&](DefinitionSchedule& p) { *p.add_loop_order() = Ref(o, "d1", 0, true); },
+       {"pure.loop_order: names a loop of the update definition"}},
+      {[&](DefinitionSchedule& p) {
+         *p.add_loop_order() = Ref(o, "d1", 0);
+         *p.add_loop_order() = Ref(o, "d1", 0);
+       },
+       {"pure.loop_order: loop 'd1' listed twice"}},
+      {[&](DefinitionSchedule& p) {
+         *p.mutable_vectorize() = Ref(o, "d1", 0);
+         p.set_vector_width(8);
+       },
+       {"pure.vector_width: 8 but the vectorized loop 'd1' has extent 32"}},
+      {[&](DefinitionSchedule& p) { p.set_vector_width(8); },
+       {"pure.vector_width: set to 8 without vectorize"}},
+      {[&](DefinitionSchedule& p) {
+         *p.add_unroll() = Ref(o, "d0", 0);
+         *p.add_unroll() = Ref(o, "d0", 0);
+       },
+       {"pure.unroll: loop 'd0' listed twice"}},
+      {[&](DefinitionSchedule& p) {
+         *p.mutable_vectorize() = Ref(o, "d1", 0);
+         p.set_vector_width(32);
+         *p.add_unroll() = Ref(o, "d1", 0);
+       },
+       {"pure.unroll: loop 'd1' is vectorized"}},
+      {[&](DefinitionSchedule& p) {
+         *p.mutable_vectorize() = Ref(o, "d0", 0);
+         p.set_vector_width(16);
+         *p.add_parallel() = Ref(o, "d1", 0);
+       },
+       {"pure.parallel: loop 'd1' is inside the vectorized loop 'd0'"}},
+      {[&](DefinitionSchedule& p) {
+         *p.add_unroll() = Ref(o, "d0", 0);
+         *p.add_parallel() = Ref(o, "d0", 0);
+       },
+       {"pure.parallel: loop 'd0' is unrolled"}},
+      {[&](DefinitionSchedule& p) {
+         *p.mutable_vectorize() = Ref(o, "d0", 0);
+         p.set_vector_width(16);
+         *p.add_parallel() = Ref(o, "d0", 0);
+       },
+       {"pure.parallel: loop 'd0' is vectorized"}},
+  };
+  for (const Case& c : cases) {
+    ScheduleSpec s = base_;
+    c.edit(OutPure(s));
+    ExpectError(s, c.parts);
+  }
+  // The same product is fine with GuardWithIf.
+  ScheduleSpec g = base_;
+  DimSplit* split = OutPure(g).add_splits();
+  split->set_dim("d0");
+  split->add_factors(8);
+  split->add_factors(4);
+  OutPure(g).set_tail(TAIL_GUARD_WITH_IF);
+  EXPECT_TRUE(f_->Check(g).ok()) << f_->Check(g).ToString();
+}
+
+TEST(CheckErrors, ReductionDefinitionErrors) {
+  const ConvChain c = ConvPipeline();
+  Fixture f = Make(c.spec);
+  StageSchedule out;
+  out.set_stage(c.out);
+  out.set_compute(ROOT);
+  auto check = [&](const std::function<void(DefinitionSchedule&)>& edit) {
+    StageSchedule conv;
+    conv.set_stage(c.conv);
+    conv.set_compute(ROOT);
+    edit(*conv.mutable_update());
+    ScheduleSpec s = f->Empty();
+    *s.add_stages() = out;
+    *s.add_stages() = conv;
+    return f->Check(s);
+  };
+  auto expect = [&](const Status& status, const std::string& part) {
+    ASSERT_FALSE(status.ok()) << part;
+    EXPECT_NE(status.message().find(part), std::string::npos) << status.message();
+  };
+  expect(check([&](DefinitionSchedule& u) {
+           *u.mutable_vectorize() = Ref(c.conv, "rc", 0, true);
+           u.set_vector_width(4);
+         }),
+         "stage '" + c.conv +
+             "': update.vectorize: 'rc' is a reduction loop (vectorizing it "
+             "needs rfactor)");
+  expect(check([&](DefinitionSchedule& u) { *u.add_parallel() = Ref(c.conv, "rk0", 0, true); }),
+         "update.parallel: loop 'rk0' is a reduction loop");
+  expect(check([&](DefinitionSchedule& u) {
+           *u.add_loop_order() = Ref(c.conv, "rc", 0, true);
+           *u.add_loop_order() = Ref(c.conv, "rk1", 0, true);
+         }),
+         "update.loop_order: puts reduction loop 'rc' inside reduction loop 'rk0'");
+  expect(check([&](DefinitionSchedule& u) {
+           DimSplit* s = u.add_splits();
+           s->set_dim("d3");
+           s->add_factors(4);
+           u.set_tail(TAIL_SHIFT_INWARDS);
+         }),
+         "update.tail: TAIL_SHIFT_INWARDS is not legal in an update definition");
+  expect(check([&](DefinitionSchedule& u) {
+           DimSplit* s = u.add_splits();
+           s->set_dim("d3");
+           s->add_factors(4);
+           u.set_tail(TAIL_ROUND_UP);
+         }),
+         "update.tail: TAIL_ROUND_UP with a split that does not divide");
+  expect(check([&](DefinitionSchedule& u) {
+           *u.mutable_vectorize() = Ref(c.conv, "d0", 0, true);
+           u.set_vector_width(1);
+         }),
+         "update.vectorize: 'd0' has extent 1");
+  // Splitting and reordering pure loops around the reduction is fine.
+  EXPECT_TRUE(check([&](DefinitionSchedule& u) {
+                DimSplit* s = u.add_splits();
+                s->set_dim("rc");
+                s->add_factors(2);
+                for (const LoopRef& r : {Ref(c.conv, "d3", 0, true), Ref(c.conv, "rk1", 0, true),
+                                         Ref(c.conv, "rk0", 0, true), Ref(c.conv, "rc", 1, true),
+                                         Ref(c.conv, "rc", 0, true)}) {
+                  *u.add_loop_order() = r;
+                }
+              }).ok());
+  // Listing only d3 and rc_1 would swap rc_1 with rc_0.
+  expect(check([&](DefinitionSchedule& u) {
+           DimSplit* s = u.add_splits();
+           s->set_dim("rc");
+           s->add_factors(2);
+           *u.add_loop_order() = Ref(c.conv, "d3", 0, true);
+           *u.add_loop_order() = Ref(c.conv, "rc", 1, true);
+         }),
+         "update.loop_order: puts reduction loop 'rc_0' inside reduction loop 'rc_1'");
+  // INLINE for a stage with an update.
+  StageSchedule conv;
+  conv.set_stage(c.conv);
+  conv.set_compute(INLINE);
+  ScheduleSpec s = f->Empty();
+  *s.add_stages() = out;
+  *s.add_stages() = conv;
+  expect(f->Check(s), "compute: INLINE, but a stage with an update definition cannot be inlined");
+}
+
+}  // namespace
+}  // namespace schedfarm
