@@ -10,12 +10,7 @@ namespace {
 
 // Version tag at the head of the canonical text; bump if the text changes (every
 // stored schedule hash changes with it).
-constexpr const char* kScheduleFormVersion = "schedfarm.schedule.v1";
-
-bool SameRef(const LoopRef& a, const LoopRef& b) {
-  return a.stage() == b.stage() && a.dim() == b.dim() && a.level() == b.level() &&
-         a.update() == b.update();
-}
+constexpr const char* kScheduleFormVersion = "schedfarm.schedule.v2";
 
 LoopRef Ref(const std::string& stage, const SpaceDefinition& def, const SpaceLoop& loop) {
   LoopRef ref;
@@ -26,7 +21,7 @@ LoopRef Ref(const std::string& stage, const SpaceDefinition& def, const SpaceLoo
   return ref;
 }
 
-void CanonicalDefinition(const std::string& stage, const SpaceDefinition& def,
+void CanonicalDefinition(const std::string& stage, bool output, const SpaceDefinition& def,
                          const ResolvedDefinition& res, TailStrategy tail,
                          DefinitionSchedule* out) {
   bool all_divide = true;
@@ -52,13 +47,8 @@ void CanonicalDefinition(const std::string& stage, const SpaceDefinition& def,
     if (loop.parallel) *out->add_parallel() = ref;
     if (loop.unrolled) *out->add_unroll() = ref;
   }
-  if (all_divide) {
-    out->set_tail(TAIL_AUTO);
-  } else if (tail == TAIL_AUTO) {
-    out->set_tail(def.update ? TAIL_GUARD_WITH_IF : TAIL_SHIFT_INWARDS);
-  } else {
-    out->set_tail(tail);
-  }
+  // Elsewhere than on outputs, the only legal tails mean GuardWithIf.
+  out->set_tail(all_divide || !output ? TAIL_AUTO : ResolvedTail(tail, def.update, output));
 }
 
 std::string RefText(const LoopRef& ref) {
@@ -107,16 +97,11 @@ ScheduleSpec CanonicalSchedule(const ScheduleSpace& space, const ScheduleSpec& s
     if (st.location == INLINE) continue;
     if (st.location == AT) {
       *cs->mutable_compute_at() = d.compute_at();
-      if (d.store() == AT && !SameRef(d.store_at(), d.compute_at())) {
-        cs->set_store(AT);
-        *cs->mutable_store_at() = d.store_at();
-      } else if (d.store() == ROOT) {
-        cs->set_store(ROOT);
-      }
     }
-    CanonicalDefinition(info.name, info.defs[0], st.defs[0], d.pure().tail(), cs->mutable_pure());
+    CanonicalDefinition(info.name, info.is_output, info.defs[0], st.defs[0], d.pure().tail(),
+                        cs->mutable_pure());
     if (info.has_update) {
-      CanonicalDefinition(info.name, info.defs[1], st.defs[1], d.update().tail(),
+      CanonicalDefinition(info.name, info.is_output, info.defs[1], st.defs[1], d.update().tail(),
                           cs->mutable_update());
     }
   }
@@ -131,8 +116,6 @@ std::string CanonicalScheduleText(const ScheduleSpace& space, const ScheduleSpec
   for (const StageSchedule& s : c.stages()) {
     text += "stage " + s.stage() + " " + ComputeLocation_Name(s.compute());
     if (s.compute() == AT) text += " " + RefText(s.compute_at());
-    if (s.store() == ROOT) text += " store ROOT";
-    if (s.store() == AT) text += " store " + RefText(s.store_at());
     text += "\n";
     if (s.compute() == INLINE) continue;
     DefinitionText("pure", s.pure(), &text);

@@ -39,6 +39,11 @@ std::string LoopVarName(const std::string& dim, int level, int num_levels) {
   return num_levels <= 1 ? dim : dim + "_" + std::to_string(level);
 }
 
+TailStrategy ResolvedTail(TailStrategy tail, bool update, bool output) {
+  if (tail != TAIL_AUTO) return tail;
+  return output && !update ? TAIL_SHIFT_INWARDS : TAIL_GUARD_WITH_IF;
+}
+
 std::string LoopText(const SpaceDefinition& def, int dim, int level, int num_levels) {
   return "'" + LoopVarName(def.dims[dim].name, level, num_levels) + "'";
 }
@@ -91,19 +96,20 @@ Status ScheduleSpaceImpl::ResolveDefinition(const ScheduleSpace& space, int stag
     out->factors[d].assign(split.factors().begin(), split.factors().end());
     out->num_levels[d] = split.factors_size() + 1;
   }
+  if (!info.is_output && schedule.splits_size() > 0 &&
+      (schedule.tail() == TAIL_SHIFT_INWARDS || schedule.tail() == TAIL_ROUND_UP)) {
+    return Status::Error(where() + ".tail: " + TailStrategy_Name(schedule.tail()) +
+                         " is legal on outputs only: this stage's region may be smaller " +
+                         "than its splits, and the points computed outside it read the " +
+                         "inputs out of bounds (use TAIL_AUTO or TAIL_GUARD_WITH_IF)");
+  }
   if (update && schedule.splits_size() > 0 && schedule.tail() == TAIL_SHIFT_INWARDS) {
     return Status::Error(where() + ".tail: TAIL_SHIFT_INWARDS is not legal in an update " +
                          "definition (Halide: it may change the meaning of the algorithm)");
   }
   if (!all_divide && schedule.tail() == TAIL_ROUND_UP) {
-    if (update) {
-      return Status::Error(where() + ".tail: TAIL_ROUND_UP with a split that does not divide " +
-                           "its extent makes the update read and write past its region");
-    }
-    if (info.is_output) {
-      return Status::Error(where() + ".tail: TAIL_ROUND_UP with a split that does not divide " +
-                           "its extent would write past the output's buffer");
-    }
+    return Status::Error(where() + ".tail: TAIL_ROUND_UP with a split that does not divide " +
+                         "its extent would write past the output's buffer");
   }
   std::vector<SpaceLoop> loops = NaturalLoops(def, out->num_levels, out->factors);
 
@@ -324,11 +330,9 @@ void ScheduleSpaceImpl::ExtendChain(const StageState& host, int host_stage, bool
   const std::vector<SpaceLoop>& loops = host.defs[update ? 1 : 0].loops;
   out->chain.reserve(host.chain.size() + loops.size() - q);
   out->chain = host.chain;
-  out->in_parallel = host.in_parallel;
   for (int i = static_cast<int>(loops.size()) - 1; i >= q; --i) {
     const SpaceLoop& l = loops[i];
-    out->chain.push_back({host_stage, update, l.dim, l.level, l.parallel || l.vectorized});
-    out->in_parallel = out->in_parallel || l.parallel || l.vectorized;
+    out->chain.push_back({host_stage, update, l.dim, l.level});
   }
 }
 
@@ -466,7 +470,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   if (q < vpos) return Status::Error(at_where() + ": the loop is inside the vectorized loop");
 
   // The loop must enclose every use of the stage.
-  const ChainLoop target{host, hu == 1, dim, at.level(), false};
+  const ChainLoop target{host, hu == 1, dim, at.level()};
   const std::vector<StageUse>& uses = state.Uses(stage);
   if (uses.empty()) {
     return Status::Error(at_where() + ": no stage reads this one, so no loop encloses its uses");
@@ -487,38 +491,15 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
 
   ExtendChain(hs, host, hu == 1, q, out);
 
-  // Storage.
-  auto race = [&](size_t from) -> Status {
-    for (size_t i = from; i < out->chain.size(); ++i) {
-      if (out->chain[i].parallel_or_vectorized) {
-        const ChainLoop& c = out->chain[i];
-        const ScheduleSpace::StageInfo& ci = space.stages_[c.stage];
-        const ResolvedDefinition& cres = state.At(space.position_[c.stage]).defs[c.update];
-        return Status::Error(
-            where() + ": store: outside the parallel or vectorized loop " + ci.name + "." +
-            LoopVarName(ci.defs[c.update].dims[c.dim].name, c.level, cres.num_levels[c.dim]) +
-            " that encloses the compute loop (a race)");
-      }
-    }
-    return Status::Ok();
-  };
-  if (d.store() == ROOT) return race(0);
-  if (d.store() == AT) {
-    if (!d.has_store_at()) return Status::Error(where() + ": store_at: missing (store is AT)");
-    const LoopRef& sa = d.store_at();
-    if (SameRef(sa, at)) return Status::Ok();
-    for (size_t i = 0; i < out->chain.size(); ++i) {
-      const ChainLoop& c = out->chain[i];
-      const SpaceDefinition& cdef = space.stages_[c.stage].defs[c.update];
-      if (space.stages_[c.stage].name == sa.stage() && c.update == sa.update() &&
-          cdef.dims[c.dim].name == sa.dim() && c.level == sa.level()) {
-        return race(i + 1);
-      }
-    }
-    return Status::Error(where() + ": store_at " + sa.stage() + "." + sa.dim() + " level " +
-                         std::to_string(sa.level()) +
-                         ": not a loop enclosing the compute loop (store_at must enclose "
-                         "compute_at)");
+  // Storage outside the compute loop makes Halide 14 apply its sliding-window and
+  // storage-folding passes, which compute wrong values for schedules of this space.
+  if (d.store() == AT && !d.has_store_at()) {
+    return Status::Error(where() + ": store_at: missing (store is AT)");
+  }
+  if (d.store() == ROOT || (d.store() == AT && !SameRef(d.store_at(), at))) {
+    return Status::Error(where() + ": store: storage outside the compute loop is not part of " +
+                         "the space (Halide 14's sliding window computes wrong values for " +
+                         "such schedules); store at the compute loop");
   }
   return Status::Ok();
 }

@@ -663,7 +663,7 @@ void ScheduleSpaceImpl::FillRestricted(const ScheduleSpace& space, int stage,
 }
 
 void ScheduleSpaceImpl::FillLocation(const ScheduleSpace& space, const NextContext& ctx,
-                                     int at_index, int storage, StageSchedule* out) {
+                                     int at_index, StageSchedule* out) {
   const SpaceDefinition& host_def = space.stages_[ctx.host].defs[ctx.host_update ? 1 : 0];
   const std::string& host_name = space.stages_[ctx.host].name;
   auto ref = [&](int position) {
@@ -672,14 +672,6 @@ void ScheduleSpaceImpl::FillLocation(const ScheduleSpace& space, const NextConte
   };
   out->set_compute(AT);
   *out->mutable_compute_at() = ref(ctx.at_loops[at_index]);
-  const std::vector<int>& stores = ctx.at_stores[at_index];
-  if (storage == 0) return;
-  if (storage <= static_cast<int>(stores.size())) {
-    out->set_store(AT);
-    *out->mutable_store_at() = ref(stores[storage - 1]);
-  } else {
-    out->set_store(ROOT);
-  }
 }
 
 // ---------------------------------------------------------------------------------
@@ -703,24 +695,10 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
   const std::vector<SpaceLoop>& loops = ctx.host_def->loops;
   const int vpos = ctx.host_def->VectorizedPosition();
   ctx.at_loops.reserve(loops.size());
-  ctx.at_stores.reserve(loops.size());
-  ctx.at_root_store.reserve(loops.size());
   for (int q = 0; q < static_cast<int>(loops.size()); ++q) {
     const SpaceLoop& loop = loops[q];
     if (loop.extent <= 1 || loop.vectorized || loop.unrolled || q < vpos) continue;
-    // Storage outside the compute loop: no parallel or vectorized loop in between,
-    // the compute loop included.
-    std::vector<int> stores;
-    stores.reserve(loops.size() - q);
-    bool blocked = loop.parallel || loop.vectorized;
-    for (int q2 = q + 1; q2 < static_cast<int>(loops.size()); ++q2) {
-      if (blocked) break;
-      if (loops[q2].extent > 1) stores.push_back(q2);
-      blocked = loops[q2].parallel || loops[q2].vectorized;
-    }
     ctx.at_loops.push_back(q);
-    ctx.at_stores.push_back(std::move(stores));
-    ctx.at_root_store.push_back(!blocked && !host.in_parallel);
   }
   return ctx;
 }
@@ -728,11 +706,10 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
 namespace {
 
 // The stage's options: INLINE, ROOT with its definitions' options, and each AT loop
-// with its storage options times the definitions' options.
+// with the definitions' options.
 int64_t CountFromContext(int64_t count_root, int64_t count_at, const NextContext& ctx) {
-  int64_t total = (ctx.inline_ok ? 1 : 0) + count_root;
-  for (size_t i = 0; i < ctx.at_loops.size(); ++i) total += count_at * ctx.StorageCount(i);
-  return total;
+  return (ctx.inline_ok ? 1 : 0) + count_root +
+         count_at * static_cast<int64_t>(ctx.at_loops.size());
 }
 
 }  // namespace
@@ -759,14 +736,7 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
   } else {
     x -= info.count_root;
     root = false;
-    for (size_t i = 0; i < ctx.at_loops.size(); ++i) {
-      const uint64_t w = info.count_at * ctx.StorageCount(i);
-      if (x < w) {
-        FillLocation(space, ctx, static_cast<int>(i), static_cast<int>(x / info.count_at), &out);
-        break;
-      }
-      x -= w;
-    }
+    FillLocation(space, ctx, static_cast<int>(x / info.count_at), &out);
   }
   if (info.has_update) {
     const std::vector<RestrictedChoice> rc = RestrictedChoices(info.defs[0], root);
@@ -835,13 +805,10 @@ void ScheduleSpace::ForEachOption(const ScheduleSpec& partial,
   option.set_compute(ROOT);
   if (!definitions(true)) return;
   for (size_t i = 0; i < ctx.at_loops.size(); ++i) {
-    for (int64_t storage = 0; storage < ctx.StorageCount(i); ++storage) {
-      option.Clear();
-      option.set_stage(info.name);
-      ScheduleSpaceImpl::FillLocation(*this, ctx, static_cast<int>(i), static_cast<int>(storage),
-                                      &option);
-      if (!definitions(false)) return;
-    }
+    option.Clear();
+    option.set_stage(info.name);
+    ScheduleSpaceImpl::FillLocation(*this, ctx, static_cast<int>(i), &option);
+    if (!definitions(false)) return;
   }
 }
 

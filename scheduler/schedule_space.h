@@ -24,9 +24,13 @@
 // natural order, in the listed order; unnamed loops keep their slots. Reduction loops
 // must keep their natural relative order (Halide refuses to reorder RVars).
 //
-// Tails. A split need not divide its extent. TAIL_AUTO means ShiftInwards in pure
-// definitions (Halide's Auto there) and GuardWithIf in update definitions (Halide's
-// Auto would be RoundUp on pure vars there, which reads inputs out of bounds).
+// Tails. A split need not divide its extent. ShiftInwards and RoundUp compute points
+// outside the region a stage's consumers ask for whenever that region is smaller than
+// the split (a stage computed AT a consumer loop, or read only in part through a slice
+// or a stride), and such points read the pipeline's inputs out of bounds. Only an
+// output, bounded to its shape, has a region the space knows; so TAIL_AUTO means
+// ShiftInwards in the pure definition of an output and GuardWithIf everywhere else
+// (ResolvedTail), and the explicit ShiftInwards and RoundUp are legal on outputs only.
 //
 // Shape of one stage's decision (a StageSchedule), as offered by the space:
 //   location   INLINE: stages without an update definition that are not outputs.
@@ -39,10 +43,12 @@
 //              AT options are the loops of h's D (after h's decision) with extent > 1
 //              that are not vectorized, unrolled, nor inside the vectorized loop.
 //              Several uses: no AT option.
-//   storage    with AT: at the compute loop (store COMPUTE_LOCATION_UNSPECIFIED, the
-//              default), at an enclosing loop of h's D with extent > 1, or ROOT; never
-//              outside a parallel or vectorized loop that encloses the compute loop
-//              (Halide: a race), which for ROOT includes the loops enclosing h itself.
+//   storage    at the compute location only (store COMPUTE_LOCATION_UNSPECIFIED).
+//              Storage outside the compute loop makes Halide 14 slide windows and
+//              fold storage, and its sliding window computes wrong values for
+//              schedules of this space (it slides along a dimension whose region does
+//              not move with the loop and skips computing the values later
+//              iterations need), so the space has no such option and Check refuses it.
 //   per definition (pure; and update for CONV, MATMUL, POOL, REDUCE), unless inlined.
 //   A "full" definition (the pure one of a stage without update, or the update):
 //     splits     each pure dim into 1-3 levels: inner factors from kSplitFactors,
@@ -140,7 +146,7 @@ class ScheduleSpace {
   // Whether the stage may be inlined (no update definition, not an output).
   bool InlineLegal(int stage) const;
   // Options of the stage's own definitions for one location (product over its
-  // definitions): ROOT, and AT (one compute and store location).
+  // definitions): ROOT, and AT (one compute location).
   int64_t DefinitionOptions(int stage, bool root) const;
 
   // --- the next stage of a partial schedule -------------------------------------
@@ -149,7 +155,7 @@ class ScheduleSpace {
   // schedule has no next stage (NextStage -1, no options).
   int NextStage(const ScheduleSpec& partial) const;
   // Calls `fn` on every option of the next stage, in a fixed order (INLINE, ROOT,
-  // then AT loops innermost first with their storage options); stops early if fn
+  // then AT loops innermost first); stops early if fn
   // returns false.
   void ForEachOption(const ScheduleSpec& partial,
                      const std::function<bool(const StageSchedule&)>& fn) const;
@@ -183,14 +189,13 @@ class ScheduleSpace {
   //    vectorized, unrolled or inside the vectorized loop, and it encloses every use
   //    of the stage (the loop nests of the consumers, through inlined ones, each
   //    nested in its own compute location).
-  //  - store: ROOT or a loop enclosing (or equal to) the compute loop; no parallel or
-  //    vectorized loop between them (Halide: a race). A ROOT stage is stored at root.
+  //  - store: unset, or equal to the compute location (see storage above).
   //  - splits: dims of the definition (pure dims; the update also has reduction
   //    dims), each at most once, factors >= 2; the product of a dim's factors must not
-  //    exceed its extent, unless tail is TAIL_GUARD_WITH_IF. Update definitions refuse
-  //    TAIL_SHIFT_INWARDS, and TAIL_ROUND_UP unless every split divides its extent;
-  //    the pure definition of an output refuses TAIL_ROUND_UP unless every split
-  //    divides (the output buffer has the exact shape).
+  //    exceed its extent, unless tail is TAIL_GUARD_WITH_IF. TAIL_SHIFT_INWARDS and
+  //    TAIL_ROUND_UP only on outputs (see Tails above); there, update definitions
+  //    refuse TAIL_SHIFT_INWARDS, and TAIL_ROUND_UP needs every split to divide its
+  //    extent (the output buffer has the exact shape).
   //  - loop_order: existing loops of this stage and definition, no repeats; reduction
   //    loops keep their natural relative order.
   //  - vectorize: a pure loop (a reduction loop would need rfactor) of extent >= 2,
@@ -222,6 +227,10 @@ class ScheduleSpace {
   friend class ScheduleSpaceImpl;
 };
 
+// What `tail` means in a definition (update or pure) of an output or other stage:
+// TAIL_AUTO resolved as described under Tails above; other tails unchanged.
+TailStrategy ResolvedTail(TailStrategy tail, bool update, bool output);
+
 // The Halide Var/RVar name of a loop of a dim split into `num_levels` levels.
 std::string LoopVarName(const std::string& dim, int level, int num_levels);
 
@@ -229,10 +238,10 @@ std::string LoopVarName(const std::string& dim, int level, int num_levels);
 // (COMPUTE_LOCATION_UNSPECIFIED to INLINE or ROOT, pipeline_id to the space's,
 // partial = fewer stages than the pipeline); no-ops removed: DimSplits without
 // factors, loops of extent 1 in loop_order (which lists the complete order),
-// parallel and unroll; store at the compute level (store_at == compute_at, or ROOT
-// for a ROOT stage) cleared. The tail is TAIL_AUTO when every split divides its
-// extent, otherwise TAIL_AUTO is replaced by what it means (see above). Two specs
-// that mean the same schedule have the same form. REQUIRES: space.Check(spec).ok().
+// parallel and unroll; store cleared (it is the compute location). The tail is TAIL_AUTO where
+// every choice means the same (stages that are not outputs; an output whose splits divide its
+// extents), otherwise ResolvedTail. Two specs that mean the same schedule have the same form.
+// REQUIRES: space.Check(spec).ok().
 ScheduleSpec CanonicalSchedule(const ScheduleSpace& space, const ScheduleSpec& spec);
 // The deterministic text of the canonical form (a version line, then one line per
 // stage and definition) that ScheduleHash digests; stage names are part of it.

@@ -86,7 +86,6 @@ struct ChainLoop {
   bool update = false;
   int dim = 0;
   int level = 0;
-  bool parallel_or_vectorized = false;
   bool operator==(const ChainLoop& o) const {
     return stage == o.stage && update == o.update && dim == o.dim && level == o.level;
   }
@@ -97,7 +96,6 @@ struct StageState {
   ComputeLocation location = ROOT;
   ResolvedDefinition defs[2];    // [0] pure, [1] update
   std::vector<ChainLoop> chain;  // loops enclosing the computation, outermost first
-  bool in_parallel = false;      // a loop of `chain` is parallel or vectorized
 };
 
 // One use of a stage: a non-inlined consumer reached through inlined ones, and the
@@ -140,12 +138,7 @@ struct NextContext {
   int host = -1;
   bool host_update = false;
   const ResolvedDefinition* host_def = nullptr;
-  std::vector<int> at_loops;                // positions in host_def->loops
-  std::vector<std::vector<int>> at_stores;  // per AT loop: enclosing store positions
-  std::vector<bool> at_root_store;          // per AT loop: ROOT storage allowed
-  int64_t StorageCount(size_t i) const {
-    return 1 + static_cast<int64_t>(at_stores[i].size()) + (at_root_store[i] ? 1 : 0);
-  }
+  std::vector<int> at_loops;  // positions in host_def->loops
 };
 
 class ScheduleSpaceImpl {
@@ -189,7 +182,7 @@ class ScheduleSpaceImpl {
   static void FillRestricted(const ScheduleSpace& space, int stage, const SpaceDefinition& def,
                              const RestrictedChoice& choice, DefinitionSchedule* out);
   static void FillLocation(const ScheduleSpace& space, const NextContext& ctx, int at_index,
-                           int storage, StageSchedule* out);
+                           StageSchedule* out);
   static StageSchedule Sample(const ScheduleSpace& space, SpecState& state, SpaceRng& rng);
 };
 

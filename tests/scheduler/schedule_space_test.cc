@@ -497,37 +497,42 @@ TEST(ScheduleSpaceTest, StageReadBySeveralHostsHasNoAtOption) {
   EXPECT_TRUE(saw_at);
 }
 
-TEST(ScheduleSpaceTest, StorageOptionsAvoidRacesAndExtentOneLoops) {
+TEST(ScheduleSpaceTest, StorageIsTheComputeLocation) {
   const Chain c = ChainPipeline(16, 32);
   Fixture f = Make(c.spec);
   StageSchedule out;
   out.set_stage(c.out);
   out.set_compute(ROOT);
-  // out: d1 (32) split by 8 -> d1_1 (8), d1_0 (4); order d1_1, d1_0, d0; d0 parallel.
+  // out: d1 (32) split by 8 -> d1_1 (8), d1_0 (4); order d1_1, d1_0, d0.
   DimSplit* split = out.mutable_pure()->add_splits();
   split->set_dim("d1");
   split->add_factors(8);
-  *out.mutable_pure()->add_parallel() = Ref(c.out, "d0", 0);
   ScheduleSpec partial = With(f->Empty(), out);
   ASSERT_TRUE(f->Check(partial).ok()) << f->Check(partial).ToString();
-  std::map<std::string, std::set<std::string>> stores;  // compute loop -> store options
+  std::set<std::string> compute_loops;
+  StageSchedule at_option;
   f->ForEachOption(partial, [&](const StageSchedule& o) {
     if (o.compute() != AT) return true;
-    const std::string at = o.compute_at().dim() + "_" + std::to_string(o.compute_at().level());
-    std::string store = "compute";
-    if (o.store() == ROOT) store = "root";
-    if (o.store() == AT) {
-      store = o.store_at().dim() + "_" + std::to_string(o.store_at().level());
-    }
-    stores[at].insert(store);
+    EXPECT_EQ(o.store(), COMPUTE_LOCATION_UNSPECIFIED);
+    compute_loops.insert(o.compute_at().dim() + "_" + std::to_string(o.compute_at().level()));
+    at_option = o;
     return true;
   });
-  // Inside the parallel d0: stored at the compute loop or an enclosing loop up to d0
-  // itself (one buffer per d0 iteration), never at root (shared by the d0 threads).
-  EXPECT_EQ(stores["d1_1"], (std::set<std::string>{"compute", "d1_0", "d0_0"}));
-  EXPECT_EQ(stores["d1_0"], (std::set<std::string>{"compute", "d0_0"}));
-  EXPECT_EQ(stores["d0_0"], (std::set<std::string>{"compute"}));
-  EXPECT_EQ(stores.size(), 3u);
+  EXPECT_EQ(compute_loops, (std::set<std::string>{"d1_1", "d1_0", "d0_0"}));
+
+  // Storing at the compute loop is the same schedule; storing outside it is refused.
+  ScheduleSpec at_compute = With(partial, at_option);
+  at_compute.mutable_stages(1)->set_store(AT);
+  *at_compute.mutable_stages(1)->mutable_store_at() = at_option.compute_at();
+  EXPECT_TRUE(f->Check(at_compute).ok()) << f->Check(at_compute).ToString();
+  EXPECT_EQ(ScheduleHash(*f, at_compute), ScheduleHash(*f, With(partial, at_option)));
+  ScheduleSpec at_root = With(partial, at_option);
+  at_root.mutable_stages(1)->set_store(ROOT);
+  const Status refused = f->Check(at_root);
+  EXPECT_NE(refused.message().find("store: storage outside the compute loop is not part of the "
+                                   "space"),
+            std::string::npos)
+      << refused.ToString();
 }
 
 TEST(ScheduleSpaceTest, ZooBranchingFactorsAreReported) {
@@ -760,11 +765,6 @@ TEST(ScheduleSpaceTest, HashIgnoresNoOpsAndSeesRealChanges) {
   }
   {
     ScheduleSpec s = base;
-    s.mutable_stages(1)->set_store(ROOT);
-    differs(s, "store root");
-  }
-  {
-    ScheduleSpec s = base;
     s.mutable_stages(1)->Clear();
     s.mutable_stages(1)->set_stage(c.a);
     s.mutable_stages(1)->set_compute(INLINE);
@@ -795,7 +795,7 @@ TEST(ScheduleSpaceTest, CanonicalTextIsStable) {
   Fixture f = Make(c.spec);
   const ScheduleSpec s = f->WithDefaults(f->Empty());
   const std::string text = CanonicalScheduleText(*f, s);
-  EXPECT_EQ(text.rfind("schedfarm.schedule.v1\npipeline " + f->pipeline_id() + "\npartial 0\n", 0),
+  EXPECT_EQ(text.rfind("schedfarm.schedule.v2\npipeline " + f->pipeline_id() + "\npartial 0\n", 0),
             0u)
       << text;
   EXPECT_NE(text.find("stage " + c.a + " INLINE\n"), std::string::npos) << text;
@@ -925,37 +925,13 @@ TEST_F(CheckErrorTest, HostLoopErrors) {
   *OutPure(w).mutable_vectorize() = Ref(chain_.out, "d0", 0);
   OutPure(w).set_vector_width(16);
   ExpectError(w, {"inside the vectorized loop"});
-  // Store outside a parallel loop that encloses the compute loop: a race.
-  ScheduleSpec r = s;
-  *OutPure(r).add_parallel() = Ref(chain_.out, "d0", 0);
-  ASSERT_TRUE(f_->Check(r).ok());
-  A(r).set_store(ROOT);
-  ExpectError(
-      r, {"stage '" + chain_.a + "'", "store: outside the parallel", chain_.out + ".d0", "race"});
-  A(r).set_store(AT);
-  *A(r).mutable_store_at() = Ref(chain_.out, "d0", 0);
-  EXPECT_TRUE(f_->Check(r).ok()) << "stored per iteration of the parallel loop: no race";
-  // d1 split by 8 with d1_0 parallel: storing at d0 shares the buffer across d1_0.
-  ScheduleSpec r2 = base_;
-  DimSplit* split = OutPure(r2).add_splits();
-  split->set_dim("d1");
-  split->add_factors(8);
-  *OutPure(r2).add_parallel() = Ref(chain_.out, "d1", 0);
-  A(r2).set_compute(AT);
-  *A(r2).mutable_compute_at() = Ref(chain_.out, "d1", 1);
-  A(r2).set_store(AT);
-  *A(r2).mutable_store_at() = Ref(chain_.out, "d1", 0);
-  EXPECT_TRUE(f_->Check(r2).ok()) << f_->Check(r2).ToString();
-  *A(r2).mutable_store_at() = Ref(chain_.out, "d0", 0);
-  ExpectError(r2,
-              {"store: outside the parallel or vectorized loop " + chain_.out + ".d1_0", "race"});
-  // store_at must enclose compute_at.
+  // Storage is the compute loop.
   ScheduleSpec e = base_;
   A(e).set_compute(AT);
   *A(e).mutable_compute_at() = Ref(chain_.out, "d0", 0);
   A(e).set_store(AT);
   *A(e).mutable_store_at() = Ref(chain_.out, "d1", 0);
-  ExpectError(e, {"store_at " + chain_.out + ".d1", "must enclose compute_at"});
+  ExpectError(e, {"store: storage outside the compute loop"});
   A(e).clear_store_at();
   ExpectError(e, {"store_at: missing"});
 }
@@ -1109,6 +1085,39 @@ TEST_F(CheckErrorTest, DefinitionErrors) {
   EXPECT_TRUE(f_->Check(g).ok()) << f_->Check(g).ToString();
 }
 
+// An output's region is its shape, so its tails may shift inwards or round up, within
+// the rules of Halide's updates.
+TEST(CheckErrors, OutputTails) {
+  PipelineBuilder b("conv_out");
+  const std::string conv = b.Conv2d(b.Input("x", {1, 4, 10, 10}), 8, 3, 1, 1);
+  b.Output(conv);
+  const PipelineSpec spec = b.Finish().value();
+  Fixture f = Make(spec);
+  auto check = [&](bool update, int64_t factor, TailStrategy tail) {
+    ScheduleSpec s = f->Empty();
+    StageSchedule* st = s.add_stages();
+    st->set_stage(conv);
+    st->set_compute(ROOT);
+    DefinitionSchedule& d = update ? *st->mutable_update() : *st->mutable_pure();
+    DimSplit* split = d.add_splits();
+    split->set_dim("d3");
+    split->add_factors(factor);
+    d.set_tail(tail);
+    return f->Check(s);
+  };
+  EXPECT_TRUE(check(false, 4, TAIL_SHIFT_INWARDS).ok());
+  EXPECT_TRUE(check(false, 5, TAIL_ROUND_UP).ok());
+  EXPECT_TRUE(check(true, 5, TAIL_ROUND_UP).ok());
+  const Status shift = check(true, 4, TAIL_SHIFT_INWARDS);
+  EXPECT_NE(shift.message().find("update.tail: TAIL_SHIFT_INWARDS is not legal in an update"),
+            std::string::npos)
+      << shift.ToString();
+  const Status round = check(false, 4, TAIL_ROUND_UP);
+  EXPECT_NE(round.message().find("pure.tail: TAIL_ROUND_UP with a split that does not divide"),
+            std::string::npos)
+      << round.ToString();
+}
+
 TEST(CheckErrors, ReductionDefinitionErrors) {
   const ConvChain c = ConvPipeline();
   Fixture f = Make(c.spec);
@@ -1149,14 +1158,14 @@ TEST(CheckErrors, ReductionDefinitionErrors) {
            s->add_factors(4);
            u.set_tail(TAIL_SHIFT_INWARDS);
          }),
-         "update.tail: TAIL_SHIFT_INWARDS is not legal in an update definition");
+         "update.tail: TAIL_SHIFT_INWARDS is legal on outputs only");
   expect(check([&](DefinitionSchedule& u) {
            DimSplit* s = u.add_splits();
            s->set_dim("d3");
            s->add_factors(4);
            u.set_tail(TAIL_ROUND_UP);
          }),
-         "update.tail: TAIL_ROUND_UP with a split that does not divide");
+         "update.tail: TAIL_ROUND_UP is legal on outputs only");
   expect(check([&](DefinitionSchedule& u) {
            *u.mutable_vectorize() = Ref(c.conv, "d0", 0, true);
            u.set_vector_width(1);

@@ -1,0 +1,311 @@
+#include "scheduler/autoschedule/autoschedulers.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "pipeline/halide/lowering.h"
+#include "scheduler/autoschedule/import.h"
+
+namespace schedfarm {
+namespace {
+
+// Halide's MachineParams::generic() last-level cache, used when sysfs has none.
+constexpr uint64_t kGenericCacheBytes = 16ull * 1024 * 1024;
+
+struct Known {
+  const char* name;    // schedfarm's name
+  const char* halide;  // the name the plugin registers
+  const char* path;    // the plugin of Halide's CMake package (build-time path)
+  const char* plugin;  // its library name, searched on the library path if `path` is gone
+};
+constexpr Known kKnown[] = {
+    {"adams2019", "Adams2019", SCHEDFARM_ADAMS2019_PLUGIN, "autoschedule_adams2019"},
+    {"li2018", "Li2018", SCHEDFARM_LI2018_PLUGIN, "autoschedule_li2018"},
+    {"mullapudi2016", "Mullapudi2016", SCHEDFARM_MULLAPUDI2016_PLUGIN,
+     "autoschedule_mullapudi2016"},
+};
+
+// Every autoscheduler run and plugin load holds this lock: they use Halide's and the
+// plugins' global state, and the environment.
+std::mutex& AutoschedulerMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+StatusOr<const Known*> Find(const std::string& name) {
+  for (const Known& k : kKnown) {
+    if (name == k.name) return &k;
+  }
+  std::string known;
+  for (const Known& k : kKnown) known += std::string(known.empty() ? "" : ", ") + k.name;
+  return Status::Error("unknown autoscheduler '" + name + "' (known: " + known + ")");
+}
+
+// Loads the plugin once per process. REQUIRES: AutoschedulerMutex() held.
+Status LoadPlugin(const Known& k) {
+  static std::map<std::string, Status> loaded;
+  auto it = loaded.find(k.name);
+  if (it != loaded.end()) return it->second;
+  const std::string path = k.path;
+  Status status;
+  try {
+    // A path with a '.' is opened as given; a bare name is searched for as lib<name>.so
+    // on the library path.
+    Halide::load_plugin(access(path.c_str(), R_OK) == 0 ? path : std::string(k.plugin));
+  } catch (const Halide::Error& e) {
+    status = Status::Error("cannot load the " + std::string(k.halide) + " autoscheduler (" + path +
+                           " or lib" + k.plugin + ".so): " + e.what());
+  }
+  loaded.emplace(k.name, status);
+  return status;
+}
+
+// Sets environment variables for its lifetime and restores them afterwards.
+class ScopedEnv {
+ public:
+  void Set(const char* name, const std::optional<std::string>& value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) {
+        setenv(it->first.c_str(), it->second->c_str(), 1);
+      } else {
+        unsetenv(it->first.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+int ResolveThreads(int threads) {
+  if (threads > 0) return threads;
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::optional<std::string> ReadLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return line;
+}
+
+// "48K", "2048K", "32M" -> bytes.
+std::optional<uint64_t> ParseCacheSize(const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str()) return std::nullopt;
+  const std::string unit(end);
+  if (unit.empty()) return v;
+  if (unit == "K") return v * 1024;
+  if (unit == "M") return v * 1024 * 1024;
+  if (unit == "G") return v * 1024 * 1024 * 1024;
+  return std::nullopt;
+}
+
+Halide::Target JitTarget() { return Halide::get_jit_target_from_environment(); }
+
+}  // namespace
+
+const std::vector<std::string>& AutoschedulerNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Known& k : kKnown) n.push_back(k.name);
+    return n;
+  }();
+  return names;
+}
+
+HostMachineParams DetectMachineParams(int threads) {
+  HostMachineParams params;
+  params.parallelism = ResolveThreads(threads);
+  const std::string dir = "/sys/devices/system/cpu/cpu0/cache";
+  int best_level = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string index = dir + "/index" + std::to_string(i);
+    const std::optional<std::string> level = ReadLine(index + "/level");
+    const std::optional<std::string> type = ReadLine(index + "/type");
+    const std::optional<std::string> size = ReadLine(index + "/size");
+    if (!level || !type || !size) continue;
+    if (*type != "Data" && *type != "Unified") continue;
+    const int l = std::atoi(level->c_str());
+    const std::optional<uint64_t> bytes = ParseCacheSize(*size);
+    if (!bytes || l <= best_level) continue;
+    best_level = l;
+    params.last_level_cache_bytes = *bytes;
+    params.cache_source = "L" + std::to_string(l) + " " + *type + " cache of cpu0 (" + *size + ")";
+  }
+  if (best_level == 0) {
+    params.last_level_cache_bytes = kGenericCacheBytes;
+    params.cache_source = "no cache size in " + dir + ": Halide's generic 16 MiB";
+  }
+  return params;
+}
+
+std::string MachineParamsString(const HostMachineParams& params) {
+  return Halide::MachineParams(params.parallelism, params.last_level_cache_bytes, params.balance)
+      .to_string();
+}
+
+TargetParams HalideTargetParams(int threads) {
+  TargetParams target;
+  target.vector_bytes = JitTarget().natural_vector_size(Halide::UInt(8));
+  target.cores = ResolveThreads(threads);
+  return target;
+}
+
+StatusOr<HalideAutoscheduleResult> ApplyAutoscheduler(LoweredPipeline& lowered,
+                                                      const std::string& autoscheduler,
+                                                      const AutoscheduleOptions& options) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const Known* known, Find(autoscheduler));
+  if (options.beam_size < 1) {
+    return Status::Error("autoscheduler beam size must be >= 1, got " +
+                         std::to_string(options.beam_size));
+  }
+  if (options.threads < 0) {
+    return Status::Error("threads must be >= 0, got " + std::to_string(options.threads));
+  }
+  const HostMachineParams machine = DetectMachineParams(options.threads);
+  std::lock_guard<std::mutex> lock(AutoschedulerMutex());
+  SCHEDFARM_RETURN_IF_ERROR(LoadPlugin(*known));
+  ScopedEnv env;
+  env.Set("HL_BEAM_SIZE", std::to_string(options.beam_size));
+  env.Set("HL_RANDOM_DROPOUT", "100");
+  env.Set("HL_SEED", "0");
+  for (const char* unset :
+       {"HL_NUM_PASSES", "HL_WEIGHTS_DIR", "HL_RANDOMIZE_WEIGHTS", "HL_AUTOSCHEDULE_MEMORY_LIMIT",
+        "HL_NO_SUBTILING", "HL_CYOS", "HL_SCHEDULE_FILE", "HL_FEATURE_FILE",
+        "HL_PERMIT_FAILED_UNROLL", "HL_DEBUG_AUTOSCHEDULE", "HL_MACHINE_PARAMS"}) {
+    env.Set(unset, std::nullopt);
+  }
+  HalideAutoscheduleResult result;
+  try {
+    const Halide::Target target = JitTarget();
+    const Halide::MachineParams params(machine.parallelism, machine.last_level_cache_bytes,
+                                       machine.balance);
+    const auto start = std::chrono::steady_clock::now();
+    Halide::AutoSchedulerResults r = lowered.pipeline.auto_schedule(known->halide, target, params);
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.schedule_source = r.schedule_source;
+    result.machine_params = params.to_string();
+    result.target = target.to_string();
+  } catch (const Halide::Error& e) {
+    return Status::Error(std::string(known->halide) + " failed: " + e.what());
+  }
+  return result;
+}
+
+StatusOr<BaselineResult> RunAutoscheduler(const PipelineGraph& graph,
+                                          const std::string& autoscheduler,
+                                          const AutoscheduleOptions& options,
+                                          const std::vector<HostTensor>& reference_outputs) {
+  const std::string where = "pipeline '" + graph.spec().name() + "', " + autoscheduler;
+  std::vector<HostTensor> reference = reference_outputs;
+  if (reference.empty()) {
+    RunOptions once;
+    once.timing_samples = 0;
+    StatusOr<RunResult> ref = RunReference(graph, once);
+    if (!ref.ok()) return ref.status().WithContext(where + ": reference run");
+    reference = std::move(ref->outputs);
+  }
+  if (reference.size() != graph.output_stages().size()) {
+    return Status::Error(where + ": " + std::to_string(reference.size()) +
+                         " reference outputs for " + std::to_string(graph.output_stages().size()) +
+                         " outputs");
+  }
+  StatusOr<LoweredPipeline> lowered = LowerToHalide(graph);
+  if (!lowered.ok()) return lowered.status();
+  StatusOr<HalideAutoscheduleResult> scheduled =
+      ApplyAutoscheduler(*lowered, autoscheduler, options);
+  if (!scheduled.ok()) return scheduled.status().WithContext(where);
+
+  BaselineResult result;
+  result.autoscheduler = autoscheduler;
+  result.machine_params = scheduled->machine_params;
+  result.target = scheduled->target;
+  result.schedule_source = scheduled->schedule_source;
+  result.autoschedule_seconds = scheduled->seconds;
+  RunOptions run = options.run;
+  run.threads = ResolveThreads(options.threads);
+  StatusOr<RunResult> ran = RunScheduled(graph, *lowered, run);
+  if (ran.ok()) {
+    result.run = std::move(*ran);
+    result.correct = true;
+    for (size_t i = 0; i < reference.size(); ++i) {
+      const Comparison c =
+          CompareTensors(result.run.outputs[i], reference[i], DefaultTolerance(reference[i].dtype));
+      if (!c.match) {
+        result.correct = false;
+        result.mismatch =
+            "output '" + graph.spec().outputs(static_cast<int>(i)) + "': " + c.message;
+        break;
+      }
+    }
+  } else {
+    result.run_error = ran.status().message();
+  }
+  if (options.import_schedule) {
+    StatusOr<ImportedSchedule> imported =
+        ImportHalideSchedule(graph, *lowered, HalideTargetParams(options.threads));
+    if (imported.ok()) {
+      result.imported = std::move(*imported);
+    } else {
+      result.import_error = imported.status().message();
+    }
+  }
+  return result;
+}
+
+StatusOr<ImportedSchedule> ImportAutoschedule(const PipelineGraph& graph,
+                                              const std::string& autoscheduler,
+                                              const AutoscheduleOptions& options,
+                                              std::string* schedule_source) {
+  StatusOr<LoweredPipeline> lowered = LowerToHalide(graph);
+  if (!lowered.ok()) return lowered.status();
+  StatusOr<HalideAutoscheduleResult> scheduled =
+      ApplyAutoscheduler(*lowered, autoscheduler, options);
+  if (!scheduled.ok()) {
+    return scheduled.status().WithContext("pipeline '" + graph.spec().name() + "'");
+  }
+  if (schedule_source != nullptr) *schedule_source = scheduled->schedule_source;
+  return ImportHalideSchedule(graph, *lowered, HalideTargetParams(options.threads));
+}
+
+bool ImportedSchedule::exact_loop_nest() const {
+  for (const LeftOut& l : left_out) {
+    if (l.changes_loop_nest) return false;
+  }
+  return true;
+}
+
+std::string DescribeLeftOut(const std::vector<LeftOut>& left_out) {
+  std::ostringstream out;
+  for (const LeftOut& l : left_out) {
+    out << l.stage << ": " << l.directive << ": " << l.why
+        << (l.changes_loop_nest ? "" : " (loop nest unchanged)") << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,328 @@
+// random_schedule_check: the large run of the random-schedule contract. For COUNT
+// random legal schedules (ScheduleSpace::RandomSchedule) of zoo blocks at half size
+// and random pipelines, checks that the loop nest Halide builds agrees with the space
+// and that the scheduled run computes the reference outputs; prints one line per
+// schedule, the distributions of compile and run times, the failures grouped by
+// cause, and "N passed, M failed". Each schedule runs in a child process with a time
+// limit, so a crash or a hang is that schedule's failure. Run by
+// ops/check_random_schedules.sh.
+//
+// Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
+//          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pipeline/graph.h"
+#include "pipeline/halide/runner.h"
+#include "pipeline/zoo.h"
+#include "scheduler/schedule_space.h"
+#include "tests/scheduler/halide/schedule_checks.h"
+
+namespace schedfarm {
+namespace {
+
+struct Flags {
+  int count = 1000;
+  int first_pipeline = 0;
+  int per_pipeline = 4;
+  std::string pipelines = "mixed";  // zoo, random, or mixed (every third a zoo block)
+  int threads = 2;
+  int samples = 3;
+  int timeout_seconds = 300;
+};
+
+void Usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--count N] [--first-pipeline P] [--per-pipeline K]\n"
+               "          [--pipelines zoo|random|mixed] [--threads T] [--samples S]"
+               " [--timeout S]\n",
+               argv0);
+}
+
+bool ParseFlags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return false;
+    const char* value = argv[++i];
+    if (arg == "--pipelines") {
+      flags.pipelines = value;
+      if (flags.pipelines != "zoo" && flags.pipelines != "random" && flags.pipelines != "mixed") {
+        return false;
+      }
+      continue;
+    }
+    char* end = nullptr;
+    const long n = std::strtol(value, &end, 10);
+    if (end == value || *end != '\0' || n < 0) return false;
+    if (arg == "--count") {
+      flags.count = static_cast<int>(n);
+    } else if (arg == "--first-pipeline") {
+      flags.first_pipeline = static_cast<int>(n);
+    } else if (arg == "--per-pipeline") {
+      flags.per_pipeline = static_cast<int>(n);
+    } else if (arg == "--threads") {
+      flags.threads = static_cast<int>(n);
+    } else if (arg == "--samples") {
+      flags.samples = static_cast<int>(n);
+    } else if (arg == "--timeout") {
+      flags.timeout_seconds = static_cast<int>(n);
+    } else {
+      return false;
+    }
+  }
+  return flags.per_pipeline > 0 && flags.timeout_seconds > 0;
+}
+
+// Pipeline number p of the sweep: its display name, its spec, and how many times the
+// same pipeline came before (zoo blocks repeat; each repeat takes fresh schedules).
+struct PipelineCase {
+  std::string name;
+  StatusOr<PipelineSpec> spec = Status::Error("unset");
+  int round = 0;
+};
+
+PipelineCase MakePipeline(const Flags& flags, int p) {
+  const std::vector<std::string> zoo = ZooNames();
+  PipelineCase c;
+  const bool use_zoo = flags.pipelines == "zoo" || (flags.pipelines == "mixed" && p % 3 == 0);
+  if (use_zoo) {
+    const int z = flags.pipelines == "zoo" ? p : p / 3;
+    c.name = zoo[z % zoo.size()];
+    c.round = z / static_cast<int>(zoo.size());
+    c.spec = schedule_checks::ZooBlock(c.name);
+  } else {
+    const uint64_t seed =
+        1 + static_cast<uint64_t>(flags.pipelines == "random" ? p : p - p / 3 - 1);
+    c.name = "random:" + std::to_string(seed);
+    c.spec = schedule_checks::RandomPipelineCase(seed);
+  }
+  return c;
+}
+
+// What the child reports about one schedule.
+struct Outcome {
+  bool pass = false;
+  double seconds = 0;  // the whole check: lowering, loop nest, compile, runs
+  double compile_seconds = 0;
+  double run_seconds = 0;
+  double max_abs_error = 0;
+  char message[1024] = {};
+};
+
+// Keeps the message on one line (Halide's errors span several).
+void SetMessage(Outcome& outcome, const std::string& message) {
+  std::string line;
+  for (char c : message) {
+    if (c != '\n') {
+      line += c;
+    } else if (!line.empty() && line.back() != ' ') {
+      line += ' ';
+    }
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::snprintf(outcome.message, sizeof(outcome.message), "%s", line.c_str());
+}
+
+Outcome Check(const ScheduleSpace& space, const ScheduleSpec& spec,
+              const std::vector<HostTensor>& reference, const Flags& flags) {
+  Outcome outcome;
+  const std::vector<std::string> differences = schedule_checks::CheckLoopNest(space, spec);
+  if (!differences.empty()) {
+    SetMessage(outcome, "loop nest differs from the space (" + std::to_string(differences.size()) +
+                            "): " + differences[0]);
+    return outcome;
+  }
+  RunOptions options;
+  options.timing_samples = flags.samples;
+  options.threads = flags.threads;
+  const schedule_checks::RunOutcome run =
+      schedule_checks::RunAndCompare(space, spec, reference, options);
+  outcome.pass = run.pass;
+  outcome.compile_seconds = run.compile_seconds;
+  outcome.run_seconds = run.run_seconds;
+  outcome.max_abs_error = run.max_abs_error;
+  SetMessage(outcome, run.message);
+  return outcome;
+}
+
+// Runs Check in a child process with a time limit; crashes and timeouts are failures.
+Outcome CheckInChild(const ScheduleSpace& space, const ScheduleSpec& spec,
+                     const std::vector<HostTensor>& reference, const Flags& flags) {
+  Outcome outcome;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    SetMessage(outcome, std::string("pipe: ") + std::strerror(errno));
+    return outcome;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    SetMessage(outcome, std::string("fork: ") + std::strerror(errno));
+    return outcome;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(static_cast<unsigned>(flags.timeout_seconds));
+    const auto start = std::chrono::steady_clock::now();
+    Outcome result = Check(space, spec, reference, flags);
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const ssize_t written = write(fds[1], &result, sizeof(result));
+    _exit(written == static_cast<ssize_t>(sizeof(result)) ? 0 : 1);
+  }
+  close(fds[1]);
+  size_t got = 0;
+  while (got < sizeof(outcome)) {
+    const ssize_t n = read(fds[0], reinterpret_cast<char*>(&outcome) + got, sizeof(outcome) - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != sizeof(outcome)) {
+    outcome = Outcome();
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+      SetMessage(outcome, "timed out after " + std::to_string(flags.timeout_seconds) + " s");
+    } else if (WIFSIGNALED(status)) {
+      SetMessage(outcome, std::string("crashed: ") + strsignal(WTERMSIG(status)));
+    } else {
+      SetMessage(outcome, "child exited with status " + std::to_string(WEXITSTATUS(status)) +
+                              " without a result");
+    }
+  }
+  return outcome;
+}
+
+// "min a  median b  p90 c  max d" of `values` scaled by `scale`.
+std::string Distribution(std::vector<double> values, double scale) {
+  if (values.empty()) return "none";
+  std::sort(values.begin(), values.end());
+  const auto at = [&](double q) {
+    return values[std::min(values.size() - 1, static_cast<size_t>(q * (values.size() - 1) + 0.5))] *
+           scale;
+  };
+  char buffer[160];
+  std::snprintf(buffer, sizeof(buffer), "min %.3g  median %.3g  p90 %.3g  max %.3g  (n %zu)", at(0),
+                at(0.5), at(0.9), at(1), values.size());
+  return buffer;
+}
+
+// The cause of a failure without its numbers and quoted names, to group failures.
+std::string Cause(const std::string& message) {
+  std::string cause;
+  bool quoted = false;
+  for (char c : message) {
+    if (c == '\'') {
+      quoted = !quoted;
+      if (quoted) cause += "'*'";
+    } else if (quoted) {
+      continue;
+    } else if (c >= '0' && c <= '9') {
+      if (cause.empty() || cause.back() != '#') cause += '#';
+    } else {
+      cause += c;
+    }
+    if (cause.size() >= 80) break;
+  }
+  return cause;
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags)) {
+    Usage(argv[0]);
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int passed = 0, failed = 0;
+  std::vector<double> check_seconds, compile_seconds, run_seconds;
+  std::vector<std::string> failures;
+  std::map<std::string, int> causes;
+  int done = 0;
+  for (int p = flags.first_pipeline; done < flags.count; ++p) {
+    const PipelineCase pipeline = MakePipeline(flags, p);
+    const int schedules = std::min(flags.per_pipeline, flags.count - done);
+    StatusOr<PipelineGraph> graph = pipeline.spec.ok()
+                                        ? PipelineGraph::Build(*pipeline.spec)
+                                        : StatusOr<PipelineGraph>(pipeline.spec.status());
+    StatusOr<RunResult> reference = Status::Error("no graph");
+    if (graph.ok()) {
+      RunOptions options;
+      options.timing_samples = 0;
+      options.threads = 1;  // the reference has no parallel loop: no pool in the parent
+      reference = RunReference(*graph, options);
+    }
+    for (int k = 0; k < schedules; ++k, ++done) {
+      char buffer[512];
+      std::string line;
+      Outcome outcome;
+      if (!graph.ok() || !reference.ok()) {
+        SetMessage(outcome,
+                   "pipeline: " + (graph.ok() ? reference.status() : graph.status()).message());
+        std::snprintf(buffer, sizeof(buffer), "#%-5d %-34s", done, pipeline.name.c_str());
+        line = buffer;
+      } else {
+        const ScheduleSpace space(*graph);
+        const ScheduleSpec spec = space.RandomSchedule(schedule_checks::ScheduleSeed(
+            graph->spec().name(), k + flags.per_pipeline * pipeline.round));
+        outcome = CheckInChild(space, spec, reference->outputs, flags);
+        std::snprintf(buffer, sizeof(buffer), "#%-5d %-24s stages %3d  schedule %s", done,
+                      pipeline.name.c_str(), graph->num_stages(),
+                      ScheduleHash(space, spec).substr(0, 12).c_str());
+        line = buffer;
+      }
+      std::snprintf(buffer, sizeof(buffer),
+                    "  %6.1f s  compile %6.2f s  run %9.3f ms  max abs err %9.3g  %s",
+                    outcome.seconds, outcome.compile_seconds, outcome.run_seconds * 1e3,
+                    outcome.max_abs_error, outcome.pass ? "PASS" : "FAIL");
+      line += buffer;
+      check_seconds.push_back(outcome.seconds);
+      if (outcome.pass) {
+        ++passed;
+        compile_seconds.push_back(outcome.compile_seconds);
+        run_seconds.push_back(outcome.run_seconds);
+      } else {
+        ++failed;
+        line += std::string("  ") + outcome.message;
+        failures.push_back(line);
+        ++causes[Cause(outcome.message)];
+      }
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("total %.1f s\n", seconds);
+  std::printf("check s (all: lower, loop nest, compile, runs): %s\n",
+              Distribution(check_seconds, 1).c_str());
+  std::printf("compile s (passed): %s\n", Distribution(compile_seconds, 1).c_str());
+  std::printf("run ms (passed, median of %d samples, %d threads): %s\n", flags.samples,
+              flags.threads, Distribution(run_seconds, 1e3).c_str());
+  if (!failures.empty()) {
+    std::printf("failures by cause:\n");
+    for (const auto& [cause, n] : causes) std::printf("  %5d  %s\n", n, cause.c_str());
+    std::printf("failures:\n");
+    for (const std::string& f : failures) std::printf("  %s\n", f.c_str());
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+int main(int argc, char** argv) { return schedfarm::Main(argc, argv); }

@@ -1,0 +1,111 @@
+#include "tests/scheduler/halide/source_cases.h"
+
+#include <google/protobuf/text_format.h>
+
+#include "pipeline/graph.h"
+#include "pipeline/zoo.h"
+#include "scheduler/schedule_space.h"
+#include "tests/scheduler/halide/schedule_checks.h"
+#include "tests/scheduler/halide/test_pipelines.h"
+
+namespace schedfarm {
+namespace source_cases {
+namespace {
+
+// ConvReluPool renamed so that the source must rename: "new" (a C++ keyword), "Var" (a
+// Halide name of the source), "d1_0" (a Func named like the Var d1_0 of the block of
+// "new", which it also names as the host of compute_at).
+constexpr char kAwkwardSchedule[] = R"pb(
+  stages {
+    stage: "d1_0"
+    compute: ROOT
+    pure {
+      splits { dim: "d3" factors: 2 }
+      vectorize { stage: "d1_0" dim: "d3" level: 1 }
+      tail: TAIL_GUARD_WITH_IF
+    }
+    update {
+      splits { dim: "d1" factors: 4 }
+      parallel { stage: "d1_0" dim: "d1" level: 0 update: true }
+    }
+  }
+  stages { stage: "Var" compute: INLINE }
+  stages {
+    stage: "new"
+    compute: AT
+    compute_at { stage: "d1_0" dim: "d2" update: true }
+    update {
+      splits { dim: "d1" factors: 2 }
+      splits { dim: "d3" factors: 4 factors: 2 }
+      loop_order { stage: "new" dim: "d3" level: 2 update: true }
+      loop_order { stage: "new" dim: "d1" level: 1 update: true }
+      vectorize { stage: "new" dim: "d3" level: 2 update: true }
+      vector_width: 4
+    }
+  }
+)pb";
+
+StatusOr<ScheduleSpec> Parse(const char* text) {
+  ScheduleSpec spec;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &spec)) {
+    return Status::Error("unparsable schedule text");
+  }
+  return spec;
+}
+
+// A random schedule of `pipeline` from the schedule space.
+StatusOr<SourceCase> RandomCase(const std::string& name, const StatusOr<PipelineSpec>& pipeline,
+                                int k) {
+  if (!pipeline.ok()) return pipeline.status();
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(*pipeline));
+  const ScheduleSpace space(graph);
+  SourceCase c;
+  c.name = name;
+  c.pipeline = *pipeline;
+  c.schedule = space.RandomSchedule(schedule_checks::ScheduleSeed(pipeline->name(), k));
+  return c;
+}
+
+}  // namespace
+
+StatusOr<std::vector<SourceCase>> SourceCases() {
+  std::vector<SourceCase> cases;
+  const auto add_hand = [&](const std::string& name, const StatusOr<PipelineSpec>& pipeline,
+                            const char* schedule) -> Status {
+    if (!pipeline.ok()) return pipeline.status();
+    SCHEDFARM_ASSIGN_OR_RETURN(ScheduleSpec spec, Parse(schedule));
+    cases.push_back({name, *pipeline, spec});
+    return Status::Ok();
+  };
+  SCHEDFARM_RETURN_IF_ERROR(add_hand("conv_relu_pool", testing_pipelines::ConvReluPool(),
+                                     testing_pipelines::kConvReluPoolSchedule));
+  SCHEDFARM_RETURN_IF_ERROR(add_hand("matmul_two_outputs", testing_pipelines::MatMulTwoOutputs(),
+                                     testing_pipelines::kMatMulTwoOutputsSchedule));
+  StatusOr<PipelineSpec> conv_relu_pool = testing_pipelines::ConvReluPool();
+  if (!conv_relu_pool.ok()) return conv_relu_pool.status();
+  SCHEDFARM_RETURN_IF_ERROR(
+      add_hand("awkward_names",
+               testing_pipelines::RenameStages(
+                   *conv_relu_pool, {{"conv", "new"}, {"relu", "Var"}, {"max_pool", "d1_0"}}),
+               kAwkwardSchedule));
+
+  for (const char* block : {"resnet18_basic", "mobilenetv2_inverted_residual", "squeezenet_fire",
+                            "inception_module", "transformer_encoder", "wavenet_residual"}) {
+    for (int k = 0; k < 2; ++k) {
+      SCHEDFARM_ASSIGN_OR_RETURN(
+          SourceCase c,
+          RandomCase(std::string(block) + "_" + std::to_string(k), MakeZooBlock(block), k));
+      cases.push_back(std::move(c));
+    }
+  }
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        SourceCase c,
+        RandomCase("random_" + std::to_string(seed), schedule_checks::RandomPipelineCase(seed), 0));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+}  // namespace source_cases
+}  // namespace schedfarm
