@@ -423,6 +423,19 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   if (info.is_output) {
     return Status::Error(where() + ": compute: AT, but outputs are computed at root");
   }
+  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
+    for (const SpaceLoop& loop : out->defs[u].loops) {
+      if (loop.reduction || loop.level > 0 || loop.extent <= 1) continue;
+      if (!loop.vectorized && !loop.unrolled) continue;
+      const SpaceDefinition& def = info.defs[u];
+      return Status::Error(
+          where() + ": " + DefName(u == 1) + "." + (loop.vectorized ? "vectorize" : "unroll") +
+          ": loop " + LoopText(def, loop.dim, loop.level, out->defs[u].num_levels[loop.dim]) +
+          " of a stage computed at a consumer loop spans the region that loop asks for, " +
+          "whose extent Halide does not know as a constant; only the inner levels of a " +
+          "split can be vectorized or unrolled there");
+    }
+  }
   if (!d.has_compute_at()) {
     return Status::Error(where() + ": compute_at: missing (compute is AT)");
   }

@@ -86,11 +86,15 @@ struct Slot {
   bool small = false;  // extent <= 16 (unrollable)
 };
 
-Slot SlotOf(const SpaceLoop& loop, int lanes) {
+// At a consumer loop (not `root`), the level 0 of a pure dim spans the region the
+// consumer asks for, whose extent Halide may not know as a constant (the consumer's
+// guarded tails): it is neither vectorized nor unrolled.
+Slot SlotOf(const SpaceLoop& loop, int lanes, bool root) {
   Slot s;
   s.pure = !loop.reduction;
-  s.vec = s.pure && loop.extent % lanes == 0 && loop.extent <= 4 * lanes;
-  s.small = loop.extent <= 16;
+  const bool constant = root || loop.reduction || loop.level > 0;
+  s.vec = constant && s.pure && loop.extent % lanes == 0 && loop.extent <= 4 * lanes;
+  s.small = constant && loop.extent <= 16;
   return s;
 }
 
@@ -371,7 +375,7 @@ uint16_t ScheduleSpaceImpl::FullCombos(const SpaceDefinition& def,
   Slot slots[64];
   int n = 0;
   for (const SpaceLoop& loop : order) {
-    if (loop.extent > 1 && n < 64) slots[n++] = SlotOf(loop, def.lanes);
+    if (loop.extent > 1 && n < 64) slots[n++] = SlotOf(loop, def.lanes, root);
   }
   return CombosOf(slots, n, root);
 }
@@ -452,9 +456,10 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
       const int num_levels = static_cast<int>(f.size()) + 1;
       SpaceLoop inner;
       inner.extent = LevelExtent(dim.extent, f, num_levels - 1);
-      const Slot s = SlotOf(inner, def.lanes);
+      inner.level = num_levels - 1;
+      const Slot s = SlotOf(inner, def.lanes, root);
       const bool m_small = num_levels == 3 && LevelExtent(dim.extent, f, 1) <= 16;
-      const bool o_small = num_levels >= 2 && LevelExtent(dim.extent, f, 0) <= 16;
+      const bool o_small = root && num_levels >= 2 && LevelExtent(dim.extent, f, 0) <= 16;
       // With k >= 2 the middle and outer levels are never among the first two loops.
       keys[j][{num_levels, s.vec, s.small, k == 1 && m_small, k == 1 && o_small}] += 1;
       ++by_levels[j][num_levels];
@@ -603,6 +608,8 @@ std::vector<RestrictedChoice> ScheduleSpaceImpl::RestrictedChoices(const SpaceDe
   std::vector<RestrictedChoice> out;
   for (int v = 0; v < 2; ++v) {
     if (v && !def.restricted_vec) continue;
+    // Vectorizing the unsplit dim needs a constant extent: at root only.
+    if (v && !root && def.dims[0].extent == def.lanes) continue;
     out.push_back({v != 0, false});
     if (root && def.restricted_par[v]) out.push_back({v != 0, true});
   }

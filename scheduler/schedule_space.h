@@ -69,13 +69,17 @@
 //                lanes (vector_bytes / dtype bytes) and at most 4 * lanes;
 //                vector_width = its extent.
 //     unroll     the loop just outside the innermost one, if its extent <= 16.
+//                With AT, neither is level 0 of a pure dim: that loop spans the
+//                region the consumer loop asks for, whose extent Halide does not
+//                know as a constant where the consumer's splits have guarded tails.
 //     parallel   with ROOT only: none, the outermost loop, or the outermost two; each
 //                pure and neither vectorized nor unrolled.
 //     tail       TAIL_AUTO.
 //   A "restricted" definition (the pure one of a stage with an update) only chooses:
 //     vectorize  the innermost pure dim (dim 0 of LoopNestOf) by the lanes, if its
 //                extent is a multiple of them: split by [lanes] and vectorize level 1,
-//                or vectorize the unsplit dim when its extent equals the lanes;
+//                or, with ROOT, vectorize the unsplit dim when its extent equals the
+//                lanes;
 //     parallel   with ROOT only: none, or the outermost loop if it is not vectorized.
 //   Options differing only in a directive on a loop of extent 1 do not exist (such
 //   loops are never vectorized, unrolled, parallel, compute or store levels).
@@ -199,7 +203,8 @@ class ScheduleSpace {
   //  - loop_order: existing loops of this stage and definition, no repeats; reduction
   //    loops keep their natural relative order.
   //  - vectorize: a pure loop (a reduction loop would need rfactor) of extent >= 2,
-  //    vector_width equal to its extent; vector_width only with vectorize.
+  //    vector_width equal to its extent; vector_width only with vectorize. With AT,
+  //    vectorize and unroll name no level 0 of a pure dim (see the options above).
   //  - unroll, parallel: existing loops, no repeats, never the vectorized loop;
   //    parallel never a reduction loop, an unrolled loop or a loop inside the
   //    vectorized one.

@@ -535,6 +535,58 @@ TEST(ScheduleSpaceTest, StorageIsTheComputeLocation) {
       << refused.ToString();
 }
 
+// At a consumer loop, a stage's level-0 pure loops span a region whose extent Halide
+// may not know as a constant: only inner split levels are vectorized or unrolled.
+TEST(ScheduleSpaceTest, AtAConsumerLoopOnlyInnerLevelsAreVectorizedOrUnrolled) {
+  const Chain c = ChainPipeline(16, 32);
+  Fixture f = Make(c.spec);
+  StageSchedule out;
+  out.set_stage(c.out);
+  out.set_compute(ROOT);
+  const ScheduleSpec partial = With(f->Empty(), out);
+  int at_options = 0;
+  f->ForEachOption(partial, [&](const StageSchedule& o) {
+    if (o.compute() != AT) return true;
+    ++at_options;
+    for (const LoopRef& r : o.pure().unroll()) EXPECT_GT(r.level(), 0) << o.DebugString();
+    if (o.pure().has_vectorize()) {
+      EXPECT_GT(o.pure().vectorize().level(), 0) << o.DebugString();
+    }
+    return true;
+  });
+  EXPECT_GT(at_options, 0);
+
+  StageSchedule a;
+  a.set_stage(c.a);
+  a.set_compute(AT);
+  *a.mutable_compute_at() = Ref(c.out, "d1", 0);
+  auto check = [&](const std::function<void(DefinitionSchedule&)>& edit) {
+    StageSchedule d = a;
+    edit(*d.mutable_pure());
+    return f->Check(With(partial, d));
+  };
+  const Status whole = check([&](DefinitionSchedule& p) {
+    *p.mutable_vectorize() = Ref(c.a, "d1", 0);
+    p.set_vector_width(32);
+  });
+  EXPECT_NE(whole.message().find("pure.vectorize: loop 'd1' of a stage computed at a consumer "
+                                 "loop"),
+            std::string::npos)
+      << whole.ToString();
+  const Status unrolled =
+      check([&](DefinitionSchedule& p) { *p.add_unroll() = Ref(c.a, "d0", 0); });
+  EXPECT_NE(unrolled.message().find("pure.unroll: loop 'd0'"), std::string::npos)
+      << unrolled.ToString();
+  const Status inner = check([&](DefinitionSchedule& p) {
+    DimSplit* split = p.add_splits();
+    split->set_dim("d1");
+    split->add_factors(8);
+    *p.mutable_vectorize() = Ref(c.a, "d1", 1);
+    p.set_vector_width(8);
+  });
+  EXPECT_TRUE(inner.ok()) << inner.ToString();
+}
+
 TEST(ScheduleSpaceTest, ZooBranchingFactorsAreReported) {
   // Knuth's estimator over 100 random paths per block (tools/space_report does 1,000).
   std::printf("%-32s %9s %12s %12s %12s %14s\n", "block", "decisions", "avg branch", "min branch",
