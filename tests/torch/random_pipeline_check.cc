@@ -11,12 +11,8 @@
 //
 // Usage: random_pipeline_check [--first-seed S] [--count N] [--max-ops N]
 //          [--max-elements N] [--max-flops F] [--math exact|pade|mixed] [--timeout S]
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +27,7 @@
 #include "pipeline/spec.h"
 #include "pipeline/tensor.h"
 #include "pipeline/torch/torch_eval.h"
+#include "tests/support/run_in_child.h"
 
 namespace schedfarm {
 namespace {
@@ -183,44 +180,11 @@ Outcome Check(const PipelineGraph& graph) {
 // Runs Check in a child process with a time limit; crashes and timeouts are failures.
 Outcome CheckInChild(const PipelineGraph& graph, int timeout_seconds) {
   Outcome outcome;
-  int fds[2];
-  if (pipe(fds) != 0) {
-    SetMessage(outcome, std::string("pipe: ") + std::strerror(errno));
-    return outcome;
-  }
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    SetMessage(outcome, std::string("fork: ") + std::strerror(errno));
-    return outcome;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(static_cast<unsigned>(timeout_seconds));
-    const Outcome result = Check(graph);
-    const ssize_t written = write(fds[1], &result, sizeof(result));
-    _exit(written == static_cast<ssize_t>(sizeof(result)) ? 0 : 1);
-  }
-  close(fds[1]);
-  size_t got = 0;
-  while (got < sizeof(outcome)) {
-    const ssize_t n = read(fds[0], reinterpret_cast<char*>(&outcome) + got, sizeof(outcome) - got);
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != sizeof(outcome)) {
+  std::string failure;
+  if (!testing_support::RunInChild(
+          timeout_seconds, [&] { return Check(graph); }, &outcome, &failure)) {
     outcome = Outcome();
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-      SetMessage(outcome, "timed out after " + std::to_string(timeout_seconds) + " s");
-    } else if (WIFSIGNALED(status)) {
-      SetMessage(outcome, std::string("crashed: ") + strsignal(WTERMSIG(status)));
-    } else {
-      SetMessage(outcome, "child exited with status " + std::to_string(WEXITSTATUS(status)) +
-                              " without a result");
-    }
+    SetMessage(outcome, failure);
   }
   return outcome;
 }

@@ -9,12 +9,8 @@
 //
 // Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
 //          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +24,7 @@
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"
 #include "tests/scheduler/halide/schedule_checks.h"
+#include "tests/support/run_in_child.h"
 
 namespace schedfarm {
 namespace {
@@ -160,48 +157,17 @@ Outcome Check(const ScheduleSpace& space, const ScheduleSpec& spec,
 Outcome CheckInChild(const ScheduleSpace& space, const ScheduleSpec& spec,
                      const std::vector<HostTensor>& reference, const Flags& flags) {
   Outcome outcome;
-  int fds[2];
-  if (pipe(fds) != 0) {
-    SetMessage(outcome, std::string("pipe: ") + std::strerror(errno));
-    return outcome;
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    SetMessage(outcome, std::string("fork: ") + std::strerror(errno));
-    return outcome;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(static_cast<unsigned>(flags.timeout_seconds));
+  std::string failure;
+  const auto check = [&] {
     const auto start = std::chrono::steady_clock::now();
     Outcome result = Check(space, spec, reference, flags);
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const ssize_t written = write(fds[1], &result, sizeof(result));
-    _exit(written == static_cast<ssize_t>(sizeof(result)) ? 0 : 1);
-  }
-  close(fds[1]);
-  size_t got = 0;
-  while (got < sizeof(outcome)) {
-    const ssize_t n = read(fds[0], reinterpret_cast<char*>(&outcome) + got, sizeof(outcome) - got);
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != sizeof(outcome)) {
+    return result;
+  };
+  if (!testing_support::RunInChild(flags.timeout_seconds, check, &outcome, &failure)) {
     outcome = Outcome();
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-      SetMessage(outcome, "timed out after " + std::to_string(flags.timeout_seconds) + " s");
-    } else if (WIFSIGNALED(status)) {
-      SetMessage(outcome, std::string("crashed: ") + strsignal(WTERMSIG(status)));
-    } else {
-      SetMessage(outcome, "child exited with status " + std::to_string(WEXITSTATUS(status)) +
-                              " without a result");
-    }
+    SetMessage(outcome, failure);
   }
   return outcome;
 }
