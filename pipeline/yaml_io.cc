@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <queue>
@@ -153,27 +154,22 @@ std::string JoinNames(const std::vector<std::string>& names) {
 
 // --- scalars -------------------------------------------------------------------------------
 
-std::string FormatDouble(double v) {
+// The shortest decimal text that reads back as exactly `v` (YAML spellings for NaN and
+// infinities). T is double or float.
+template <typename T>
+std::string FormatShortest(T v) {
   if (std::isnan(v)) return ".nan";
   if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
   char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
+  for (int precision = 1; precision <= std::numeric_limits<T>::max_digits10; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, static_cast<double>(v));
+    if (static_cast<T>(std::strtod(buf, nullptr)) == v) break;
   }
   return buf;
 }
 
-std::string FormatFloat(float v) {
-  if (std::isnan(v)) return ".nan";
-  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
-  char buf[40];
-  for (int precision = 1; precision <= 9; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, static_cast<double>(v));
-    if (static_cast<float>(std::strtod(buf, nullptr)) == v) break;
-  }
-  return buf;
-}
+std::string FormatDouble(double v) { return FormatShortest(v); }
+std::string FormatFloat(float v) { return FormatShortest(v); }
 
 bool IsPlainScalar(const std::string& s) {
   if (s.empty()) return false;
@@ -287,6 +283,10 @@ class Reader {
   Status DefineName(const std::string& name, const YAML::Node& at, const std::string& what);
 
   Status ReadInput(const YAML::Node& n, DataType default_dtype, PipelineSpec& spec);
+  // The name, shape and dtype of an input or a parameter (`kind`); returns how errors
+  // name it ("input 'x'").
+  StatusOr<std::string> ReadDecl(const Fields& f, const std::string& what, const char* kind,
+                                 DataType default_dtype, TensorDecl* t);
   Status ReadParameter(const YAML::Node& n, DataType default_dtype, PipelineSpec& spec);
   Status ReadStage(const YAML::Node& n, PipelineSpec& spec);
   Status SetAttribute(Stage& stage, const std::string& key, const YAML::Node& value,
@@ -442,9 +442,13 @@ Status Reader::ReadInput(const YAML::Node& n, DataType default_dtype, PipelineSp
   SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, what, {"name", "shape", "dtype"}, "known keys: "));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", what));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "shape", what));
-  TensorDecl* t = spec.add_inputs();
+  return ReadDecl(f, what, "input", default_dtype, spec.add_inputs()).status();
+}
+
+StatusOr<std::string> Reader::ReadDecl(const Fields& f, const std::string& what, const char* kind,
+                                       DataType default_dtype, TensorDecl* t) {
   SCHEDFARM_ASSIGN_OR_RETURN(std::string name, String(f.value("name"), what + " name"));
-  const std::string named = "input '" + name + "'";
+  const std::string named = std::string(kind) + " '" + name + "'";
   SCHEDFARM_RETURN_IF_ERROR(DefineName(name, f.value("name"), named));
   t->set_name(name);
   SCHEDFARM_ASSIGN_OR_RETURN(Shape shape, ShapeField(f.value("shape"), named + " shape"));
@@ -454,7 +458,7 @@ Status Reader::ReadInput(const YAML::Node& n, DataType default_dtype, PipelineSp
     SCHEDFARM_ASSIGN_OR_RETURN(DataType dtype, Dtype(f.value("dtype"), named));
     t->set_dtype(dtype);
   }
-  return Status::Ok();
+  return named;
 }
 
 Status Reader::ReadParameter(const YAML::Node& n, DataType default_dtype, PipelineSpec& spec) {
@@ -465,17 +469,8 @@ Status Reader::ReadParameter(const YAML::Node& n, DataType default_dtype, Pipeli
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "shape", what));
   Parameter* p = spec.add_parameters();
   TensorDecl* t = p->mutable_tensor();
-  SCHEDFARM_ASSIGN_OR_RETURN(std::string name, String(f.value("name"), what + " name"));
-  const std::string named = "parameter '" + name + "'";
-  SCHEDFARM_RETURN_IF_ERROR(DefineName(name, f.value("name"), named));
-  t->set_name(name);
-  SCHEDFARM_ASSIGN_OR_RETURN(Shape shape, ShapeField(f.value("shape"), named + " shape"));
-  for (int64_t d : shape) t->add_shape(d);
-  t->set_dtype(default_dtype);
-  if (f.has("dtype")) {
-    SCHEDFARM_ASSIGN_OR_RETURN(DataType dtype, Dtype(f.value("dtype"), named));
-    t->set_dtype(dtype);
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(const std::string named,
+                             ReadDecl(f, what, "parameter", default_dtype, t));
   if (f.has("random") == f.has("data")) {
     return ErrorAt(n, named +
                           ": needs exactly one of 'random' (seed, scale, offset) and 'data' "
@@ -502,6 +497,7 @@ Status Reader::ReadParameter(const YAML::Node& n, DataType default_dtype, Pipeli
   }
   const YAML::Node& data = f.value("data");
   SCHEDFARM_RETURN_IF_ERROR(List(data, named + " data"));
+  const Shape shape(t->shape().begin(), t->shape().end());
   if (static_cast<int64_t>(data.size()) != NumElements(shape)) {
     return ErrorAt(data, named + ": data has " + std::to_string(data.size()) + " values, shape " +
                              ShapeToString(shape) + " needs " + std::to_string(NumElements(shape)));

@@ -24,6 +24,7 @@
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/autoschedule/autoschedulers.h"
+#include "tools/text_table.h"
 
 namespace schedfarm {
 namespace {
@@ -154,37 +155,14 @@ Args ParseArgs(int argc, char** argv) {
 
 // --- output ----------------------------------------------------------------------
 
-std::string Format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
+std::string Millis(double s) { return FormatNumber("%.3f", s * 1e3); }
+
+// A table whose first column is left-aligned and the others (numbers) right-aligned.
+TextTable NumericTable(std::vector<std::string> header) {
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  return TextTable(std::move(header), std::move(right));
 }
-
-std::string Millis(double s) { return Format("%.3f", s * 1e3); }
-
-// Plain text table: columns padded to their widest cell; all but the first right-aligned.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void Print(std::ostream& out) const {
-    std::vector<size_t> width(rows_[0].size(), 0);
-    for (const auto& row : rows_) {
-      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    }
-    for (const auto& row : rows_) {
-      std::string line;
-      for (size_t c = 0; c < row.size(); ++c) {
-        const std::string pad(width[c] - row[c].size(), ' ');
-        line += c == 0 ? row[c] + pad : "  " + pad + row[c];
-      }
-      out << "  " << line << "\n";
-    }
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
 
 // The kind of a left-out directive: its name without arguments, "update(0)." or the
 // reason of the space's refusal, e.g. "fuse", "store_in", "space rejected vectorize".
@@ -231,7 +209,7 @@ int Main(int argc, char** argv) {
     summary_header.push_back(a + " ms");
     summary_header.push_back("x");
   }
-  Table summary(summary_header);
+  TextTable summary = NumericTable(summary_header);
 
   for (const std::string& source : args.sources) {
     StatusOr<PipelineGraph> graph = LoadPipelineSource(source);
@@ -253,10 +231,11 @@ int Main(int argc, char** argv) {
     }
     const double ref_seconds = reference->min_seconds;
     std::vector<std::string> summary_row = {graph->spec().name(), Millis(ref_seconds)};
-    Table table({"schedule", "min ms", "median ms", "speedup", "autoschedule s", "compile s",
-                 "correct", "import: left out (changing the loop nest)"});
+    TextTable table =
+        NumericTable({"schedule", "min ms", "median ms", "speedup", "autoschedule s", "compile s",
+                      "correct", "import: left out (changing the loop nest)"});
     table.Add({"reference", Millis(ref_seconds), Millis(reference->median_seconds), "1.00x", "-",
-               Format("%.2f", reference->compile_seconds), "reference", "-"});
+               FormatNumber("%.2f", reference->compile_seconds), "reference", "-"});
     std::vector<std::string> details;
     for (const std::string& name : args.autoschedulers) {
       AutoscheduleOptions options;
@@ -296,7 +275,7 @@ int Main(int argc, char** argv) {
         }
       }
       if (!result->run_error.empty()) {  // Halide cannot compile or run the schedule
-        table.Add({name, "error", "-", "-", Format("%.2f", result->autoschedule_seconds), "-",
+        table.Add({name, "error", "-", "-", FormatNumber("%.2f", result->autoschedule_seconds), "-",
                    "ERROR", imported});
         details.push_back(name + ": the schedule does not run: " + result->run_error);
         summary_row.push_back("error");
@@ -309,11 +288,11 @@ int Main(int argc, char** argv) {
       t.correct += result->correct;
       t.log_speedup += std::log(speedup);
       table.Add({name, Millis(result->run.min_seconds), Millis(result->run.median_seconds),
-                 Format("%.2fx", speedup), Format("%.2f", result->autoschedule_seconds),
-                 Format("%.2f", result->run.compile_seconds), result->correct ? "yes" : "WRONG",
-                 imported});
+                 FormatNumber("%.2fx", speedup), FormatNumber("%.2f", result->autoschedule_seconds),
+                 FormatNumber("%.2f", result->run.compile_seconds),
+                 result->correct ? "yes" : "WRONG", imported});
       summary_row.push_back(Millis(result->run.min_seconds) + (result->correct ? "" : " WRONG"));
-      summary_row.push_back(Format("%.2f", speedup));
+      summary_row.push_back(FormatNumber("%.2f", speedup));
       if (!result->correct) details.push_back(name + ": wrong answer: " + result->mismatch);
     }
     table.Print(std::cout);
@@ -332,7 +311,7 @@ int Main(int argc, char** argv) {
     std::cout << "  " << name << ": " << t.runs + t.failed << " pipelines, " << t.failed
               << " failed, " << t.correct << " correct, " << t.exact
               << " imported with the exact loop nest, geometric mean speedup "
-              << Format("%.2fx", t.runs ? std::exp(t.log_speedup / t.runs) : 0.0) << "\n";
+              << FormatNumber("%.2fx", t.runs ? std::exp(t.log_speedup / t.runs) : 0.0) << "\n";
     for (const auto& [kind, count] : t.kinds) {
       std::cout << "    " << count << "  " << kind << "\n";
     }

@@ -21,6 +21,7 @@
 #include "pipeline/spec.h"
 #include "pipeline/yaml_io.h"
 #include "pipeline/zoo.h"
+#include "tools/text_table.h"
 
 namespace schedfarm {
 namespace {
@@ -206,41 +207,6 @@ PipelineGraph LoadSource(const Args& args) {
 
 // --- output ----------------------------------------------------------------------
 
-// Plain text table: columns padded to their widest cell; `right` columns right-aligned.
-class Table {
- public:
-  Table(std::vector<std::string> header, std::vector<bool> right) : right_(std::move(right)) {
-    rows_.push_back(std::move(header));
-  }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void Print(std::ostream& out) const {
-    std::vector<size_t> width(rows_[0].size(), 0);
-    for (const auto& row : rows_) {
-      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    }
-    for (const auto& row : rows_) {
-      std::string line;
-      for (size_t c = 0; c < row.size(); ++c) {
-        const std::string pad(width[c] - row[c].size(), ' ');
-        const bool last = c + 1 == row.size();
-        line += right_[c] ? pad + row[c] : row[c] + (last ? "" : pad);
-        if (!last) line += "  ";
-      }
-      out << "  " << line << "\n";
-    }
-  }
-
- private:
-  std::vector<bool> right_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
-std::string Format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
 std::string HumanCount(double v) {
   const char* units[] = {"", "k", "M", "G", "T"};
   int u = 0;
@@ -248,7 +214,7 @@ std::string HumanCount(double v) {
     v /= 1000;
     ++u;
   }
-  return u == 0 ? Format("%.0f", v) : Format("%.2f", v) + units[u];
+  return u == 0 ? FormatNumber("%.0f", v) : FormatNumber("%.2f", v) + units[u];
 }
 
 std::string HumanBytes(double v) {
@@ -258,13 +224,13 @@ std::string HumanBytes(double v) {
     v /= 1024;
     ++u;
   }
-  return u == 0 ? Format("%.0f", v) + " B" : Format("%.1f", v) + " " + units[u];
+  return u == 0 ? FormatNumber("%.0f", v) + " B" : FormatNumber("%.1f", v) + " " + units[u];
 }
 
 std::string Seconds(double s) {
-  if (s >= 1) return Format("%.3f s", s);
-  if (s >= 1e-3) return Format("%.3f ms", s * 1e3);
-  return Format("%.3f us", s * 1e6);
+  if (s >= 1) return FormatNumber("%.3f s", s);
+  if (s >= 1e-3) return FormatNumber("%.3f ms", s * 1e3);
+  return FormatNumber("%.3f us", s * 1e6);
 }
 
 std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -281,7 +247,7 @@ void PrintHeader(const PipelineGraph& graph) {
 }
 
 int List() {
-  Table table({"block", "description"}, {false, false});
+  TextTable table({"block", "description"}, {false, false});
   for (const std::string& name : ZooNames()) table.Add({name, ZooDescription(name)});
   table.Print(std::cout);
   return 0;
@@ -291,7 +257,7 @@ int Show(const PipelineGraph& graph) {
   const PipelineSpec& spec = graph.spec();
   PrintHeader(graph);
   std::cout << "\ninputs\n";
-  Table inputs({"name", "dtype", "shape"}, {false, false, false});
+  TextTable inputs({"name", "dtype", "shape"}, {false, false, false});
   for (const TensorDecl& t : spec.inputs()) {
     inputs.Add({t.name(), DataTypeName(t.dtype()),
                 ShapeToString(Shape(t.shape().begin(), t.shape().end()))});
@@ -305,8 +271,8 @@ int Show(const PipelineGraph& graph) {
   }
   std::cout << "\nparameters  " << spec.parameters_size() << " (" << HumanBytes(param_bytes)
             << ")\n\nstages (topological order)\n";
-  Table stages({"#", "stage", "op", "inputs", "shape", "FLOPs", "bytes", "access"},
-               {true, false, false, false, false, true, true, false});
+  TextTable stages({"#", "stage", "op", "inputs", "shape", "FLOPs", "bytes", "access"},
+                   {true, false, false, false, false, true, true, false});
   for (int s : graph.topological_order()) {
     const Stage& st = graph.stage(s);
     const std::vector<Shape> shapes = graph.input_shapes(s);
@@ -354,7 +320,7 @@ int Run(const PipelineGraph& graph, const RunOptions& options) {
               << (options.threads > 0 ? std::to_string(options.threads) : "default") << ")\n";
   }
   std::cout << "\noutputs\n";
-  Table outputs({"name", "dtype", "shape", "checksum"}, {false, false, false, false});
+  TextTable outputs({"name", "dtype", "shape", "checksum"}, {false, false, false, false});
   for (size_t i = 0; i < run->outputs.size(); ++i) {
     const HostTensor& t = run->outputs[i];
     outputs.Add({graph.spec().outputs(static_cast<int>(i)), DataTypeName(t.dtype),

@@ -130,6 +130,29 @@ bool IsComparison(Arith op) {
          op == Arith::kGe || op == Arith::kAnd || op == Arith::kOr;
 }
 
+// The comparisons and logical operators (IsComparison), on either operand type.
+template <typename T>
+bool Compare(Arith op, T a, T b) {
+  switch (op) {
+    case Arith::kEq:
+      return a == b;
+    case Arith::kLt:
+      return a < b;
+    case Arith::kGt:
+      return a > b;
+    case Arith::kLe:
+      return a <= b;
+    case Arith::kGe:
+      return a >= b;
+    case Arith::kAnd:
+      return (a != 0) && (b != 0);
+    case Arith::kOr:
+      return (a != 0) || (b != 0);
+    default:
+      return false;
+  }
+}
+
 StatusOr<int64_t> IntArith(Arith op, int64_t a, int64_t b) {
   switch (op) {
     case Arith::kAdd:
@@ -153,22 +176,9 @@ StatusOr<int64_t> IntArith(Arith op, int64_t a, int64_t b) {
       return std::max(a, b);
     case Arith::kMin:
       return std::min(a, b);
-    case Arith::kEq:
-      return a == b;
-    case Arith::kLt:
-      return a < b;
-    case Arith::kGt:
-      return a > b;
-    case Arith::kLe:
-      return a <= b;
-    case Arith::kGe:
-      return a >= b;
-    case Arith::kAnd:
-      return (a != 0) && (b != 0);
-    case Arith::kOr:
-      return (a != 0) || (b != 0);
+    default:
+      return static_cast<int64_t>(Compare(op, a, b));
   }
-  return int64_t{0};
 }
 
 double FloatArith(Arith op, double a, double b) {
@@ -187,22 +197,9 @@ double FloatArith(Arith op, double a, double b) {
       return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
     case Arith::kMin:
       return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-    case Arith::kEq:
-      return a == b;
-    case Arith::kLt:
-      return a < b;
-    case Arith::kGt:
-      return a > b;
-    case Arith::kLe:
-      return a <= b;
-    case Arith::kGe:
-      return a >= b;
-    case Arith::kAnd:
-      return (a != 0) && (b != 0);
-    case Arith::kOr:
-      return (a != 0) || (b != 0);
+    default:
+      return Compare(op, a, b);
   }
-  return 0;
 }
 
 // a op b with broadcasting. The result has a's type (BOOL for comparisons); integer
