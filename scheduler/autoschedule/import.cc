@@ -87,7 +87,7 @@ std::optional<TailStrategy> ToSpecTail(Halide::TailStrategy t) {
 
 // A LoopRef as the space's loop name, e.g. "d2_1" or "rc".
 std::string RefName(const LoopRef& ref, int num_levels) {
-  return num_levels > 1 ? LoopVarName(ref.dim(), ref.level(), num_levels) : ref.dim();
+  return LoopVarName(ref.dim(), ref.level(), num_levels);
 }
 
 // ---------------------------------------------------------------------------------
