@@ -21,6 +21,7 @@
 #include "google/protobuf/descriptor.h"
 #include "pipeline/graph.h"
 #include "pipeline/ops.h"
+#include "pipeline/yaml_reader.h"
 
 namespace schedfarm {
 namespace {
@@ -146,12 +147,6 @@ const std::vector<std::pair<std::string, DataType>>& DtypeNames() {
   return names;
 }
 
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // --- scalars -------------------------------------------------------------------------------
 
 // The shortest decimal text that reads back as exactly `v` (YAML spellings for NaN and
@@ -223,61 +218,16 @@ std::string IntList(const google::protobuf::RepeatedField<int64_t>& v) {
 
 // --- reading -------------------------------------------------------------------------------
 
-// A YAML mapping with its keys checked: unknown and duplicate keys are errors.
-struct Fields {
-  YAML::Node node;
-  std::map<std::string, std::pair<YAML::Node, YAML::Node>> entries;  // key -> (key, value)
+using Fields = YamlFields;
 
-  bool has(const std::string& key) const { return entries.count(key) > 0; }
-  const YAML::Node& key(const std::string& k) const { return entries.at(k).first; }
-  const YAML::Node& value(const std::string& k) const { return entries.at(k).second; }
-};
-
-class Reader {
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string filename) : filename_(std::move(filename)) {}
+  explicit Reader(std::string filename) : YamlReader(std::move(filename)) {}
 
   StatusOr<PipelineSpec> Read(const std::string& text);
 
  private:
-  Status ErrorAt(const YAML::Mark& mark, const std::string& message) const {
-    if (mark.line < 0) return Status::Error(filename_ + ": " + message);
-    return Status::Error(filename_ + ":" + std::to_string(mark.line + 1) + ":" +
-                         std::to_string(mark.column + 1) + ": " + message);
-  }
-  Status ErrorAt(const YAML::Node& node, const std::string& message) const {
-    return ErrorAt(node.Mark(), message);
-  }
-
-  static const char* KindName(const YAML::Node& n) {
-    switch (n.Type()) {
-      case YAML::NodeType::Scalar:
-        return "a scalar";
-      case YAML::NodeType::Sequence:
-        return "a list";
-      case YAML::NodeType::Map:
-        return "a mapping";
-      default:
-        return "nothing";
-    }
-  }
-
-  StatusOr<Fields> Map(const YAML::Node& node, const std::string& what,
-                       const std::vector<std::string>& allowed, const std::string& allowed_note);
-  Status Require(const Fields& f, const std::string& key, const std::string& what) const {
-    if (f.has(key)) return Status::Ok();
-    return ErrorAt(f.node, what + ": missing field '" + key + "'");
-  }
-  StatusOr<std::string> String(const YAML::Node& n, const std::string& what) const;
-  StatusOr<int64_t> Int(const YAML::Node& n, const std::string& what) const;
-  StatusOr<uint64_t> Uint(const YAML::Node& n, const std::string& what) const;
-  StatusOr<double> Double(const YAML::Node& n, const std::string& what) const;
-  StatusOr<bool> Bool(const YAML::Node& n, const std::string& what) const;
   StatusOr<std::vector<int64_t>> IntList(const YAML::Node& n, const std::string& what) const;
-  Status List(const YAML::Node& n, const std::string& what) const {
-    if (n.IsSequence()) return Status::Ok();
-    return ErrorAt(n, what + " must be a list, is " + KindName(n));
-  }
   StatusOr<Shape> ShapeField(const YAML::Node& n, const std::string& what) const;
   StatusOr<DataType> Dtype(const YAML::Node& n, const std::string& what) const;
   Status DefineName(const std::string& name, const YAML::Node& at, const std::string& what);
@@ -296,90 +246,9 @@ class Reader {
   // Position of the first name quoted in a validator message, if it names something.
   YAML::Mark MarkOfMessage(const std::string& message) const;
 
-  std::string filename_;
   std::map<std::string, YAML::Node> defined_;  // name -> its name node
   std::vector<Fields> stage_fields_;           // per stage, in spec order
 };
-
-StatusOr<Fields> Reader::Map(const YAML::Node& node, const std::string& what,
-                             const std::vector<std::string>& allowed,
-                             const std::string& allowed_note) {
-  if (!node.IsMap()) return ErrorAt(node, what + " must be a mapping, is " + KindName(node));
-  Fields f;
-  f.node = node;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& k = it->first;
-    if (!k.IsScalar()) return ErrorAt(k, what + ": keys must be scalars");
-    const std::string key = k.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      return ErrorAt(
-          k, what + ": unknown key '" + key + "' (" + allowed_note + JoinNames(allowed) + ")");
-    }
-    if (f.has(key)) {
-      return ErrorAt(k, what + ": duplicate key '" + key + "' (first at line " +
-                            std::to_string(f.key(key).Mark().line + 1) + ")");
-    }
-    f.entries[key] = {k, it->second};
-  }
-  return f;
-}
-
-StatusOr<std::string> Reader::String(const YAML::Node& n, const std::string& what) const {
-  if (!n.IsScalar()) return ErrorAt(n, what + " must be a string, is " + KindName(n));
-  return n.Scalar();
-}
-
-StatusOr<int64_t> Reader::Int(const YAML::Node& n, const std::string& what) const {
-  if (!n.IsScalar()) return ErrorAt(n, what + " must be an integer, is " + KindName(n));
-  const std::string& s = n.Scalar();
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0]))) {
-    return ErrorAt(n, what + " must be an integer, got '" + s + "'");
-  }
-  if (errno == ERANGE) return ErrorAt(n, what + " is out of range: " + s);
-  return static_cast<int64_t>(v);
-}
-
-StatusOr<uint64_t> Reader::Uint(const YAML::Node& n, const std::string& what) const {
-  if (!n.IsScalar()) return ErrorAt(n, what + " must be an integer, is " + KindName(n));
-  const std::string& s = n.Scalar();
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || !std::isdigit(static_cast<unsigned char>(s[0]))) {
-    return ErrorAt(n, what + " must be a non-negative integer, got '" + s + "'");
-  }
-  if (errno == ERANGE) return ErrorAt(n, what + " is out of range: " + s);
-  return static_cast<uint64_t>(v);
-}
-
-StatusOr<double> Reader::Double(const YAML::Node& n, const std::string& what) const {
-  if (!n.IsScalar()) return ErrorAt(n, what + " must be a number, is " + KindName(n));
-  const std::string& s = n.Scalar();
-  const std::string l = Lower(s);
-  if (l == ".nan") return std::nan("");
-  if (l == ".inf" || l == "+.inf") return HUGE_VAL;
-  if (l == "-.inf") return -HUGE_VAL;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])) ||
-      !std::isfinite(v)) {
-    return ErrorAt(n, what + " must be a number, got '" + s + "'");
-  }
-  return v;
-}
-
-StatusOr<bool> Reader::Bool(const YAML::Node& n, const std::string& what) const {
-  if (n.IsScalar()) {
-    const std::string l = Lower(n.Scalar());
-    if (l == "true") return true;
-    if (l == "false") return false;
-    return ErrorAt(n, what + " must be true or false, got '" + n.Scalar() + "'");
-  }
-  return ErrorAt(n, what + " must be true or false, is " + KindName(n));
-}
 
 StatusOr<std::vector<int64_t>> Reader::IntList(const YAML::Node& n, const std::string& what) const {
   SCHEDFARM_RETURN_IF_ERROR(List(n, what));
@@ -439,7 +308,7 @@ Status Reader::DefineName(const std::string& name, const YAML::Node& at, const s
 
 Status Reader::ReadInput(const YAML::Node& n, DataType default_dtype, PipelineSpec& spec) {
   const std::string what = "input " + std::to_string(spec.inputs_size());
-  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, what, {"name", "shape", "dtype"}, "known keys: "));
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, what, {"name", "shape", "dtype"}));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", what));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "shape", what));
   return ReadDecl(f, what, "input", default_dtype, spec.add_inputs()).status();
@@ -464,7 +333,7 @@ StatusOr<std::string> Reader::ReadDecl(const Fields& f, const std::string& what,
 Status Reader::ReadParameter(const YAML::Node& n, DataType default_dtype, PipelineSpec& spec) {
   const std::string what = "parameter " + std::to_string(spec.parameters_size());
   SCHEDFARM_ASSIGN_OR_RETURN(
-      Fields f, Map(n, what, {"name", "shape", "dtype", "random", "data"}, "known keys: "));
+      Fields f, Map(n, what, {"name", "shape", "dtype", "random", "data"}));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", what));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "shape", what));
   Parameter* p = spec.add_parameters();
@@ -478,7 +347,7 @@ Status Reader::ReadParameter(const YAML::Node& n, DataType default_dtype, Pipeli
   }
   if (f.has("random")) {
     SCHEDFARM_ASSIGN_OR_RETURN(Fields r, Map(f.value("random"), named + " random",
-                                             {"seed", "scale", "offset"}, "known keys: "));
+                                             {"seed", "scale", "offset"}));
     SCHEDFARM_RETURN_IF_ERROR(Require(r, "seed", named + " random"));
     RandomInit* init = p->mutable_random();
     SCHEDFARM_ASSIGN_OR_RETURN(uint64_t seed, Uint(r.value("seed"), named + " random seed"));
@@ -782,31 +651,22 @@ YAML::Mark Reader::MarkOfMessage(const std::string& message) const {
 }
 
 StatusOr<PipelineSpec> Reader::Read(const std::string& text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return ErrorAt(e.mark, "YAML syntax error: " + e.msg);
-  }
-  if (!root.IsDefined() || root.IsNull()) {
-    return Status::Error(filename_ +
-                         ":1:1: empty document; expected a mapping with name, inputs, "
-                         "parameters, stages and outputs");
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      YAML::Node root,
+      Load(text, "expected a mapping with name, inputs, parameters, stages and outputs"));
   SCHEDFARM_ASSIGN_OR_RETURN(
       Fields top, Map(root, "pipeline",
-                      {"name", "source", "dtype", "inputs", "parameters", "stages", "outputs"},
-                      "known keys: "));
+                      {"name", "source", "dtype", "inputs", "parameters", "stages", "outputs"}));
   PipelineSpec spec;
   if (top.has("name")) {
     SCHEDFARM_ASSIGN_OR_RETURN(std::string name, String(top.value("name"), "name"));
     spec.set_name(name);
   } else {
-    std::string stem = filename_.substr(filename_.find_last_of('/') + 1);
+    std::string stem = filename().substr(filename().find_last_of('/') + 1);
     stem = stem.substr(0, stem.find('.'));
     spec.set_name(stem.empty() ? "pipeline" : stem);
   }
-  spec.set_source("yaml:" + filename_);
+  spec.set_source("yaml:" + filename());
   if (top.has("source")) {
     SCHEDFARM_ASSIGN_OR_RETURN(std::string source, String(top.value("source"), "source"));
     spec.set_source(source);

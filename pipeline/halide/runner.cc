@@ -1,8 +1,11 @@
 #include "pipeline/halide/runner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <mutex>
+#include <new>
 
 #include "pipeline/halide/lowering.h"
 
@@ -64,90 +67,196 @@ Status CheckInputs(const PipelineSpec& spec, const std::vector<HostTensor>& inpu
   return Status::Ok();
 }
 
+bool SaysOutOfMemory(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("out of memory") != std::string::npos;
+}
+
+// Runs `body` with Halide's and the standard library's exceptions turned into a
+// Status that says `what` failed, and their class into `*error_kind` (when given).
+// `phase_kind` is the class of Halide errors other than out of memory.
+template <typename Body>
+auto Guarded(const std::string& what, HalideErrorKind phase_kind, HalideErrorKind* error_kind,
+             Body body) -> decltype(body()) {
+  HalideErrorKind kind = phase_kind;
+  std::string message;
+  try {
+    return body();
+  } catch (const Halide::CompileError& e) {
+    message = std::string("Halide compile error: ") + e.what();
+  } catch (const Halide::RuntimeError& e) {
+    message = std::string("Halide runtime error: ") + e.what();
+  } catch (const Halide::InternalError& e) {
+    message = std::string("Halide internal error: ") + e.what();
+  } catch (const Halide::Error& e) {
+    message = std::string("Halide error: ") + e.what();
+  } catch (const std::bad_alloc& e) {
+    kind = HalideErrorKind::kOutOfMemory;
+    message = std::string("out of memory (") + e.what() + ")";
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  if (SaysOutOfMemory(message)) kind = HalideErrorKind::kOutOfMemory;
+  if (error_kind != nullptr) *error_kind = kind;
+  return Status::Error(what + ": " + message);
+}
+
+}  // namespace
+
+struct CompiledPipeline::Impl {
+  std::string where;  // "pipeline 'name'"
+  Halide::Target target;
+  LoweredPipeline lowered;
+  std::vector<DataType> output_dtypes;
+  std::vector<Halide::Buffer<>> outputs;
+  std::unique_ptr<Halide::Realization> realization;
+  int threads = 0;
+  double compile_seconds = 0;
+};
+
+CompiledPipeline::CompiledPipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledPipeline::CompiledPipeline(CompiledPipeline&&) noexcept = default;
+CompiledPipeline& CompiledPipeline::operator=(CompiledPipeline&&) noexcept = default;
+CompiledPipeline::~CompiledPipeline() = default;
+
+StatusOr<CompiledPipeline> CompiledPipeline::Compile(const PipelineGraph& graph,
+                                                     const LoweredPipeline& lowered, int threads,
+                                                     std::vector<HostTensor> inputs,
+                                                     HalideErrorKind* error_kind) {
+  const PipelineSpec& spec = graph.spec();
+  const std::string where = "pipeline '" + spec.name() + "'";
+  auto invalid = [&](const Status& status) {
+    if (error_kind != nullptr) *error_kind = HalideErrorKind::kInvalidArgument;
+    return status;
+  };
+  if (threads < 0) return invalid(Status::Error(where + ": threads must be >= 0"));
+  if (lowered.stages.size() != static_cast<size_t>(graph.num_stages()) ||
+      lowered.inputs.size() != static_cast<size_t>(spec.inputs_size())) {
+    return invalid(Status::Error(where + ": the lowered pipeline does not match the graph (" +
+                                 std::to_string(lowered.stages.size()) + " stages, " +
+                                 std::to_string(lowered.inputs.size()) + " inputs)"));
+  }
+  if (inputs.empty()) inputs = DeterministicInputs(spec);
+  const Status inputs_ok = CheckInputs(spec, inputs);
+  if (!inputs_ok.ok()) return invalid(inputs_ok);
+
+  return Guarded(where, HalideErrorKind::kCompile, error_kind, [&]() -> StatusOr<CompiledPipeline> {
+    auto impl = std::make_unique<Impl>();
+    impl->where = where;
+    impl->target = JitTarget();
+    impl->lowered = lowered;
+    impl->threads = threads;
+    const Clock::time_point start = Clock::now();
+    impl->lowered.pipeline.compile_jit(impl->target);
+    impl->compile_seconds = SecondsSince(start);
+    for (int i = 0; i < spec.inputs_size(); ++i) {
+      impl->lowered.inputs[i].set(ToHalideBuffer(inputs[i]));
+    }
+    for (int s : graph.output_stages()) {
+      const Value& v = graph.value(graph.stage_value(s));
+      impl->output_dtypes.push_back(v.dtype);
+      impl->outputs.push_back(
+          ToHalideBuffer(HostTensor{v.dtype, v.shape, std::vector<double>(NumElements(v.shape))}));
+    }
+    impl->realization = std::make_unique<Halide::Realization>(impl->outputs);
+    return CompiledPipeline(std::move(impl));
+  });
+}
+
+double CompiledPipeline::compile_seconds() const { return impl_->compile_seconds; }
+
+StatusOr<double> CompiledPipeline::Realize(HalideErrorKind* error_kind) {
+  return TimeRealizations(1, error_kind);
+}
+
+StatusOr<double> CompiledPipeline::TimeRealizations(int repeats, HalideErrorKind* error_kind) {
+  Impl& impl = *impl_;
+  if (repeats < 1) {
+    if (error_kind != nullptr) *error_kind = HalideErrorKind::kInvalidArgument;
+    return Status::Error(impl.where + ": repeats must be >= 1");
+  }
+  const Status threads = SetHalideThreads(impl.target, impl.threads);
+  if (!threads.ok()) {
+    if (error_kind != nullptr) *error_kind = HalideErrorKind::kRuntime;
+    return threads.WithContext(impl.where);
+  }
+  return Guarded(impl.where, HalideErrorKind::kRuntime, error_kind, [&]() -> StatusOr<double> {
+    const Clock::time_point start = Clock::now();
+    for (int r = 0; r < repeats; ++r) impl.lowered.pipeline.realize(*impl.realization, impl.target);
+    return SecondsSince(start);
+  });
+}
+
+StatusOr<int> CompiledPipeline::CalibrateRepeats(double min_sample_seconds,
+                                                 double one_realization_seconds,
+                                                 HalideErrorKind* error_kind) {
+  // Google Benchmark's rule: predict the count that reaches the minimum with a 20%
+  // margin from the last batch, growing at least 2x and at most 10x per batch. A batch
+  // slowed down by a preemption would make the count too small, so the count also
+  // covers the minimum at the fastest rate seen in any batch.
+  constexpr double kMaxRepeats = 1 << 30;
+  int repeats = 1;
+  double seconds = one_realization_seconds;
+  double fastest = std::max(one_realization_seconds, 1e-9);  // per realization
+  while (seconds < min_sample_seconds && repeats < kMaxRepeats) {
+    const double predicted = 1.2 * repeats * min_sample_seconds / std::max(seconds, 1e-9);
+    const double grown = std::clamp(predicted, 2.0 * repeats, 10.0 * repeats);
+    repeats = static_cast<int>(std::min(std::ceil(grown), kMaxRepeats));
+    SCHEDFARM_ASSIGN_OR_RETURN(seconds, TimeRealizations(repeats, error_kind));
+    fastest = std::min(fastest, std::max(seconds / repeats, 1e-9));
+  }
+  const double at_fastest = std::min(std::ceil(min_sample_seconds / fastest), kMaxRepeats);
+  return std::max(repeats, static_cast<int>(at_fastest));
+}
+
+std::vector<HostTensor> CompiledPipeline::Outputs() const {
+  std::vector<HostTensor> outputs;
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) {
+    outputs.push_back(FromHalideBuffer(impl_->outputs[i], impl_->output_dtypes[i]));
+  }
+  return outputs;
+}
+
+namespace {
+
 StatusOr<RunResult> Run(const PipelineGraph& graph, LoweredPipeline& lowered,
                         const RunOptions& options, std::vector<HostTensor> inputs) {
-  const PipelineSpec& spec = graph.spec();
-  if (inputs.empty()) inputs = DeterministicInputs(spec);
-  SCHEDFARM_RETURN_IF_ERROR(CheckInputs(spec, inputs));
   if (options.timing_samples < 0 || options.threads < 0 || !(options.min_sample_seconds >= 0)) {
     return Status::Error(
         "run options need timing_samples >= 0, threads >= 0 and "
         "min_sample_seconds >= 0");
   }
-  if (lowered.stages.size() != static_cast<size_t>(graph.num_stages()) ||
-      lowered.inputs.size() != static_cast<size_t>(spec.inputs_size())) {
-    return Status::Error("pipeline '" + spec.name() +
-                         "': the lowered pipeline does not match the graph (" +
-                         std::to_string(lowered.stages.size()) + " stages, " +
-                         std::to_string(lowered.inputs.size()) + " inputs)");
-  }
-
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      CompiledPipeline compiled,
+      CompiledPipeline::Compile(graph, lowered, options.threads, std::move(inputs)));
   RunResult result;
-  const Halide::Target target = JitTarget();
-  const Clock::time_point compile_start = Clock::now();
-  lowered.pipeline.compile_jit(target);
-  result.compile_seconds = SecondsSince(compile_start);
-
-  for (int i = 0; i < spec.inputs_size(); ++i) lowered.inputs[i].set(ToHalideBuffer(inputs[i]));
-  std::vector<Halide::Buffer<>> buffers;
-  for (int s : graph.output_stages()) {
-    const Value& v = graph.value(graph.stage_value(s));
-    buffers.push_back(
-        ToHalideBuffer(HostTensor{v.dtype, v.shape, std::vector<double>(NumElements(v.shape))}));
-  }
-  Halide::Realization realization(buffers);
-  SCHEDFARM_RETURN_IF_ERROR(SetHalideThreads(target, options.threads));
-
-  lowered.pipeline.realize(realization, target);  // the warm-up (or only) run
-  for (int k = 0; k < options.timing_samples; ++k) {
-    int repeats = 0;
-    const Clock::time_point start = Clock::now();
-    double elapsed = 0;
-    do {
-      lowered.pipeline.realize(realization, target);
-      ++repeats;
-      elapsed = SecondsSince(start);
-    } while (elapsed < options.min_sample_seconds);
-    result.sample_seconds.push_back(elapsed / repeats);
-  }
-  if (!result.sample_seconds.empty()) {
+  result.compile_seconds = compiled.compile_seconds();
+  SCHEDFARM_ASSIGN_OR_RETURN(const double warm_up, compiled.Realize());
+  if (options.timing_samples > 0) {
+    SCHEDFARM_ASSIGN_OR_RETURN(const int repeats,
+                               compiled.CalibrateRepeats(options.min_sample_seconds, warm_up));
+    for (int k = 0; k < options.timing_samples; ++k) {
+      SCHEDFARM_ASSIGN_OR_RETURN(const double seconds, compiled.TimeRealizations(repeats));
+      result.sample_seconds.push_back(seconds / repeats);
+    }
     std::vector<double> sorted = result.sample_seconds;
     std::sort(sorted.begin(), sorted.end());
     result.min_seconds = sorted.front();
     const size_t n = sorted.size();
     result.median_seconds = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
   }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    result.outputs.push_back(FromHalideBuffer(
-        buffers[i], graph.value(graph.stage_value(graph.output_stages()[i])).dtype));
-  }
+  result.outputs = compiled.Outputs();
   return result;
-}
-
-// Runs `body` with Halide's exceptions turned into a Status that names the pipeline.
-template <typename Body>
-StatusOr<RunResult> Guarded(const PipelineGraph& graph, Body body) {
-  const std::string where = "pipeline '" + graph.spec().name() + "'";
-  try {
-    return body();
-  } catch (const Halide::CompileError& e) {
-    return Status::Error(where + ": Halide compile error: " + e.what());
-  } catch (const Halide::RuntimeError& e) {
-    return Status::Error(where + ": Halide runtime error: " + e.what());
-  } catch (const Halide::InternalError& e) {
-    return Status::Error(where + ": Halide internal error: " + e.what());
-  } catch (const Halide::Error& e) {
-    return Status::Error(where + ": Halide error: " + e.what());
-  } catch (const std::exception& e) {
-    return Status::Error(where + ": " + e.what());
-  }
 }
 
 }  // namespace
 
 StatusOr<RunResult> RunReference(const PipelineGraph& graph, const RunOptions& options,
                                  std::vector<HostTensor> inputs) {
-  return Guarded(graph, [&]() -> StatusOr<RunResult> {
+  const std::string where = "pipeline '" + graph.spec().name() + "'";
+  return Guarded(where, HalideErrorKind::kCompile, nullptr, [&]() -> StatusOr<RunResult> {
     SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
     ApplyReferenceSchedule(graph, lowered);
     return Run(graph, lowered, options, std::move(inputs));
@@ -156,7 +265,8 @@ StatusOr<RunResult> RunReference(const PipelineGraph& graph, const RunOptions& o
 
 StatusOr<RunResult> RunScheduled(const PipelineGraph& graph, LoweredPipeline& lowered,
                                  const RunOptions& options, std::vector<HostTensor> inputs) {
-  return Guarded(graph, [&]() -> StatusOr<RunResult> {
+  const std::string where = "pipeline '" + graph.spec().name() + "'";
+  return Guarded(where, HalideErrorKind::kRuntime, nullptr, [&]() -> StatusOr<RunResult> {
     return Run(graph, lowered, options, std::move(inputs));
   });
 }

@@ -197,7 +197,9 @@ TEST(YamlErrorTest, EmptyOrNotAMapping) {
 
 TEST(YamlErrorTest, UnknownKeys) {
   const std::string top = "name: x\nstagez: []\n";
-  ExpectError(top, Pos(top, "stagez"), {"unknown key 'stagez'", "known keys: name, source"});
+  ExpectError(top, Pos(top, "stagez"), {"unknown key 'stagez'", "did you mean 'stages'?"});
+  const std::string far = "name: x\nwhatever: []\n";
+  ExpectError(far, Pos(far, "whatever"), {"unknown key 'whatever'", "known keys: name, source"});
   const std::string attr =
       "inputs: [{name: x, shape: [2]}]\nstages: [{name: r, op: relu, inputs: [x], strides: [1]}]\n"
       "outputs: [r]\n";

@@ -1,0 +1,600 @@
+#include "campaign/campaign_yaml.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "pipeline/random_pipeline.h"
+#include "pipeline/yaml_io.h"
+#include "pipeline/yaml_reader.h"
+#include "pipeline/zoo.h"
+#include "protocol/measurement_settings.h"
+
+namespace schedfarm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The baselines a campaign may run: Halide's autoschedulers as the scheduler library
+// names them (scheduler/autoschedule/autoschedulers.h).
+const std::vector<std::string>& BaselineNames() {
+  static const std::vector<std::string> names = {"adams2019", "li2018", "mullapudi2016"};
+  return names;
+}
+
+// ISA flags a worker can report (worker/fingerprint.cc keeps the timing-relevant
+// flags of /proc/cpuinfo under these names).
+const std::vector<std::string>& IsaNames() {
+  static const std::vector<std::string> names = {"sse4_1",
+                                                 "sse4_2",
+                                                 "avx",
+                                                 "avx2",
+                                                 "fma",
+                                                 "f16c",
+                                                 "bmi2",
+                                                 "popcnt",
+                                                 "avx512f",
+                                                 "avx512dq",
+                                                 "avx512cd",
+                                                 "avx512bw",
+                                                 "avx512vl",
+                                                 "avx512ifma",
+                                                 "avx512vbmi",
+                                                 "avx512_vbmi2",
+                                                 "avx512_vnni",
+                                                 "avx512_bitalg",
+                                                 "avx512_vpopcntdq",
+                                                 "avx512_bf16",
+                                                 "avx512_fp16",
+                                                 "avx512_vp2intersect",
+                                                 "amx_tile",
+                                                 "amx_bf16",
+                                                 "amx_int8"};
+  return names;
+}
+
+const std::vector<std::pair<std::string, int>>& StrategyNames() {
+  static const std::vector<std::pair<std::string, int>> names = {{"random", STRATEGY_RANDOM}};
+  return names;
+}
+
+const std::vector<std::pair<std::string, int>>& DtypeNames() {
+  static const std::vector<std::pair<std::string, int>> names = {{"f32", FLOAT32},
+                                                                 {"f64", FLOAT64}};
+  return names;
+}
+
+const std::vector<std::pair<std::string, int>>& MathNames() {
+  static const std::vector<std::pair<std::string, int>> names = {{"exact", EXACT}, {"pade", PADE}};
+  return names;
+}
+
+std::vector<std::string> Keys(const std::vector<std::pair<std::string, int>>& names) {
+  std::vector<std::string> keys;
+  for (const auto& [name, value] : names) keys.push_back(name);
+  return keys;
+}
+
+using Fields = YamlFields;
+
+// Reads one campaign file; `what` arguments are the dotted path of the value being
+// read (e.g. "pipelines[2].zoo.batch"), used in error messages.
+class Reader : public YamlReader {
+ public:
+  explicit Reader(std::string filename)
+      : YamlReader(filename), dir_(fs::path(filename).parent_path()) {}
+
+  StatusOr<CampaignConfig> Read(const std::string& text);
+
+ private:
+  // Numbers within [min, max].
+  StatusOr<int64_t> IntIn(const YAML::Node& n, const std::string& what, int64_t min,
+                          int64_t max) const;
+  StatusOr<double> DoubleIn(const YAML::Node& n, const std::string& what, double min,
+                            double max) const;
+  // "90s", "2m", "500ms", "2h" or a number of seconds; never negative.
+  StatusOr<double> Duration(const YAML::Node& n, const std::string& what) const;
+  StatusOr<int> Choice(const YAML::Node& n, const std::string& what, const std::string& kind,
+                       const std::vector<std::pair<std::string, int>>& names) const;
+  // A list of distinct names, each one of `known` unless `known` is empty.
+  StatusOr<std::vector<std::string>> Names(const YAML::Node& n, const std::string& what,
+                                           const std::string& kind,
+                                           const std::vector<std::string>& known) const;
+  // An existing regular file named relative to the campaign file, ending in one of
+  // `extensions`; returns its absolute path.
+  StatusOr<std::string> File(const YAML::Node& n, const std::string& what,
+                             const std::vector<std::string>& extensions) const;
+
+  Status ReadPipeline(const YAML::Node& n, const std::string& what, PipelineSource* source) const;
+  Status ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline* zoo) const;
+  Status ReadRandom(const YAML::Node& n, const std::string& what, RandomPipelines* random) const;
+  Status ReadStrategy(const YAML::Node& n, Strategy* strategy) const;
+  Status ReadBudget(const YAML::Node& n, Budget* budget) const;
+  Status ReadMeasurement(const YAML::Node& n, MeasurementSettings* settings) const;
+  Status ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) const;
+
+  fs::path dir_;
+};
+
+StatusOr<int64_t> Reader::IntIn(const YAML::Node& n, const std::string& what, int64_t min,
+                                int64_t max) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t v, Int(n, what));
+  if (v < min || v > max) {
+    return ErrorAt(n, what + " must be between " + std::to_string(min) + " and " +
+                          std::to_string(max) + ", got " + n.Scalar());
+  }
+  return v;
+}
+
+StatusOr<double> Reader::DoubleIn(const YAML::Node& n, const std::string& what, double min,
+                                  double max) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(double v, Double(n, what));
+  if (!(v >= min && v <= max)) {
+    std::ostringstream limits;
+    limits << what << " must be between " << min << " and " << max << ", got " << n.Scalar();
+    return ErrorAt(n, limits.str());
+  }
+  return v;
+}
+
+StatusOr<double> Reader::Duration(const YAML::Node& n, const std::string& what) const {
+  const std::string expected =
+      " must be a duration such as 90s, 2m, 500ms, 2h or a number "
+      "of seconds";
+  if (!n.IsScalar()) return ErrorAt(n, what + expected + ", is " + KindName(n));
+  const std::string& s = n.Scalar();
+  static const std::vector<std::pair<std::string, double>> units = {
+      {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}};
+  std::string number = s;
+  double scale = 1;
+  for (const auto& [unit, seconds] : units) {
+    if (s.size() > unit.size() && s.compare(s.size() - unit.size(), unit.size(), unit) == 0 &&
+        std::isdigit(static_cast<unsigned char>(s[s.size() - unit.size() - 1]))) {
+      number = s.substr(0, s.size() - unit.size());
+      scale = seconds;
+      break;
+    }
+  }
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(number[0])) ||
+      !std::isfinite(v)) {
+    return ErrorAt(n, what + expected + ", got '" + s + "'");
+  }
+  if (v < 0) return ErrorAt(n, what + " must not be negative, got " + s);
+  return v * scale;
+}
+
+StatusOr<int> Reader::Choice(const YAML::Node& n, const std::string& what, const std::string& kind,
+                             const std::vector<std::pair<std::string, int>>& names) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n, what));
+  for (const auto& [name, value] : names) {
+    if (name == s) return value;
+  }
+  return ErrorAt(n, "unknown " + kind + " '" + s + "' (" + NearMissHint(s, Keys(names), "known: ") + ")");
+}
+
+StatusOr<std::vector<std::string>> Reader::Names(const YAML::Node& n, const std::string& what,
+                                                 const std::string& kind,
+                                                 const std::vector<std::string>& known) const {
+  if (!n.IsSequence()) return ErrorAt(n, what + " must be a list, is " + KindName(n));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string item = what + "[" + std::to_string(i) + "]";
+    SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n[i], item));
+    if (s.empty()) return ErrorAt(n[i], item + " must not be empty");
+    if (!known.empty() && std::find(known.begin(), known.end(), s) == known.end()) {
+      return ErrorAt(n[i], "unknown " + kind + " '" + s + "' (" + NearMissHint(s, known, "known: ") + ")");
+    }
+    if (std::find(out.begin(), out.end(), s) != out.end()) {
+      return ErrorAt(n[i], kind + " '" + s + "' is listed twice");
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+StatusOr<std::string> Reader::File(const YAML::Node& n, const std::string& what,
+                                   const std::vector<std::string>& extensions) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n, what));
+  const std::string extension = fs::path(s).extension().string();
+  if (std::find(extensions.begin(), extensions.end(), extension) == extensions.end()) {
+    return ErrorAt(n, what + " must name a " + JoinNames(extensions) + " file, got '" + s + "'");
+  }
+  fs::path path(s);
+  if (path.is_relative()) path = dir_ / path;
+  std::error_code error;
+  path = fs::absolute(path, error).lexically_normal();
+  if (error || !fs::is_regular_file(path, error)) {
+    return ErrorAt(n, what + ": file '" + s +
+                          "' not found (relative paths are read from the "
+                          "campaign file's directory; looked at " +
+                          path.string() + ")");
+  }
+  return path.string();
+}
+
+Status Reader::ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline* zoo) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      Fields f,
+      Map(n, what, {"block", "spatial_scale", "channel_scale", "batch", "dtype", "math"}));
+  SCHEDFARM_RETURN_IF_ERROR(Require(f, "block", what));
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string block, String(f.value("block"), what + ".block"));
+  const std::vector<std::string> blocks = ZooNames();
+  if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) {
+    return ErrorAt(f.value("block"),
+                   "unknown zoo block '" + block + "' (" + NearMissHint(block, blocks, "known: ") + ")");
+  }
+  zoo->set_block(block);
+  const ZooOptions defaults;
+  zoo->set_spatial_scale(defaults.spatial_scale);
+  zoo->set_channel_scale(defaults.channel_scale);
+  zoo->set_batch(defaults.batch);
+  zoo->set_dtype(defaults.dtype);
+  zoo->set_math(defaults.math);
+  for (const char* key : {"spatial_scale", "channel_scale"}) {
+    if (!f.has(key)) continue;
+    SCHEDFARM_ASSIGN_OR_RETURN(double scale, DoubleIn(f.value(key), what + "." + key, 1.0 / 16, 16));
+    if (std::string(key) == "spatial_scale") {
+      zoo->set_spatial_scale(scale);
+    } else {
+      zoo->set_channel_scale(scale);
+    }
+  }
+  if (f.has("batch")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch, IntIn(f.value("batch"), what + ".batch", 1, 256));
+    zoo->set_batch(batch);
+  }
+  if (f.has("dtype")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int dtype,
+                               Choice(f.value("dtype"), what + ".dtype", "dtype", DtypeNames()));
+    zoo->set_dtype(static_cast<DataType>(dtype));
+  }
+  if (f.has("math")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int math,
+                               Choice(f.value("math"), what + ".math", "math mode", MathNames()));
+    zoo->set_math(static_cast<MathMode>(math));
+  }
+  return Status::Ok();
+}
+
+Status Reader::ReadRandom(const YAML::Node& n, const std::string& what,
+                          RandomPipelines* random) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      Fields f,
+      Map(n, what, {"seeds", "max_ops", "max_elements", "max_flops", "min_depth", "math"}));
+  SCHEDFARM_RETURN_IF_ERROR(Require(f, "seeds", what));
+  constexpr int64_t kMaxPipelines = 100000;
+  const YAML::Node& seeds = f.value("seeds");
+  const std::string seeds_what = what + ".seeds";
+  int64_t first = 0;
+  int64_t count = 0;
+  if (seeds.IsSequence()) {
+    if (seeds.size() != 2) {
+      return ErrorAt(seeds, seeds_what + " must be [first, last] or {first, count}, has " +
+                                std::to_string(seeds.size()) + " items");
+    }
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        first, IntIn(seeds[0], seeds_what + "[0]", 0, std::numeric_limits<int64_t>::max()));
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t last, IntIn(seeds[1], seeds_what + "[1]", 0, std::numeric_limits<int64_t>::max()));
+    if (last < first) {
+      return ErrorAt(seeds, seeds_what + ": seed range reversed, last " + std::to_string(last) +
+                                " is below first " + std::to_string(first) +
+                                " (write [first, last])");
+    }
+    if (last - first >= kMaxPipelines) {
+      return ErrorAt(seeds, seeds_what + ": at most " + std::to_string(kMaxPipelines) +
+                                " seeds, got " + std::to_string(last - first + 1));
+    }
+    count = last - first + 1;
+  } else if (seeds.IsMap()) {
+    SCHEDFARM_ASSIGN_OR_RETURN(Fields s, Map(seeds, seeds_what, {"first", "count"}));
+    SCHEDFARM_RETURN_IF_ERROR(Require(s, "first", seeds_what));
+    SCHEDFARM_RETURN_IF_ERROR(Require(s, "count", seeds_what));
+    SCHEDFARM_ASSIGN_OR_RETURN(first, IntIn(s.value("first"), seeds_what + ".first", 0,
+                                          std::numeric_limits<int64_t>::max()));
+    SCHEDFARM_ASSIGN_OR_RETURN(count,
+                               IntIn(s.value("count"), seeds_what + ".count", 1, kMaxPipelines));
+  } else {
+    return ErrorAt(seeds,
+                   seeds_what + " must be [first, last] or {first, count}, is " + KindName(seeds));
+  }
+  random->set_first_seed(static_cast<uint64_t>(first));
+  random->set_count(static_cast<uint64_t>(count));
+
+  const RandomPipelineOptions defaults;
+  random->set_max_ops(defaults.max_ops);
+  random->set_max_elements(defaults.max_elements);
+  random->set_max_flops(defaults.max_flops);
+  random->set_min_depth(defaults.min_depth);
+  random->set_math(defaults.math);
+  if (f.has("max_ops")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t v, IntIn(f.value("max_ops"), what + ".max_ops", 1, 200));
+    random->set_max_ops(static_cast<int32_t>(v));
+  }
+  if (f.has("max_elements")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t v, IntIn(f.value("max_elements"), what + ".max_elements", 1, int64_t{1} << 30));
+    random->set_max_elements(v);
+  }
+  if (f.has("max_flops")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double v,
+                               DoubleIn(f.value("max_flops"), what + ".max_flops", 1, 1e12));
+    random->set_max_flops(v);
+  }
+  if (f.has("min_depth")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t v, IntIn(f.value("min_depth"), what + ".min_depth", 1, random->max_ops()));
+    random->set_min_depth(static_cast<int32_t>(v));
+  }
+  if (f.has("math")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int math,
+                               Choice(f.value("math"), what + ".math", "math mode", MathNames()));
+    random->set_math(static_cast<MathMode>(math));
+  }
+  return Status::Ok();
+}
+
+Status Reader::ReadPipeline(const YAML::Node& n, const std::string& what,
+                            PipelineSource* source) const {
+  const std::vector<std::string> kinds = {"zoo", "onnx", "yaml", "random"};
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, what, kinds));
+  if (f.order.size() != 1) {
+    const YAML::Node& at = f.order.empty() ? n : f.key(f.order[1]);
+    return ErrorAt(at, what + " must have exactly one of " + JoinNames(kinds) + ", has " +
+                           std::to_string(f.order.size()) +
+                           " (start a new list item with '-' for each pipeline)");
+  }
+  const std::string kind = f.order[0];
+  const YAML::Node& value = f.value(kind);
+  const std::string inner = what + "." + kind;
+  if (kind == "zoo") return ReadZoo(value, inner, source->mutable_zoo());
+  if (kind == "random") return ReadRandom(value, inner, source->mutable_random());
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields file, Map(value, inner, {"path"}));
+  SCHEDFARM_RETURN_IF_ERROR(Require(file, "path", inner));
+  if (kind == "onnx") {
+    SCHEDFARM_ASSIGN_OR_RETURN(*source->mutable_onnx_path(),
+                               File(file.value("path"), inner + ".path", {".onnx"}));
+    return Status::Ok();
+  }
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string path,
+                             File(file.value("path"), inner + ".path", {".yaml", ".yml"}));
+  StatusOr<PipelineSpec> spec = PipelineFromYamlFile(path);
+  if (!spec.ok()) {
+    return ErrorAt(file.value("path"),
+                   inner + ".path: the pipeline does not validate: " + spec.status().message());
+  }
+  source->set_yaml_path(path);
+  return Status::Ok();
+}
+
+Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "strategy", {"name", "settings"}));
+  SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", "strategy"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int kind,
+                             Choice(f.value("name"), "strategy.name", "strategy", StrategyNames()));
+  strategy->set_kind(static_cast<StrategyKind>(kind));
+  if (!f.has("settings")) return Status::Ok();
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields s, Map(f.value("settings"), "strategy.settings", {"seed"}));
+  if (s.has("seed")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t seed, IntIn(s.value("seed"), "strategy.settings.seed", 0,
+                                                 std::numeric_limits<int64_t>::max()));
+    strategy->set_seed(static_cast<uint64_t>(seed));
+  }
+  return Status::Ok();
+}
+
+Status Reader::ReadBudget(const YAML::Node& n, Budget* budget) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "budget", {"benchmarks", "wall_time"}));
+  SCHEDFARM_RETURN_IF_ERROR(Require(f, "benchmarks", "budget"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t benchmarks,
+                             IntIn(f.value("benchmarks"), "budget.benchmarks", 1, 1000000000));
+  budget->set_benchmarks(benchmarks);
+  if (f.has("wall_time")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, Duration(f.value("wall_time"), "budget.wall_time"));
+    if (seconds <= 0) {
+      return ErrorAt(f.value("wall_time"),
+                     "budget.wall_time must be positive (leave it out for no limit)");
+    }
+    budget->set_wall_time_seconds(seconds);
+  }
+  return Status::Ok();
+}
+
+Status Reader::ReadMeasurement(const YAML::Node& n, MeasurementSettings* settings) const {
+  // YAML key -> MeasurementSettings field, for errors of ValidateMeasurementSettings.
+  static const std::vector<std::pair<std::string, std::string>> kFields = {
+      {"samples", "samples"},
+      {"min_sample_time", "min_sample_seconds"},
+      {"threads", "threads"},
+      {"compile_timeout", "compile_timeout_ms"},
+      {"run_timeout", "run_timeout_ms"},
+      {"target_cv", "target_cv"},
+      {"max_samples", "max_samples"},
+      {"flush_cache", "flush_cache"}};
+  std::vector<std::string> keys;
+  for (const auto& [key, field] : kFields) keys.push_back(key);
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "measurement", keys));
+  // Types only here: the limits are ValidateMeasurementSettings's.
+  constexpr int64_t kIntMin = std::numeric_limits<int32_t>::min();
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  const double kHuge = std::numeric_limits<double>::max();
+  if (f.has("samples")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t v,
+                               IntIn(f.value("samples"), "measurement.samples", kIntMin, kIntMax));
+    settings->set_samples(static_cast<int32_t>(v));
+  }
+  if (f.has("max_samples")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t v, IntIn(f.value("max_samples"), "measurement.max_samples", kIntMin, kIntMax));
+    settings->set_max_samples(static_cast<int32_t>(v));
+  }
+  if (f.has("threads")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t v,
+                               IntIn(f.value("threads"), "measurement.threads", kIntMin, kIntMax));
+    settings->set_threads(static_cast<int32_t>(v));
+  }
+  if (f.has("min_sample_time")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double v,
+                               Duration(f.value("min_sample_time"), "measurement.min_sample_time"));
+    settings->set_min_sample_seconds(v);
+  }
+  if (f.has("compile_timeout")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double v,
+                               Duration(f.value("compile_timeout"), "measurement.compile_timeout"));
+    settings->set_compile_timeout_ms(std::llround(v * 1000));
+  }
+  if (f.has("run_timeout")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double v,
+                               Duration(f.value("run_timeout"), "measurement.run_timeout"));
+    settings->set_run_timeout_ms(std::llround(v * 1000));
+  }
+  if (f.has("target_cv")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        double v, DoubleIn(f.value("target_cv"), "measurement.target_cv", -kHuge, kHuge));
+    settings->set_target_cv(v);
+  }
+  if (f.has("flush_cache")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(bool v, Bool(f.value("flush_cache"), "measurement.flush_cache"));
+    settings->set_flush_cache(v);
+  }
+  *settings = WithDefaults(*settings);
+  const Status valid = ValidateMeasurementSettings(*settings);
+  if (valid.ok()) return Status::Ok();
+  // "measurement settings: <field> <why>": point at the YAML key of <field>.
+  const std::string prefix = "measurement settings: ";
+  std::string why = valid.message();
+  if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+  for (const auto& [key, field] : kFields) {
+    if (why.rfind(field + " ", 0) != 0) continue;
+    const YAML::Node& at = f.has(key) ? f.value(key) : n;
+    return ErrorAt(at, "measurement." + key + why.substr(field.size()));
+  }
+  return ErrorAt(n, "measurement: " + why);
+}
+
+Status Reader::ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "workers", {"isa", "min_cores", "labels"}));
+  workers->set_min_cores(1);
+  if (f.has("isa")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(std::vector<std::string> isa,
+                               Names(f.value("isa"), "workers.isa", "ISA flag", IsaNames()));
+    for (const std::string& flag : isa) workers->add_isa(flag);
+  }
+  if (f.has("min_cores")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t cores,
+                               IntIn(f.value("min_cores"), "workers.min_cores", 1, 4096));
+    workers->set_min_cores(static_cast<int32_t>(cores));
+  }
+  if (f.has("labels")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(std::vector<std::string> labels,
+                               Names(f.value("labels"), "workers.labels", "label", {}));
+    for (const std::string& label : labels) workers->add_labels(label);
+  }
+  return Status::Ok();
+}
+
+StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      YAML::Node root, Load(text, "a campaign needs at least name, pipelines and budget"));
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
+                                             {"name", "pipelines", "strategy", "budget",
+                                              "measurement", "baselines", "workers"}));
+  for (const char* key : {"name", "pipelines", "budget"}) {
+    SCHEDFARM_RETURN_IF_ERROR(Require(top, key, "campaign"));
+  }
+  CampaignConfig config;
+
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string name, String(top.value("name"), "name"));
+  const bool name_ok =
+      !name.empty() && name.size() <= 100 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
+  if (!name_ok) {
+    return ErrorAt(top.value("name"),
+                   "name '" + name + "' must be 1 to 100 letters, digits, '_', '-' or '.'");
+  }
+  config.set_name(name);
+
+  const YAML::Node& pipelines = top.value("pipelines");
+  if (!pipelines.IsSequence() || pipelines.size() == 0) {
+    return ErrorAt(pipelines, std::string("pipelines must be a non-empty list, is ") +
+                                  (pipelines.IsSequence() ? "empty" : KindName(pipelines)));
+  }
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    SCHEDFARM_RETURN_IF_ERROR(
+        ReadPipeline(pipelines[i], "pipelines[" + std::to_string(i) + "]", config.add_pipelines()));
+  }
+
+  config.mutable_strategy()->set_kind(STRATEGY_RANDOM);
+  if (top.has("strategy")) {
+    SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(top.value("strategy"), config.mutable_strategy()));
+  }
+  SCHEDFARM_RETURN_IF_ERROR(ReadBudget(top.value("budget"), config.mutable_budget()));
+  if (top.has("measurement")) {
+    SCHEDFARM_RETURN_IF_ERROR(
+        ReadMeasurement(top.value("measurement"), config.mutable_measurement()));
+  } else {
+    *config.mutable_measurement() = WithDefaults(MeasurementSettings());
+  }
+  if (top.has("baselines")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        std::vector<std::string> baselines,
+        Names(top.value("baselines"), "baselines", "baseline", BaselineNames()));
+    for (const std::string& b : baselines) config.add_baselines(b);
+  }
+  if (top.has("workers")) {
+    SCHEDFARM_RETURN_IF_ERROR(ReadWorkers(top.value("workers"), config.mutable_workers()));
+  } else {
+    config.mutable_workers()->set_min_cores(1);
+  }
+  return config;
+}
+
+}  // namespace
+
+StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename) {
+  return Reader(filename).Read(text);
+}
+
+StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(path + ": cannot open campaign file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseCampaignYaml(text.str(), path);
+}
+
+std::string CampaignConfigToJson(const CampaignConfig& config) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  // Printing a well-formed message cannot fail.
+  (void)google::protobuf::util::MessageToJsonString(config, &json, options);
+  return json;
+}
+
+StatusOr<CampaignConfig> CampaignConfigFromJson(const std::string& json) {
+  CampaignConfig config;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &config);
+  if (!status.ok()) {
+    return Status::Error("campaign config JSON: " + std::string(status.message()));
+  }
+  return config;
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,28 @@
+// Campaign files: the YAML a person writes to start a campaign (pipelines, search
+// strategy, budget, measurement settings, baselines, worker requirements), validated
+// into a CampaignConfig with every default filled in. farmctl checks a file before it
+// submits it and the coordinator checks it again; errors read `file:line:column: what
+// is wrong (hint)`. The format is documented in docs/CAMPAIGN_YAML.md.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "schedfarm.pb.h"
+
+namespace schedfarm {
+
+// Parses and validates a campaign. `filename` names the file in error messages, and
+// relative paths in the campaign are resolved against its directory; the returned
+// config holds absolute paths.
+StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename);
+// Reads `path` and parses it with ParseCampaignYaml.
+StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path);
+
+// The canonical JSON of a config (Campaign.config_json): proto field names, every
+// field printed, fields in field-number order, so equal configs give equal text.
+std::string CampaignConfigToJson(const CampaignConfig& config);
+// Reads back CampaignConfigToJson's output.
+StatusOr<CampaignConfig> CampaignConfigFromJson(const std::string& json);
+
+}  // namespace schedfarm

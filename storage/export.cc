@@ -1,0 +1,142 @@
+#include "storage/export.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace schedfarm {
+
+namespace {
+
+// One exported value: a string, or a number already formatted ("" when not finite).
+struct Cell {
+  std::string text;
+  bool is_string;
+};
+
+Cell Str(std::string s) { return Cell{std::move(s), true}; }
+
+Cell Num(double v) {
+  if (!std::isfinite(v)) return Cell{"", false};
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return Cell{ec == std::errc() ? std::string(buf, end) : "", false};
+}
+
+Cell Int(int64_t v) { return Cell{std::to_string(v), false}; }
+
+std::string CsvField(const Cell& cell) {
+  if (cell.text.find_first_of(",\"\r\n") == std::string::npos) return cell.text;
+  std::string out = "\"";
+  for (char c : cell.text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored) {
+  const Measurement& m = stored.measurement;
+  const Candidate& c = m.candidate();
+  const SampleStats& s = m.stats();
+  std::string schedule;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  auto status = google::protobuf::util::MessageToJsonString(c.schedule(), &schedule, options);
+  if (!status.ok()) {
+    return Status::Error("measurement " + std::to_string(stored.seq) +
+                         ": cannot write its schedule as JSON: " + status.ToString());
+  }
+  return std::vector<Cell>{Int(static_cast<int64_t>(stored.seq)),
+                           Str(c.campaign()),
+                           Str(m.lease_id()),
+                           Str(c.pipeline_id()),
+                           Str(c.schedule_hash()),
+                           Str(c.origin()),
+                           Str(MeasurementStatus_Name(m.status())),
+                           Num(m.compile_seconds()),
+                           Num(s.min_seconds()),
+                           Num(s.median_seconds()),
+                           Num(s.mean_seconds()),
+                           Num(s.stddev_seconds()),
+                           Num(s.cv()),
+                           Int(m.samples_seconds_size()),
+                           Str(m.host().worker_id()),
+                           Str(m.host().cpu_model()),
+                           Int(m.finished_unix_ms()),
+                           Str(m.error()),
+                           Cell{schedule, false}};
+}
+
+}  // namespace
+
+Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
+                          std::ostream& out) {
+  constexpr size_t kColumns = std::size(kExportColumns);
+  if (format == ExportFormat::kCsv) {
+    for (size_t i = 0; i < kColumns; ++i) out << (i ? "," : "") << kExportColumns[i];
+    out << "\n";
+  }
+  Status row_status;
+  Status scan = store.ScanMeasurements(campaign, 0, [&](const StoredMeasurement& stored) {
+    StatusOr<std::vector<Cell>> row = Row(stored);
+    if (!row.ok()) {
+      row_status = row.status();
+      return false;
+    }
+    for (size_t i = 0; i < kColumns; ++i) {
+      const Cell& cell = (*row)[i];
+      if (format == ExportFormat::kCsv) {
+        out << (i ? "," : "") << CsvField(cell);
+      } else {
+        out << (i ? "," : "{") << JsonString(kExportColumns[i]) << ":"
+            << (cell.is_string      ? JsonString(cell.text)
+                : cell.text.empty() ? "null"
+                                    : cell.text);
+      }
+    }
+    out << (format == ExportFormat::kCsv ? "\n" : "}\n");
+    return static_cast<bool>(out);
+  });
+  SCHEDFARM_RETURN_IF_ERROR(scan);
+  SCHEDFARM_RETURN_IF_ERROR(row_status);
+  if (!out) return Status::Error("export of campaign '" + campaign + "': write failed");
+  return Status::Ok();
+}
+
+}  // namespace schedfarm

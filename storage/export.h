@@ -1,0 +1,42 @@
+// Datasets from the store: a campaign's measurements, one row per measurement in seq
+// order, as CSV (RFC 4180, with a header row) or JSON lines (one object per line).
+// Both carry the columns of kExportColumns; the schedule is its protobuf JSON.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "common/status.h"
+#include "storage/store.h"
+
+namespace schedfarm {
+
+enum class ExportFormat { kCsv, kJsonLines };
+
+// The columns, in order: the CSV header and the JSON keys.
+inline constexpr const char* kExportColumns[] = {"seq",
+                                                 "campaign",
+                                                 "lease_id",
+                                                 "pipeline_id",
+                                                 "schedule_hash",
+                                                 "origin",
+                                                 "status",
+                                                 "compile_seconds",
+                                                 "min_seconds",
+                                                 "median_seconds",
+                                                 "mean_seconds",
+                                                 "stddev_seconds",
+                                                 "cv",
+                                                 "samples",
+                                                 "worker_id",
+                                                 "cpu_model",
+                                                 "finished_unix_ms",
+                                                 "error",
+                                                 "schedule"};
+
+// Writes the campaign's measurements to `out`. Non-finite numbers are written as an
+// empty CSV field or JSON null.
+Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
+                          std::ostream& out);
+
+}  // namespace schedfarm

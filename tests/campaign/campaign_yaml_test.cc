@@ -1,0 +1,262 @@
+#include "campaign/campaign_yaml.h"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace schedfarm {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kExamples = std::string(SCHEDFARM_SOURCE_DIR) + "/configs/campaigns";
+// Snippets are parsed as if they were a file beside the examples.
+const std::string kFile = kExamples + "/snippet.yaml";
+
+// The smallest valid campaign: four lines, each error test changes one of them.
+const std::string kName = "name: t\n";
+const std::string kPipelines = "pipelines:\n  - zoo: {block: vgg_block}\n";
+const std::string kBudget = "budget: {benchmarks: 10}\n";
+
+StatusOr<CampaignConfig> Parse(const std::string& text) { return ParseCampaignYaml(text, kFile); }
+
+// The snippet is rejected at exactly line:column with a message containing each of
+// `parts`.
+void ExpectError(const std::string& text, int line, int column,
+                 const std::vector<std::string>& parts) {
+  StatusOr<CampaignConfig> config = Parse(text);
+  ASSERT_FALSE(config.ok()) << text;
+  const std::string& message = config.status().message();
+  const std::string where =
+      kFile + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+  EXPECT_EQ(message.rfind(where, 0), 0u) << "expected at " << where << "\ngot: " << message;
+  for (const std::string& part : parts) {
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+}
+
+TEST(CampaignExamplesTest, EveryExampleValidates) {
+  int examples = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(kExamples)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++examples;
+    StatusOr<CampaignConfig> config = LoadCampaignFile(entry.path().string());
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    EXPECT_GT(config->pipelines_size(), 0) << entry.path();
+    EXPECT_GT(config->budget().benchmarks(), 0) << entry.path();
+  }
+  EXPECT_GE(examples, 5);
+}
+
+TEST(CampaignExamplesTest, QuickstartIsSmall) {
+  StatusOr<CampaignConfig> config = LoadCampaignFile(kExamples + "/quickstart.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->name(), "quickstart");
+  EXPECT_LE(config->budget().benchmarks(), 50);
+  EXPECT_EQ(config->strategy().kind(), STRATEGY_RANDOM);
+  EXPECT_EQ(config->baselines_size(), 3);
+  for (const PipelineSource& p : config->pipelines()) {
+    ASSERT_TRUE(p.has_zoo());
+    EXPECT_LT(p.zoo().spatial_scale(), 1.0);
+  }
+}
+
+TEST(CampaignYamlTest, DefaultsFilled) {
+  StatusOr<CampaignConfig> config = Parse(kName + kPipelines + kBudget);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->strategy().kind(), STRATEGY_RANDOM);
+  EXPECT_EQ(config->strategy().seed(), 0u);
+  EXPECT_EQ(config->budget().wall_time_seconds(), 0);
+  const MeasurementSettings& m = config->measurement();
+  EXPECT_EQ(m.samples(), 10);
+  EXPECT_EQ(m.min_sample_seconds(), 0.01);
+  EXPECT_EQ(m.threads(), 1);
+  EXPECT_EQ(m.target_cv(), 0.03);
+  EXPECT_EQ(m.max_samples(), 30);
+  EXPECT_EQ(m.compile_timeout_ms(), 120000);
+  EXPECT_EQ(m.run_timeout_ms(), 60000);
+  EXPECT_FALSE(m.flush_cache());
+  EXPECT_EQ(config->baselines_size(), 0);
+  EXPECT_EQ(config->workers().min_cores(), 1);
+  EXPECT_EQ(config->workers().isa_size(), 0);
+  const ZooPipeline& zoo = config->pipelines(0).zoo();
+  EXPECT_EQ(zoo.block(), "vgg_block");
+  EXPECT_EQ(zoo.spatial_scale(), 1.0);
+  EXPECT_EQ(zoo.channel_scale(), 1.0);
+  EXPECT_EQ(zoo.batch(), 1);
+  EXPECT_EQ(zoo.dtype(), FLOAT32);
+  EXPECT_EQ(zoo.math(), EXACT);
+}
+
+TEST(CampaignYamlTest, RandomSeedsAsRangeOrCount) {
+  StatusOr<CampaignConfig> config =
+      Parse(kName +
+            "pipelines:\n  - random: {seeds: [5, 14]}\n"
+            "  - random: {seeds: {first: 100, count: 3}, max_ops: 12, min_depth: 4}\n" +
+            kBudget);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->pipelines(0).random().first_seed(), 5u);
+  EXPECT_EQ(config->pipelines(0).random().count(), 10u);
+  EXPECT_EQ(config->pipelines(0).random().max_ops(), 30);
+  EXPECT_EQ(config->pipelines(1).random().first_seed(), 100u);
+  EXPECT_EQ(config->pipelines(1).random().count(), 3u);
+  EXPECT_EQ(config->pipelines(1).random().max_ops(), 12);
+  EXPECT_EQ(config->pipelines(1).random().min_depth(), 4);
+}
+
+TEST(CampaignYamlTest, DurationsParsed) {
+  StatusOr<CampaignConfig> config =
+      Parse(kName + kPipelines + "budget: {benchmarks: 10, wall_time: 2h}\n" +
+            "measurement:\n  min_sample_time: 500ms\n  compile_timeout: 2m\n"
+            "  run_timeout: 1.5s\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->budget().wall_time_seconds(), 7200);
+  EXPECT_EQ(config->measurement().min_sample_seconds(), 0.5);
+  EXPECT_EQ(config->measurement().compile_timeout_ms(), 120000);
+  EXPECT_EQ(config->measurement().run_timeout_ms(), 1500);
+
+  config = Parse(kName + kPipelines + "budget: {benchmarks: 10, wall_time: 90}\n" +
+                 "measurement: {run_timeout: 30, min_sample_time: 0.02}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->budget().wall_time_seconds(), 90);
+  EXPECT_EQ(config->measurement().run_timeout_ms(), 30000);
+  EXPECT_EQ(config->measurement().min_sample_seconds(), 0.02);
+}
+
+TEST(CampaignYamlTest, PathsResolvedAgainstTheCampaignFile) {
+  StatusOr<CampaignConfig> config =
+      Parse(kName + "pipelines:\n  - yaml: {path: ../pipelines/conv_block.yaml}\n" + kBudget);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const fs::path expected =
+      fs::canonical(std::string(SCHEDFARM_SOURCE_DIR) + "/configs/pipelines/conv_block.yaml");
+  EXPECT_EQ(fs::canonical(config->pipelines(0).yaml_path()), expected);
+  EXPECT_TRUE(fs::path(config->pipelines(0).yaml_path()).is_absolute());
+}
+
+TEST(CampaignYamlTest, CanonicalJsonRoundTrip) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(kExamples)) {
+    if (entry.path().extension() != ".yaml") continue;
+    StatusOr<CampaignConfig> config = LoadCampaignFile(entry.path().string());
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    const std::string json = CampaignConfigToJson(*config);
+    EXPECT_NE(json.find("\"name\":\"" + config->name() + "\""), std::string::npos) << json;
+    StatusOr<CampaignConfig> back = CampaignConfigFromJson(json);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*back, *config)) << json;
+    EXPECT_EQ(CampaignConfigToJson(*back), json);
+  }
+  EXPECT_FALSE(CampaignConfigFromJson("{\"name\": 3,").ok());
+}
+
+TEST(CampaignYamlErrorTest, UnknownKeyWithHint) {
+  ExpectError(kName + "pipeline:\n  - zoo: {block: vgg_block}\n" + kBudget, 2, 1,
+              {"unknown key 'pipeline'", "did you mean 'pipelines'?"});
+  ExpectError(kName + kPipelines + kBudget + "colour: red\n", 5, 1,
+              {"unknown key 'colour'", "known keys: name, pipelines"});
+  ExpectError(kName + kPipelines + kBudget + "measurement: {sample: 3}\n", 5, 15,
+              {"measurement: unknown key 'sample'", "did you mean 'samples'?"});
+}
+
+TEST(CampaignYamlErrorTest, WrongType) {
+  ExpectError(kName + kPipelines + "budget: {benchmarks: ten}\n", 4, 22,
+              {"budget.benchmarks must be an integer, got 'ten'"});
+  ExpectError(kName + "pipelines: {zoo: vgg_block}\n" + kBudget, 2, 12,
+              {"pipelines must be a non-empty list, is a mapping"});
+  ExpectError(kName + kPipelines + kBudget + "measurement: {flush_cache: 1}\n", 5, 28,
+              {"measurement.flush_cache must be true or false"});
+  ExpectError(kName + kPipelines + kBudget + "baselines: adams2019\n", 5, 12,
+              {"baselines must be a list, is a scalar"});
+}
+
+TEST(CampaignYamlErrorTest, MissingField) {
+  ExpectError(kName + kPipelines, 1, 1, {"campaign: missing field 'budget'"});
+  ExpectError(kName + "pipelines:\n  - zoo: {batch: 2}\n" + kBudget, 3, 10,
+              {"pipelines[0].zoo: missing field 'block'"});
+  ExpectError(kName + kPipelines + "budget: {wall_time: 1h}\n", 4, 9,
+              {"budget: missing field 'benchmarks'"});
+}
+
+TEST(CampaignYamlErrorTest, ImpossibleValues) {
+  ExpectError(kName + kPipelines + "budget: {benchmarks: -5}\n", 4, 22,
+              {"budget.benchmarks must be between 1 and"});
+  ExpectError(kName + kPipelines + kBudget + "measurement:\n  samples: 20\n  max_samples: 5\n", 7,
+              16, {"measurement.max_samples must be at least samples (20)"});
+  ExpectError(kName + kPipelines + kBudget + "measurement:\n  threads: 5000\n", 6, 12,
+              {"measurement.threads must be in [0, 1024]"});
+  ExpectError(kName + "pipelines:\n  - zoo: {block: vgg_block, batch: 0}\n" + kBudget, 3, 36,
+              {"pipelines[0].zoo.batch must be between 1 and 256, got 0"});
+  ExpectError(kName + kPipelines + "budget: {benchmarks: 10, wall_time: -3s}\n", 4, 37,
+              {"budget.wall_time must not be negative"});
+}
+
+TEST(CampaignYamlErrorTest, UnknownNames) {
+  ExpectError(kName + "pipelines:\n  - zoo: {block: vgg_blok}\n" + kBudget, 3, 18,
+              {"unknown zoo block 'vgg_blok'", "did you mean 'vgg_block'?"});
+  ExpectError(kName + "pipelines:\n  - zoo: {block: lenet}\n" + kBudget, 3, 18,
+              {"unknown zoo block 'lenet'", "known: ", "resnet18_basic", "vgg_block"});
+  ExpectError(kName + kPipelines + kBudget + "baselines: [adams2019, adams2020]\n", 5, 24,
+              {"unknown baseline 'adams2020'", "did you mean 'adams2019'?"});
+  ExpectError(kName + kPipelines + kBudget + "workers: {isa: [avx-2]}\n", 5, 17,
+              {"unknown ISA flag 'avx-2'", "did you mean 'avx2'?"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: bayesian}\n", 5, 18,
+              {"unknown strategy 'bayesian' (known: random)"});
+  ExpectError(kName + kPipelines + kBudget + "baselines: [li2018, li2018]\n", 5, 21,
+              {"baseline 'li2018' is listed twice"});
+}
+
+TEST(CampaignYamlErrorTest, SeedRangeReversed) {
+  ExpectError(kName + "pipelines:\n  - random: {seeds: [10, 3]}\n" + kBudget, 3, 21,
+              {"pipelines[0].random.seeds: seed range reversed, last 3 is below first 10"});
+}
+
+TEST(CampaignYamlErrorTest, Files) {
+  ExpectError(kName + "pipelines:\n  - yaml: {path: ../pipelines/missing.yaml}\n" + kBudget, 3, 18,
+              {"pipelines[0].yaml.path: file '../pipelines/missing.yaml' not found",
+               "campaign file's directory"});
+  ExpectError(kName + "pipelines:\n  - onnx: {path: ../pipelines/conv_block.yaml}\n" + kBudget, 3,
+              18, {"pipelines[0].onnx.path must name a .onnx file"});
+  ExpectError(kName + "pipelines:\n  - onnx: {path: no_such_model.onnx}\n" + kBudget, 3, 18,
+              {"file 'no_such_model.onnx' not found"});
+}
+
+TEST(CampaignYamlErrorTest, OneKindPerPipeline) {
+  ExpectError(
+      kName + "pipelines:\n  - zoo: {block: vgg_block}\n    random: {seeds: [1, 2]}\n" + kBudget, 4,
+      5, {"pipelines[0] must have exactly one of zoo, onnx, yaml, random, has 2"});
+}
+
+TEST(CampaignYamlErrorTest, BadDurationAndSyntax) {
+  ExpectError(kName + kPipelines + "budget: {benchmarks: 10, wall_time: 2 hours}\n", 4, 37,
+              {"budget.wall_time must be a duration such as 90s", "got '2 hours'"});
+  ExpectError(kName + kPipelines + "budget: {benchmarks: 10\n", 5, 1, {"YAML syntax error"});
+  StatusOr<CampaignConfig> empty = Parse("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message().rfind(kFile + ":1:1: empty document", 0), 0u);
+}
+
+TEST(CampaignYamlErrorTest, InvalidPipelineFileIsQuoted) {
+  const fs::path dir = fs::temp_directory_path() / ("campaign_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "pipes");
+  std::ofstream(dir / "pipes" / "bad.yaml") << "name: bad\nstages: 3\n";
+  const fs::path campaign = dir / "c.yaml";
+  std::ofstream(campaign) << kName << "pipelines:\n  - yaml: {path: pipes/bad.yaml}\n" << kBudget;
+  StatusOr<CampaignConfig> config = LoadCampaignFile(campaign.string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(config.ok());
+  const std::string& message = config.status().message();
+  EXPECT_EQ(message.rfind(campaign.string() + ":3:18: pipelines[0].yaml.path: the pipeline does "
+                                              "not validate: ",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("bad.yaml:"), std::string::npos) << message;
+  EXPECT_FALSE(LoadCampaignFile((dir / "gone.yaml").string()).ok());
+}
+
+}  // namespace
+}  // namespace schedfarm

@@ -1,0 +1,118 @@
+#include "worker/fingerprint.h"
+
+#include <sched.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <google/protobuf/stubs/common.h>
+
+#include "common/sha256.h"
+#include "pipeline/halide/runner.h"
+
+namespace schedfarm {
+namespace {
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
+  return name;
+}
+
+// The value of the first "key : value" line of /proc/cpuinfo with this key.
+std::string CpuInfoValue(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+    if (name != key) continue;
+    size_t start = colon + 1;
+    while (start < line.size() && line[start] == ' ') ++start;
+    return line.substr(start);
+  }
+  return "";
+}
+
+// The vector and arithmetic extensions a schedule's speed depends on.
+bool IsTimingRelevantFlag(const std::string& flag) {
+  static const std::set<std::string> kFlags = {"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c",
+                                               "bmi2", "popcnt"};
+  return kFlags.count(flag) > 0 || flag.rfind("avx512", 0) == 0 || flag.rfind("amx", 0) == 0;
+}
+
+// "48K", "1024K", "32M" as bytes.
+int64_t ParseCacheSize(const std::string& text) {
+  if (text.empty()) return 0;
+  int64_t value = 0;
+  size_t i = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') value = value * 10 + (text[i++] - '0');
+  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) value <<= 10;
+  if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) value <<= 20;
+  return value;
+}
+
+void FillCaches(HostFingerprint& host) {
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    const std::string level = ReadFirstLine(dir + "/level");
+    if (level.empty()) break;
+    const std::string type = ReadFirstLine(dir + "/type");
+    const int64_t bytes = ParseCacheSize(ReadFirstLine(dir + "/size"));
+    if (level == "1" && type == "Data") host.set_l1d_bytes(bytes);
+    if (level == "2") host.set_l2_bytes(bytes);
+    if (level == "3") host.set_l3_bytes(bytes);
+  }
+}
+
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+std::string DefaultWorkerId() {
+  const std::string machine_id = ReadFirstLine("/etc/machine-id");
+  return Hostname() + "-" + Sha256Hex(machine_id.empty() ? Hostname() : machine_id).substr(0, 8);
+}
+
+HostFingerprint DetectHostFingerprint(const std::string& worker_id) {
+  HostFingerprint host;
+  host.set_worker_id(worker_id.empty() ? DefaultWorkerId() : worker_id);
+  host.set_hostname(Hostname());
+  host.set_cpu_model(CpuInfoValue("model name"));
+  host.set_cores(UsableCores());
+  std::istringstream flags(CpuInfoValue("flags"));
+  for (std::string flag; flags >> flag;) {
+    if (IsTimingRelevantFlag(flag)) host.add_isa_flags(flag);
+  }
+  FillCaches(host);
+  host.set_halide_target(HalideHostTarget());
+  auto& versions = *host.mutable_library_versions();
+  versions["schedfarm"] = SCHEDFARM_VERSION;
+  versions["halide"] = SCHEDFARM_HALIDE_VERSION;
+  versions["protobuf"] = google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION);
+  int major = 0, minor = 0, patch = 0;
+  zmq_version(&major, &minor, &patch);
+  versions["zeromq"] =
+      std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  return host;
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,221 @@
+// farm-worker: the benchmark daemon of a host. It registers with the coordinator,
+// then compiles, checks and times the candidates it leases in sandbox processes
+// (worker/daemon.h, worker/sandbox.h). SIGTERM drains: leases in hand are finished
+// and their results acknowledged before it exits; a second SIGTERM stops at once.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "common/log.h"
+#include "worker/daemon.h"
+#include "worker/fingerprint.h"
+#include "worker/sandbox.h"
+#include "worker/sandbox_check.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: farm-worker --coordinator ENDPOINT [options]   serve a coordinator\n"
+    "       farm-worker --fingerprint [--id ID]            print this host's fingerprint (JSON)\n"
+    "       farm-worker --check-sandbox [options]          check that the sandbox classifies\n"
+    "                                                      crashes, hangs, floods, OOM\n"
+    "options:\n"
+    "  --coordinator ENDPOINT  tcp://host:port or ipc://path of farm-coordinator\n"
+    "  --id ID                 stable worker id (default: hostname-machine hash)\n"
+    "  --compile-slots N       candidates compiled at once (default: cores - 1, at least 1)\n"
+    "  --children N            sandbox processes (default: compile slots + 1)\n"
+    "  --prefetch N            leases held beyond the children (default 1)\n"
+    "  --memory-limit-mb N     address space of each sandbox process (default: RAM / children)\n"
+    "  --output-limit-kb N     output a candidate may write per job (default 1024)\n"
+    "  --cache-dir DIR         where reference outputs are cached (default: in memory)\n"
+    "  --max-message-kb N      larger messages are refused unparsed (default 65536)\n"
+    "  --heartbeat-ms N        heartbeat interval (default 1000; the coordinator's must match)\n"
+    "  --drain-timeout-s N     on SIGTERM, how long to finish work (default 600)\n"
+    "  --result-resend-ms N    resend a result not acknowledged in this time (default 5000)\n";
+
+WorkerDaemon* g_daemon = nullptr;
+
+void OnStopSignal(int) {
+  if (g_daemon) g_daemon->RequestStop();
+}
+
+int UsageError(const std::string& message) {
+  std::cerr << "farm-worker: " << message << "\n" << kUsage;
+  return 2;
+}
+
+// --name VALUE or --name=VALUE pairs; flags without values are "".
+struct Flags {
+  std::map<std::string, std::string> values;
+  std::string error;
+};
+
+Flags ParseFlags(int argc, char** argv) {
+  static const std::map<std::string, bool> kTakesValue = {
+      {"--coordinator", true},    {"--id", true},           {"--compile-slots", true},
+      {"--children", true},       {"--prefetch", true},     {"--memory-limit-mb", true},
+      {"--output-limit-kb", true}, {"--cache-dir", true},   {"--max-message-kb", true},
+      {"--heartbeat-ms", true},   {"--drain-timeout-s", true}, {"--result-resend-ms", true},
+      {"--fingerprint", false},
+      {"--check-sandbox", false}, {"--help", false}};
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    const size_t eq = arg.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    const auto known = kTakesValue.find(arg);
+    if (known == kTakesValue.end()) {
+      flags.error = "unknown argument '" + std::string(argv[i]) + "'";
+      return flags;
+    }
+    if (known->second && !inline_value) {
+      if (i + 1 >= argc) {
+        flags.error = arg + " needs a value";
+        return flags;
+      }
+      value = argv[++i];
+    }
+    flags.values[arg] = value;
+  }
+  return flags;
+}
+
+// The integer value of flag `name` in [min, max], `fallback` when absent.
+bool IntFlag(const Flags& flags, const std::string& name, long long min, long long max,
+             long long fallback, long long* out, std::string* error) {
+  const auto it = flags.values.find(name);
+  if (it == flags.values.end()) {
+    *out = fallback;
+    return true;
+  }
+  char* end = nullptr;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || value < min || value > max) {
+    *error = name + " must be an integer in [" + std::to_string(min) + ", " +
+             std::to_string(max) + "], got '" + it->second + "'";
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+int64_t PhysicalMemoryBytes() {
+  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+}
+
+std::string SelfExecutable() {
+  char path[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return n > 0 ? std::string(path, n) : "farm-worker";
+}
+
+int Main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  if (!flags.error.empty()) return UsageError(flags.error);
+  if (flags.values.count("--help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  const HostFingerprint host = DetectHostFingerprint(
+      flags.values.count("--id") ? flags.values.at("--id") : "");
+  if (flags.values.count("--fingerprint")) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    (void)google::protobuf::util::MessageToJsonString(host, &json, options);
+    std::cout << json;
+    return 0;
+  }
+
+  std::string error;
+  long long compile_slots, children, prefetch, memory_mb, output_kb, message_kb, heartbeat_ms,
+      drain_s, resend_ms;
+  const long long default_slots = std::max(1, host.cores() - 1);
+  if (!IntFlag(flags, "--compile-slots", 1, 1024, default_slots, &compile_slots, &error) ||
+      !IntFlag(flags, "--children", 1, 1024, compile_slots + 1, &children, &error) ||
+      !IntFlag(flags, "--prefetch", 0, 1024, 1, &prefetch, &error) ||
+      !IntFlag(flags, "--memory-limit-mb", 64, 1LL << 30,
+               PhysicalMemoryBytes() / children >> 20, &memory_mb, &error) ||
+      !IntFlag(flags, "--output-limit-kb", 1, 1LL << 30, 1024, &output_kb, &error) ||
+      !IntFlag(flags, "--max-message-kb", 1, 1LL << 22, 65536, &message_kb, &error) ||
+      !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms,
+               &error) ||
+      !IntFlag(flags, "--drain-timeout-s", 1, 86400, 600, &drain_s, &error) ||
+      !IntFlag(flags, "--result-resend-ms", 10, 3600000, 5000, &resend_ms, &error)) {
+    return UsageError(error);
+  }
+
+  SandboxOptions sandbox;
+  sandbox.child_executable = SelfExecutable();
+  sandbox.children = static_cast<int>(children);
+  sandbox.compile_slots = static_cast<int>(std::min(compile_slots, children));
+  sandbox.memory_limit_bytes = memory_mb << 20;
+  sandbox.output_limit_bytes = output_kb << 10;
+  if (flags.values.count("--cache-dir")) sandbox.cache_dir = flags.values.at("--cache-dir");
+
+  if (flags.values.count("--check-sandbox")) {
+    const SandboxCheckReport report = CheckSandbox(sandbox);
+    std::cout << report.table;
+    return report.ok ? 0 : 1;
+  }
+
+  if (!flags.values.count("--coordinator")) return UsageError("--coordinator is required");
+  WorkerOptions options;
+  options.coordinator = flags.values.at("--coordinator");
+  options.host = host;
+  options.sandbox = sandbox;
+  options.prefetch = static_cast<int>(prefetch);
+  options.max_message_bytes = static_cast<size_t>(message_kb) << 10;
+  options.heartbeat_interval_ms = static_cast<int>(heartbeat_ms);
+  options.drain_timeout_ms = static_cast<int>(drain_s * 1000);
+  options.result_resend_ms = static_cast<int>(resend_ms);
+
+  StatusOr<std::unique_ptr<WorkerDaemon>> daemon = WorkerDaemon::Create(options);
+  if (!daemon.ok()) {
+    std::cerr << "farm-worker: " << daemon.status().message() << "\n";
+    return 1;
+  }
+  g_daemon = daemon->get();
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  LogEvent("info", "started",
+           {{"worker", host.worker_id()}, {"coordinator", options.coordinator},
+            {"children", std::to_string(children)},
+            {"compile_slots", std::to_string(sandbox.compile_slots)}});
+  const Status status = (*daemon)->Run();
+  g_daemon = nullptr;
+  if (!status.ok()) {
+    LogEvent("error", "exit", {{"error", status.message()}});
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--sandbox-child") == 0) {
+    return schedfarm::RunSandboxChild(argc, argv);
+  }
+  return schedfarm::Main(argc, argv);
+}

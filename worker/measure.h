@@ -1,0 +1,115 @@
+// The measurement protocol of DESIGN.md section 8, in the calling process: reference
+// outputs per pipeline, the candidate compiled once, one warm-up realization checked
+// against the reference, then timed samples and their statistics. The sandbox child
+// runs it for the worker; benchmarks and the A/A tool call it directly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "pipeline/graph.h"
+#include "pipeline/halide/runner.h"
+#include "pipeline/tensor.h"
+#include "schedfarm.pb.h"
+
+namespace schedfarm {
+
+// Minimum, median, mean, sample standard deviation (n - 1; 0 for one sample) and
+// coefficient of variation (stddev / mean) of `samples`; all zero when empty.
+SampleStats ComputeStats(const std::vector<double>& samples);
+
+// A measurement that failed with `status` and `error` (settings as given, finished now).
+Measurement FailedMeasurement(MeasurementStatus status, const std::string& error,
+                              const MeasurementSettings& settings);
+
+// The outputs of a pipeline under its reference schedule on the deterministic inputs:
+// what every candidate's outputs must match.
+struct ReferenceOutputs {
+  std::string pipeline_id;
+  std::vector<HostTensor> outputs;  // spec.outputs order
+};
+
+// Reference outputs by pipeline id, computed once (the reference schedule, one
+// realization on DeterministicInputs) and kept in memory (the most recent
+// `max_in_memory` pipelines) and, when a directory is given (created if missing), in
+// files `<dir>/<pipeline id>.ref` that several processes share: each file is written to a
+// temporary name and renamed into place, and a file that is truncated, corrupt or does
+// not fit the pipeline is recomputed. Thread-safe.
+class ReferenceCache {
+ public:
+  explicit ReferenceCache(std::string dir = "", int max_in_memory = 8);
+
+  // The reference outputs of `graph`. When they cannot be computed, `failure` (if
+  // given) receives the status the measurement fails with (COMPILE_ERROR,
+  // RUNTIME_ERROR or OUT_OF_MEMORY).
+  StatusOr<std::shared_ptr<const ReferenceOutputs>> Get(const PipelineGraph& graph,
+                                                        MeasurementStatus* failure = nullptr);
+
+  // Reference runs done and files read so far.
+  int64_t computed() const;
+  int64_t loaded() const;
+
+ private:
+  std::string PathOf(const std::string& pipeline_id) const;
+
+  const std::string dir_;
+  const int max_in_memory_;
+  mutable std::mutex mutex_;
+  std::list<std::shared_ptr<const ReferenceOutputs>> recent_;  // most recent first
+  int64_t computed_ = 0;
+  int64_t loaded_ = 0;
+};
+
+// Called with the outputs of the warm-up realization before they are compared with
+// the reference (the sandbox's WRONG_OUTPUT fault perturbs them).
+using OutputHook = std::function<void(std::vector<HostTensor>& outputs)>;
+
+// A candidate schedule of a pipeline, lowered, scheduled and JIT-compiled once, ready
+// for its run phase.
+class CompiledCandidate {
+ public:
+  // Lowers `graph`, applies `schedule` and JIT-compiles, with Halide's thread pool at
+  // settings.threads (defaults filled in). compile_seconds() covers all three. On
+  // failure `failure` (if given) receives COMPILE_ERROR or OUT_OF_MEMORY.
+  static StatusOr<CompiledCandidate> Compile(const PipelineGraph& graph,
+                                             const ScheduleSpec& schedule,
+                                             const MeasurementSettings& settings,
+                                             MeasurementStatus* failure = nullptr);
+
+  double compile_seconds() const { return compile_seconds_; }
+
+  // The run phase: one warm-up realization whose outputs must match `reference`
+  // (else WRONG_ANSWER with the comparison's message, and no time); the repeat count
+  // of a sample chosen once so that a sample lasts min_sample_seconds; `samples`
+  // samples, each after a cache flush when flush_cache is set, then one more at a
+  // time while their CV exceeds target_cv, up to max_samples. samples_seconds holds
+  // each sample's time per realization. Runtime failures give RUNTIME_ERROR or
+  // OUT_OF_MEMORY.
+  Measurement Run(const ReferenceOutputs& reference, const OutputHook& hook = nullptr);
+
+ private:
+  CompiledCandidate(CompiledPipeline compiled, const PipelineGraph& graph,
+                    const MeasurementSettings& settings, double compile_seconds);
+
+  CompiledPipeline compiled_;
+  std::string where_;                      // "pipeline 'name'"
+  std::vector<std::string> output_names_;  // spec.outputs order
+  MeasurementSettings settings_;
+  double compile_seconds_ = 0;
+};
+
+// The whole protocol in the calling process, without sandbox or timeouts: reference
+// outputs from `cache`, compile, run phase.
+Measurement MeasureInProcess(const PipelineGraph& graph, const ScheduleSpec& schedule,
+                             const MeasurementSettings& settings, ReferenceCache& cache);
+
+// Size of the host's last-level cache in bytes (what a cache flush writes twice over).
+int64_t LastLevelCacheBytes();
+
+}  // namespace schedfarm

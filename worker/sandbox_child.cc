@@ -1,0 +1,293 @@
+// The sandbox child: `farm-worker --sandbox-child`, one job at a time over its pipes
+// (worker/sandbox.h describes the phases), measured with worker/measure.h.
+#include <malloc.h>
+#include <dirent.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/builder.h"
+#include "pipeline/graph.h"
+#include "pipeline/halide/runner.h"
+#include "protocol/measurement_settings.h"
+#include "worker/measure.h"
+#include "worker/sandbox.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kEventFd = 4;
+
+bool ReadFully(int fd, char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = read(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool WriteFully(int fd, const std::string& bytes) {
+  const char* data = bytes.data();
+  size_t size = bytes.size();
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+enum class ReadResult { kOk, kClosed, kInvalid };
+
+ReadResult ReadRequest(SandboxRequest* request) {
+  char header[4];
+  if (!ReadFully(kRequestFd, header, sizeof(header))) return ReadResult::kClosed;
+  const uint32_t length = DecodeSandboxFrameLength(header);
+  if (length > kMaxSandboxFrameBytes) return ReadResult::kInvalid;
+  std::string payload(length, '\0');
+  if (!ReadFully(kRequestFd, payload.data(), length)) return ReadResult::kClosed;
+  return request->ParseFromString(payload) ? ReadResult::kOk : ReadResult::kInvalid;
+}
+
+// The pool has gone when the event pipe breaks; nothing is left to do.
+void Send(const SandboxEvent& event) {
+  if (!WriteFully(kEventFd, EncodeSandboxFrame(event))) std::_Exit(0);
+}
+
+void SendFinished(const Measurement& measurement) {
+  SandboxEvent event;
+  *event.mutable_finished() = measurement;
+  Send(event);
+}
+
+// The cpus this process may run on, as found at start.
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// Pins every thread of the process (Halide's thread pool included) to `cpus`.
+void PinTo(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) CPU_SET(cpu, &set);
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) {
+    sched_setaffinity(0, sizeof(set), &set);
+    return;
+  }
+  while (const dirent* entry = readdir(tasks)) {
+    const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) != 0 && errno != ESRCH) {
+      std::cerr << "sandbox child: cannot pin thread " << tid << ": " << std::strerror(errno)
+                << "\n";
+    }
+  }
+  closedir(tasks);
+}
+
+// The benchmark cpus (the last `threads` allowed cpus) and the compile cpus (the
+// others, or all when none are left).
+struct CpuPlan {
+  std::vector<int> benchmark;
+  std::vector<int> compile;
+};
+
+CpuPlan PlanCpus(const std::vector<int>& allowed, int threads) {
+  CpuPlan plan;
+  const size_t n = std::min(allowed.size(), static_cast<size_t>(std::max(threads, 1)));
+  plan.compile.assign(allowed.begin(), allowed.end() - n);
+  plan.benchmark.assign(allowed.end() - n, allowed.end());
+  if (plan.compile.empty()) plan.compile = allowed;
+  return plan;
+}
+
+// Misbehaviour on request (SandboxJob.fault). WRONG_OUTPUT is an OutputHook instead.
+void InjectFault(SandboxFault fault) {
+  switch (fault) {
+    case FAULT_SEGFAULT: {
+      volatile uintptr_t invalid = 16;  // opaque to the compiler
+      *reinterpret_cast<volatile int*>(invalid) = 1;
+      break;
+    }
+    case FAULT_ABORT:
+      std::abort();
+    case FAULT_HANG: {
+      volatile uint64_t spins = 0;
+      while (true) spins = spins + 1;
+    }
+    case FAULT_ALLOCATE: {
+      // 64 MiB chunks, every page touched, until the memory limit makes new throw.
+      constexpr size_t kChunk = 64 << 20;
+      std::vector<std::unique_ptr<char[]>> chunks;
+      while (true) {
+        chunks.emplace_back(new char[kChunk]);
+        volatile char* chunk = chunks.back().get();
+        for (size_t i = 0; i < kChunk; i += 4096) chunk[i] = 1;
+      }
+    }
+    case FAULT_FLOOD: {
+      const std::string line(1023, 'x');
+      while (true) {
+        if (!WriteFully(1, line + "\n")) break;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Changes one value of the first output by more than any tolerance allows.
+void PerturbOutputs(std::vector<HostTensor>& outputs) {
+  if (outputs.empty() || outputs[0].data.empty()) return;
+  HostTensor& t = outputs[0];
+  double largest = 0;
+  for (double v : t.data) largest = std::max(largest, std::abs(v));
+  t.data[t.data.size() / 2] += 1 + largest;
+}
+
+// Compiles and runs a trivial pipeline, so that Halide's JIT runtime (built once per
+// process, a few hundred milliseconds) is ready before the first job.
+void WarmUpHalide() {
+  PipelineBuilder b("warm_up");
+  b.Output(b.Relu(b.Input("x", {8})));
+  StatusOr<PipelineSpec> spec = b.Finish();
+  StatusOr<PipelineGraph> graph =
+      spec.ok() ? PipelineGraph::Build(*spec) : StatusOr<PipelineGraph>(spec.status());
+  RunOptions once;
+  once.timing_samples = 0;
+  const Status ran = graph.ok() ? RunReference(*graph, once).status() : graph.status();
+  if (!ran.ok()) std::cerr << "sandbox child: Halide warm-up failed: " << ran.message() << "\n";
+}
+
+// Runs one job; false when the pool broke the protocol or went away.
+bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, ReferenceCache& cache) {
+  const MeasurementSettings settings = WithDefaults(job.settings());
+  const CpuPlan cpus = PlanCpus(allowed, settings.threads());
+  const bool fault_in_compile =
+      job.fault() != SANDBOX_FAULT_NONE && !job.fault_in_run() && job.fault() != FAULT_WRONG_OUTPUT;
+  const std::string where = "job '" + job.job_id() + "': ";
+  double compile_seconds = 0;
+  auto fail = [&](MeasurementStatus status, const std::string& error) {
+    Measurement m = FailedMeasurement(status, where + error, settings);
+    m.set_compile_seconds(compile_seconds);
+    SendFinished(m);
+    return true;
+  };
+  try {
+    PinTo(cpus.compile);
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(job.pipeline());
+    if (!graph.ok()) return fail(COMPILE_ERROR, graph.status().message());
+    MeasurementStatus failure = COMPILE_ERROR;
+    StatusOr<std::shared_ptr<const ReferenceOutputs>> reference = cache.Get(*graph, &failure);
+    if (!reference.ok()) return fail(failure, reference.status().message());
+    SandboxEvent started;
+    started.mutable_compile_started();
+    Send(started);
+    if (fault_in_compile) InjectFault(job.fault());
+    StatusOr<CompiledCandidate> candidate =
+        CompiledCandidate::Compile(*graph, job.schedule(), settings, &failure);
+    if (!candidate.ok()) return fail(failure, candidate.status().message());
+    compile_seconds = candidate->compile_seconds();
+    SandboxEvent compiled;
+    compiled.mutable_compiled()->set_compile_seconds(compile_seconds);
+    Send(compiled);
+
+    SandboxRequest request;
+    if (ReadRequest(&request) != ReadResult::kOk) return false;
+    if (request.body_case() != SandboxRequest::kStartRun) {
+      std::cerr << "sandbox child: expected start_run, got request " << request.body_case() << "\n";
+      return false;
+    }
+    PinTo(cpus.benchmark);
+    if (job.fault_in_run() && job.fault() != FAULT_WRONG_OUTPUT) InjectFault(job.fault());
+    const OutputHook hook =
+        job.fault() == FAULT_WRONG_OUTPUT ? OutputHook(PerturbOutputs) : nullptr;
+    Measurement measurement = candidate->Run(**reference, hook);
+    if (measurement.status() != OK) measurement.set_error(where + measurement.error());
+    SendFinished(measurement);
+    return true;
+  } catch (const std::bad_alloc& e) {
+    return fail(OUT_OF_MEMORY, std::string("out of memory (") + e.what() + ")");
+  } catch (const std::exception& e) {
+    return fail(RUNTIME_ERROR, e.what());
+  }
+}
+
+}  // namespace
+
+int RunSandboxChild(int argc, char** argv) {
+  int64_t memory_limit = 0;
+  std::string cache_dir;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--memory-limit-bytes=", 0) == 0) {
+      memory_limit = std::strtoll(arg.c_str() + std::strlen("--memory-limit-bytes="), nullptr, 10);
+    } else if (arg.rfind("--cache-dir=", 0) == 0) {
+      cache_dir = arg.substr(std::strlen("--cache-dir="));
+    } else {
+      std::cerr << "sandbox child: unknown argument '" << arg << "'\n";
+      return 2;
+    }
+  }
+  const rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  if (memory_limit > 0) {
+    const rlimit memory = {static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
+    if (setrlimit(RLIMIT_AS, &memory) != 0) {
+      std::cerr << "sandbox child: cannot limit memory to " << memory_limit
+                << " bytes: " << std::strerror(errno) << "\n";
+      return 2;
+    }
+  }
+  // Fixed malloc thresholds. Left dynamic, glibc raises its mmap threshold (up to
+  // 32 MiB) as a process frees large blocks, so the buffers of a realization stop
+  // costing page faults and the same schedule times faster in an older sandbox
+  // process. Fixed at the top of that range, a fresh process times like an old one.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  const std::vector<int> allowed = AllowedCpus();
+  ReferenceCache cache(cache_dir);
+  WarmUpHalide();
+
+  SandboxEvent ready;
+  ready.mutable_ready()->set_pid(getpid());
+  Send(ready);
+  while (true) {
+    SandboxRequest request;
+    const ReadResult read = ReadRequest(&request);
+    if (read == ReadResult::kClosed) return 0;
+    if (read == ReadResult::kInvalid || request.body_case() != SandboxRequest::kJob) {
+      std::cerr << "sandbox child: expected a job\n";
+      return 3;
+    }
+    if (!HandleJob(request.job(), allowed, cache)) return 3;
+  }
+}
+
+}  // namespace schedfarm
