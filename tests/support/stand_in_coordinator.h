@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -129,8 +130,9 @@ class StandInCoordinator {
 class WorkerProcess {
  public:
   WorkerProcess(const std::string& binary, const std::vector<std::string>& args) {
-    char log_template[] = "/tmp/farm-worker-log-XXXXXX";
-    const int log_fd = mkstemp(log_template);
+    std::string log_template =
+        (std::filesystem::temp_directory_path() / "farm-worker-log-XXXXXX").string();
+    const int log_fd = mkstemp(log_template.data());
     log_path_ = log_template;
     pid_ = fork();
     if (pid_ == 0) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -212,7 +213,10 @@ TEST(WorkerDaemon, RefusesBadJobMessagesAndCarriesOn) {
 }
 
 TEST(WorkerDaemon, ReconnectsAndDeliversResultsAfterTheCoordinatorComesBack) {
-  const std::string endpoint = "ipc:///tmp/schedfarm-daemon-test-" + std::to_string(getpid());
+  const std::string endpoint =
+      "ipc://" + (std::filesystem::temp_directory_path() /
+                  ("schedfarm-daemon-test-" + std::to_string(getpid())))
+                     .string();
   StandInCoordinator coordinator(endpoint);
   WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator, {"--heartbeat-ms", "100"}));
   const std::string peer = AwaitRegistration(coordinator);
