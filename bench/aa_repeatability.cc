@@ -31,7 +31,8 @@ double Quantile(std::vector<double> values, double q) {
   return values[low] + (position - low) * (values[high] - values[low]);
 }
 
-std::vector<Measurement> MeasureAll(SandboxPool& pool, const std::vector<BenchCandidate>& candidates,
+std::vector<Measurement> MeasureAll(SandboxPool& pool,
+                                    const std::vector<BenchCandidate>& candidates,
                                     const MeasurementSettings& settings, const char* pass) {
   for (size_t i = 0; i < candidates.size(); ++i) {
     SandboxJob job;
@@ -63,8 +64,9 @@ int Main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
   }
   if (count < 2 || samples < 2 || threads < 1) {
-    std::fprintf(stderr, "usage: aa_repeatability [--candidates N>=2] [--samples K>=2] "
-                         "[--threads T>=1]\n");
+    std::fprintf(stderr,
+                 "usage: aa_repeatability [--candidates N>=2] [--samples K>=2] "
+                 "[--threads T>=1]\n");
     return 2;
   }
   MeasurementSettings settings;
@@ -87,15 +89,16 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const std::vector<BenchCandidate> candidates = ZooCandidates(count);
-  std::printf("A/A: %d schedules of 6 zoo blocks (quarter spatial size, half channels),\n"
-              "measured twice through the sandbox (%d samples of >= %.0f ms, target CV %.2f, %d thread(s))\n\n",
-              count, samples, 1000 * settings.min_sample_seconds(), settings.target_cv(),
-              threads);
+  std::printf(
+      "A/A: %d schedules of 6 zoo blocks (quarter spatial size, half channels),\n"
+      "measured twice through the sandbox (%d samples of >= %.0f ms, target CV %.2f, %d "
+      "thread(s))\n\n",
+      count, samples, 1000 * settings.min_sample_seconds(), settings.target_cv(), threads);
   const std::vector<Measurement> a = MeasureAll(**pool, candidates, settings, "a");
   const std::vector<Measurement> b = MeasureAll(**pool, candidates, settings, "b");
 
-  std::printf("%-40s %12s %12s %9s %7s %7s %5s %5s\n", "schedule", "median A ms",
-              "median B ms", "B/A - 1", "CV A", "CV B", "n A", "n B");
+  std::printf("%-40s %12s %12s %9s %7s %7s %5s %5s\n", "schedule", "median A ms", "median B ms",
+              "B/A - 1", "CV A", "CV B", "n A", "n B");
   std::vector<double> differences, abs_differences, cvs;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (a[i].status() != OK || b[i].status() != OK) {
@@ -112,9 +115,8 @@ int Main(int argc, char** argv) {
     cvs.push_back(a[i].stats().cv());
     cvs.push_back(b[i].stats().cv());
     std::printf("%-40s %12.3f %12.3f %+8.2f%% %6.2f%% %6.2f%% %5d %5d\n",
-                candidates[i].name.c_str(), 1000 * ma, 1000 * mb, 100 * d,
-                100 * a[i].stats().cv(), 100 * b[i].stats().cv(), a[i].samples_seconds_size(),
-                b[i].samples_seconds_size());
+                candidates[i].name.c_str(), 1000 * ma, 1000 * mb, 100 * d, 100 * a[i].stats().cv(),
+                100 * b[i].stats().cv(), a[i].samples_seconds_size(), b[i].samples_seconds_size());
   }
   std::filesystem::remove_all(cache_dir);
   if (differences.size() < 2) {
@@ -125,16 +127,18 @@ int Main(int argc, char** argv) {
   for (double d : abs_differences) mean_abs += d / abs_differences.size();
   for (double d : differences) mean += d / differences.size();
   for (double cv : cvs) mean_cv += cv / cvs.size();
-  std::printf("\n|relative difference of medians| over %zu schedules: mean %.2f%%, median %.2f%%, "
-              "p90 %.2f%%, max %.2f%%\n",
-              abs_differences.size(), 100 * mean_abs, 100 * Quantile(abs_differences, 0.5),
-              100 * Quantile(abs_differences, 0.9),
-              100 * *std::max_element(abs_differences.begin(), abs_differences.end()));
+  std::printf(
+      "\n|relative difference of medians| over %zu schedules: mean %.2f%%, median %.2f%%, "
+      "p90 %.2f%%, max %.2f%%\n",
+      abs_differences.size(), 100 * mean_abs, 100 * Quantile(abs_differences, 0.5),
+      100 * Quantile(abs_differences, 0.9),
+      100 * *std::max_element(abs_differences.begin(), abs_differences.end()));
   std::printf("signed mean (drift between passes) %+.2f%%; mean CV within a measurement %.2f%%\n",
               100 * mean, 100 * mean_cv);
-  std::printf("reference: 2.4%% average noise on a dedicated Xeon (value-learning paper); "
-              "this host / reference: %.2fx\n",
-              mean_abs / 0.024);
+  std::printf(
+      "reference: 2.4%% average noise on a dedicated Xeon (value-learning paper); "
+      "this host / reference: %.2fx\n",
+      mean_abs / 0.024);
   return 0;
 }
 

@@ -138,10 +138,10 @@ RunFigures ThroughWorker(const std::vector<BenchCandidate>& candidates,
 }
 
 void Print(const char* name, const RunFigures& f, int n) {
-  std::printf("%-34s %7.1f s  %6.2f candidates/min  %5.2f s/candidate  (%d ok, %d failed, "
-              "compile %.1f s)\n",
-              name, f.seconds, 60.0 * n / f.seconds, f.seconds / n, f.ok, f.failed,
-              f.compile_seconds);
+  std::printf(
+      "%-34s %7.1f s  %6.2f candidates/min  %5.2f s/candidate  (%d ok, %d failed, "
+      "compile %.1f s)\n",
+      name, f.seconds, 60.0 * n / f.seconds, f.seconds / n, f.ok, f.failed, f.compile_seconds);
   std::fflush(stdout);
 }
 
@@ -171,16 +171,16 @@ int Main(int argc, char** argv) {
       (void)warm.Get(PipelineGraph::Build(c.pipeline).value());
     }
   }
-  std::printf("%d candidates (random schedules of 6 zoo blocks, quarter spatial size, half "
-              "channels),\n%d samples of >= %.0f ms, 1 thread; %ld cores\n",
-              count, samples, 1000 * settings.min_sample_seconds(), sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf(
+      "%d candidates (random schedules of 6 zoo blocks, quarter spatial size, half "
+      "channels),\n%d samples of >= %.0f ms, 1 thread; %ld cores\n",
+      count, samples, 1000 * settings.min_sample_seconds(), sysconf(_SC_NPROCESSORS_ONLN));
 
   const RunFigures plain = PlainLoop(candidates, settings, cache_dir);
   Print("plain in-process loop", plain, count);
-  const RunFigures serial =
-      ThroughWorker(candidates, settings,
-                    {"--children", "1", "--compile-slots", "1", "--prefetch", "1",
-                     "--cache-dir", cache_dir});
+  const RunFigures serial = ThroughWorker(
+      candidates, settings,
+      {"--children", "1", "--compile-slots", "1", "--prefetch", "1", "--cache-dir", cache_dir});
   Print("worker, 1 sandbox, no overlap", serial, count);
   const RunFigures parallel = ThroughWorker(
       candidates, settings, {"--children", "2", "--compile-slots", "1", "--cache-dir", cache_dir});
@@ -189,9 +189,10 @@ int Main(int argc, char** argv) {
   const double overhead = (serial.seconds - plain.seconds) / plain.seconds;
   std::printf("\nparallel worker / plain loop throughput: %.2fx (target >= 1.00x)\n",
               plain.seconds / parallel.seconds);
-  std::printf("serial worker overhead per candidate: %+.1f%% of the plain loop's %.2f s "
-              "(target < 5%%)\n",
-              100 * overhead, plain.seconds / count);
+  std::printf(
+      "serial worker overhead per candidate: %+.1f%% of the plain loop's %.2f s "
+      "(target < 5%%)\n",
+      100 * overhead, plain.seconds / count);
   std::filesystem::remove_all(cache_dir);
   return 0;
 }

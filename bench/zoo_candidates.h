@@ -23,7 +23,7 @@ struct BenchCandidate {
 
 inline std::vector<BenchCandidate> ZooCandidates(int count, double spatial_scale = 0.25,
                                                  uint64_t first_seed = 1000) {
-  const std::vector<std::string> blocks = {"resnet18_basic", "mobilenetv2_inverted_residual",
+  const std::vector<std::string> blocks = {"resnet18_basic",  "mobilenetv2_inverted_residual",
                                            "squeezenet_fire", "wavenet_residual",
                                            "shufflenet_unit", "mnasnet_block"};
   ZooOptions options;

@@ -48,8 +48,8 @@ int64_t UnixMillis() {
 }
 
 void LogEvent(const char* level, const std::string& event, const LogFields& fields) {
-  const std::string line = "ts=" + std::to_string(UnixMillis()) + " level=" + level + " event=" + event +
-                           FormatLogFields(fields) + "\n";
+  const std::string line = "ts=" + std::to_string(UnixMillis()) + " level=" + level +
+                           " event=" + event + FormatLogFields(fields) + "\n";
   // One write per line keeps lines whole when threads or processes share stderr.
   const ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;

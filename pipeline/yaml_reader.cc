@@ -65,8 +65,7 @@ Status YamlReader::ErrorAt(const YAML::Node& node, const std::string& message) c
   return ErrorAt(node.Mark(), message);
 }
 
-StatusOr<YAML::Node> YamlReader::Load(const std::string& text,
-                                      const std::string& expected) const {
+StatusOr<YAML::Node> YamlReader::Load(const std::string& text, const std::string& expected) const {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -103,8 +102,8 @@ StatusOr<YamlFields> YamlReader::Map(const YAML::Node& node, const std::string& 
     if (!k.IsScalar()) return ErrorAt(k, what + ": keys must be scalars");
     const std::string key = k.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      return ErrorAt(k, what + ": unknown key '" + key + "' (" +
-                            NearMissHint(key, allowed, known_note) + ")");
+      return ErrorAt(
+          k, what + ": unknown key '" + key + "' (" + NearMissHint(key, allowed, known_note) + ")");
     }
     if (f.has(key)) {
       return ErrorAt(k, what + ": duplicate key '" + key + "' (first at line " +

@@ -13,8 +13,8 @@ DecodedFrame DecodeEnvelope(std::string_view frame, size_t max_bytes) {
   DecodedFrame decoded;
   if (frame.size() > max_bytes) {
     decoded.refusal = Refusal::kOversized;
-    decoded.error = "message of " + std::to_string(frame.size()) +
-                    " bytes exceeds the limit of " + std::to_string(max_bytes) + " bytes";
+    decoded.error = "message of " + std::to_string(frame.size()) + " bytes exceeds the limit of " +
+                    std::to_string(max_bytes) + " bytes";
     return decoded;
   }
   if (!decoded.envelope.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
@@ -44,16 +44,26 @@ bool AnswerRefusal(const DecodedFrame& decoded) {
 
 const char* BodyName(const Envelope& envelope) {
   switch (envelope.body_case()) {
-    case Envelope::kRegister: return "register";
-    case Envelope::kHeartbeat: return "heartbeat";
-    case Envelope::kWorkRequest: return "work_request";
-    case Envelope::kLease: return "lease";
-    case Envelope::kResult: return "result";
-    case Envelope::kAck: return "ack";
-    case Envelope::kError: return "error";
-    case Envelope::kWelcome: return "welcome";
-    case Envelope::kDisconnect: return "disconnect";
-    case Envelope::BODY_NOT_SET: return "none";
+    case Envelope::kRegister:
+      return "register";
+    case Envelope::kHeartbeat:
+      return "heartbeat";
+    case Envelope::kWorkRequest:
+      return "work_request";
+    case Envelope::kLease:
+      return "lease";
+    case Envelope::kResult:
+      return "result";
+    case Envelope::kAck:
+      return "ack";
+    case Envelope::kError:
+      return "error";
+    case Envelope::kWelcome:
+      return "welcome";
+    case Envelope::kDisconnect:
+      return "disconnect";
+    case Envelope::BODY_NOT_SET:
+      return "none";
   }
   return "none";
 }

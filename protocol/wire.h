@@ -43,8 +43,7 @@ struct DecodedFrame {
 
 // Serializes `envelope` with the version set to kProtocolVersion.
 std::string EncodeEnvelope(Envelope envelope);
-DecodedFrame DecodeEnvelope(std::string_view frame,
-                            size_t max_bytes = kDefaultMaxMessageBytes);
+DecodedFrame DecodeEnvelope(std::string_view frame, size_t max_bytes = kDefaultMaxMessageBytes);
 
 // Whether a refused frame is answered with an ErrorReply. Unparseable frames are only
 // logged and dropped (nothing says who or what they were), and an ErrorReply is never

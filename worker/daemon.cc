@@ -37,8 +37,9 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
   }
   SCHEDFARM_RETURN_IF_ERROR(
       ValidateMeasurementSettings(lease.settings()).WithContext("lease " + lease.lease_id()));
-  SCHEDFARM_RETURN_IF_ERROR(ScheduleSpace(*graph).Check(candidate.schedule()).WithContext(
-      "lease " + lease.lease_id() + ": schedule refused"));
+  SCHEDFARM_RETURN_IF_ERROR(ScheduleSpace(*graph)
+                                .Check(candidate.schedule())
+                                .WithContext("lease " + lease.lease_id() + ": schedule refused"));
   SandboxJob job;
   job.set_job_id(lease.lease_id());
   *job.mutable_pipeline() = lease.pipeline();
@@ -98,7 +99,8 @@ struct WorkerDaemon::State {
     credits_sent = window();
     Send(envelope);
     LogEvent("info", "registering",
-             {{"coordinator", options.coordinator}, {"worker", options.host.worker_id()},
+             {{"coordinator", options.coordinator},
+              {"worker", options.host.worker_id()},
               {"credits", std::to_string(credits_sent)}});
   }
 
@@ -130,16 +132,17 @@ struct WorkerDaemon::State {
       return;
     }
     LogEvent("info", "lease_started",
-             {{"lease", id}, {"pipeline", lease.pipeline().name()},
+             {{"lease", id},
+              {"pipeline", lease.pipeline().name()},
               {"campaign", lease.candidate().campaign()}});
     in_hand.emplace(id, lease);
     pool->Submit(std::move(job).value());
   }
 
   void HandleFrame(const zmq::message_t& message) {
-    const DecodedFrame decoded = DecodeEnvelope(
-        std::string_view(static_cast<const char*>(message.data()), message.size()),
-        options.max_message_bytes);
+    const DecodedFrame decoded =
+        DecodeEnvelope(std::string_view(static_cast<const char*>(message.data()), message.size()),
+                       options.max_message_bytes);
     if (!decoded.ok()) {
       const bool answer = AnswerRefusal(decoded);
       LogEvent("warn", answer ? "message_refused" : "frame_dropped",
@@ -226,9 +229,9 @@ struct WorkerDaemon::State {
         std::chrono::milliseconds(options.heartbeat_interval_ms * options.liveness)) {
       backoff_ms = backoff_ms == 0 ? options.reconnect_initial_ms
                                    : std::min(2 * backoff_ms, options.reconnect_max_ms);
-      LogEvent("warn", "coordinator_silent",
-               {{"coordinator", options.coordinator},
-                {"reconnect_in_ms", std::to_string(backoff_ms)}});
+      LogEvent(
+          "warn", "coordinator_silent",
+          {{"coordinator", options.coordinator}, {"reconnect_in_ms", std::to_string(backoff_ms)}});
       socket.reset();
       registered = false;
       reconnect_at = After(backoff_ms);
@@ -250,10 +253,11 @@ struct WorkerDaemon::State {
 
   int PollTimeoutMs() const {
     const Clock::time_point now = Clock::now();
-    Clock::time_point next = socket ? std::min(next_heartbeat, last_heard + std::chrono::milliseconds(
-                                                                   options.heartbeat_interval_ms *
-                                                                   options.liveness))
-                                    : reconnect_at;
+    Clock::time_point next =
+        socket ? std::min(next_heartbeat,
+                          last_heard + std::chrono::milliseconds(options.heartbeat_interval_ms *
+                                                                 options.liveness))
+               : reconnect_at;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
     return static_cast<int>(std::clamp<int64_t>(ms + 1, 1, 100));
   }
@@ -278,7 +282,8 @@ StatusOr<std::unique_ptr<WorkerDaemon>> WorkerDaemon::Create(WorkerOptions optio
   if (!pool.ok()) return pool.status().WithContext("sandbox");
   state->pool = std::move(pool).value();
   std::string pids;
-  for (pid_t pid : state->pool->child_pids()) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
+  for (pid_t pid : state->pool->child_pids())
+    pids += (pids.empty() ? "" : ",") + std::to_string(pid);
   LogEvent("info", "sandbox_started",
            {{"children", std::to_string(options.sandbox.children)}, {"pids", pids}});
   state->options = std::move(options);
@@ -312,8 +317,9 @@ Status WorkerDaemon::Run() {
       stop_requests += n > 0 ? static_cast<int>(n) : 0;
     }
     if (stop_requests >= 2) {
-      LogEvent("warn", "stopped", {{"abandoned_leases", std::to_string(s.in_hand.size())},
-                                   {"unacknowledged_results", std::to_string(s.unacked.size())}});
+      LogEvent("warn", "stopped",
+               {{"abandoned_leases", std::to_string(s.in_hand.size())},
+                {"unacknowledged_results", std::to_string(s.unacked.size())}});
       return Status::Ok();
     }
     if (stop_requests == 1 && !s.draining) {

@@ -1,5 +1,6 @@
 #include "worker/fingerprint.h"
 
+#include <google/protobuf/stubs/common.h>
 #include <sched.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -8,8 +9,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <google/protobuf/stubs/common.h>
 
 #include "common/sha256.h"
 #include "pipeline/halide/runner.h"
@@ -49,8 +48,8 @@ std::string CpuInfoValue(const std::string& key) {
 
 // The vector and arithmetic extensions a schedule's speed depends on.
 bool IsTimingRelevantFlag(const std::string& flag) {
-  static const std::set<std::string> kFlags = {"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c",
-                                               "bmi2", "popcnt"};
+  static const std::set<std::string> kFlags = {"sse4_1", "sse4_2", "avx",  "avx2",
+                                               "fma",    "f16c",   "bmi2", "popcnt"};
   return kFlags.count(flag) > 0 || flag.rfind("avx512", 0) == 0 || flag.rfind("amx", 0) == 0;
 }
 
@@ -59,7 +58,8 @@ int64_t ParseCacheSize(const std::string& text) {
   if (text.empty()) return 0;
   int64_t value = 0;
   size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') value = value * 10 + (text[i++] - '0');
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+    value = value * 10 + (text[i++] - '0');
   if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) value <<= 10;
   if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) value <<= 20;
   return value;

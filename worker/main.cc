@@ -2,6 +2,7 @@
 // then compiles, checks and times the candidates it leases in sandbox processes
 // (worker/daemon.h, worker/sandbox.h). SIGTERM drains: leases in hand are finished
 // and their results acknowledged before it exits; a second SIGTERM stops at once.
+#include <google/protobuf/util/json_util.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,9 +12,8 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "common/log.h"
 #include "worker/daemon.h"
@@ -32,6 +32,7 @@ constexpr char kUsage[] =
     "options:\n"
     "  --coordinator ENDPOINT  tcp://host:port or ipc://path of farm-coordinator\n"
     "  --id ID                 stable worker id (default: hostname-machine hash)\n"
+    "  --labels A,B            labels campaigns can require of their workers\n"
     "  --compile-slots N       candidates compiled at once (default: cores - 1, at least 1)\n"
     "  --children N            sandbox processes (default: compile slots + 1)\n"
     "  --prefetch N            leases held beyond the children (default 1)\n"
@@ -62,12 +63,14 @@ struct Flags {
 
 Flags ParseFlags(int argc, char** argv) {
   static const std::map<std::string, bool> kTakesValue = {
-      {"--coordinator", true},    {"--id", true},           {"--compile-slots", true},
-      {"--children", true},       {"--prefetch", true},     {"--memory-limit-mb", true},
-      {"--output-limit-kb", true}, {"--cache-dir", true},   {"--max-message-kb", true},
-      {"--heartbeat-ms", true},   {"--drain-timeout-s", true}, {"--result-resend-ms", true},
-      {"--fingerprint", false},
-      {"--check-sandbox", false}, {"--help", false}};
+      {"--coordinator", true},      {"--id", true},
+      {"--labels", true},           {"--compile-slots", true},
+      {"--children", true},         {"--prefetch", true},
+      {"--memory-limit-mb", true},  {"--output-limit-kb", true},
+      {"--cache-dir", true},        {"--max-message-kb", true},
+      {"--heartbeat-ms", true},     {"--drain-timeout-s", true},
+      {"--result-resend-ms", true}, {"--fingerprint", false},
+      {"--check-sandbox", false},   {"--help", false}};
   Flags flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -106,8 +109,8 @@ bool IntFlag(const Flags& flags, const std::string& name, long long min, long lo
   char* end = nullptr;
   const long long value = std::strtoll(it->second.c_str(), &end, 10);
   if (it->second.empty() || *end != '\0' || value < min || value > max) {
-    *error = name + " must be an integer in [" + std::to_string(min) + ", " +
-             std::to_string(max) + "], got '" + it->second + "'";
+    *error = name + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+             "], got '" + it->second + "'";
     return false;
   }
   *out = value;
@@ -131,8 +134,17 @@ int Main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  const HostFingerprint host = DetectHostFingerprint(
-      flags.values.count("--id") ? flags.values.at("--id") : "");
+  HostFingerprint host =
+      DetectHostFingerprint(flags.values.count("--id") ? flags.values.at("--id") : "");
+  if (flags.values.count("--labels")) {
+    std::stringstream labels(flags.values.at("--labels"));
+    for (std::string label; std::getline(labels, label, ',');) {
+      if (label.empty()) {
+        return UsageError("--labels: empty label in '" + flags.values.at("--labels") + "'");
+      }
+      host.add_labels(label);
+    }
+  }
   if (flags.values.count("--fingerprint")) {
     std::string json;
     google::protobuf::util::JsonPrintOptions options;
@@ -149,12 +161,11 @@ int Main(int argc, char** argv) {
   if (!IntFlag(flags, "--compile-slots", 1, 1024, default_slots, &compile_slots, &error) ||
       !IntFlag(flags, "--children", 1, 1024, compile_slots + 1, &children, &error) ||
       !IntFlag(flags, "--prefetch", 0, 1024, 1, &prefetch, &error) ||
-      !IntFlag(flags, "--memory-limit-mb", 64, 1LL << 30,
-               PhysicalMemoryBytes() / children >> 20, &memory_mb, &error) ||
+      !IntFlag(flags, "--memory-limit-mb", 64, 1LL << 30, PhysicalMemoryBytes() / children >> 20,
+               &memory_mb, &error) ||
       !IntFlag(flags, "--output-limit-kb", 1, 1LL << 30, 1024, &output_kb, &error) ||
       !IntFlag(flags, "--max-message-kb", 1, 1LL << 22, 65536, &message_kb, &error) ||
-      !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms,
-               &error) ||
+      !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms, &error) ||
       !IntFlag(flags, "--drain-timeout-s", 1, 86400, 600, &drain_s, &error) ||
       !IntFlag(flags, "--result-resend-ms", 10, 3600000, 5000, &resend_ms, &error)) {
     return UsageError(error);
@@ -198,7 +209,8 @@ int Main(int argc, char** argv) {
   sigaction(SIGINT, &action, nullptr);
   signal(SIGPIPE, SIG_IGN);
   LogEvent("info", "started",
-           {{"worker", host.worker_id()}, {"coordinator", options.coordinator},
+           {{"worker", host.worker_id()},
+            {"coordinator", options.coordinator},
             {"children", std::to_string(children)},
             {"compile_slots", std::to_string(sandbox.compile_slots)}});
   const Status status = (*daemon)->Run();

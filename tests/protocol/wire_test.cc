@@ -1,12 +1,13 @@
 // The checks every receiver makes on a frame (size before parsing, then parse,
 // version and body), which refusals are answered, the measurement settings'
 // defaults and limits, and the structured log format.
+#include "protocol/wire.h"
+
 #include <gtest/gtest.h>
 
 #include "common/log.h"
 #include "pipeline/builder.h"
 #include "protocol/measurement_settings.h"
-#include "protocol/wire.h"
 
 namespace schedfarm {
 namespace {

@@ -46,9 +46,16 @@ Envelope LeaseEnvelope(const Lease& lease) {
 
 std::vector<std::string> WorkerArgs(const StandInCoordinator& coordinator,
                                     std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"--coordinator", coordinator.endpoint(), "--id", "test-worker",
-                                   "--children", "2", "--compile-slots", "1",
-                                   "--memory-limit-mb", "4096"};
+  std::vector<std::string> args = {"--coordinator",
+                                   coordinator.endpoint(),
+                                   "--id",
+                                   "test-worker",
+                                   "--children",
+                                   "2",
+                                   "--compile-slots",
+                                   "1",
+                                   "--memory-limit-mb",
+                                   "4096"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -67,7 +74,8 @@ std::string AwaitRegistration(StandInCoordinator& coordinator) {
 
 TEST(WorkerDaemon, RegistersWithItsFingerprintAndAsksForWork) {
   StandInCoordinator coordinator;
-  WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator, {"--heartbeat-ms", "200"}));
+  WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator, {"--heartbeat-ms", "200",
+                                                                 "--labels", "bench,quiet"}));
   coordinator.set_keep_registrations(true);
   auto reg = coordinator.ReceiveUntil(
       [](const StandInCoordinator::Received& r) { return r.envelope.has_register_(); }, 20000);
@@ -82,6 +90,9 @@ TEST(WorkerDaemon, RegistersWithItsFingerprintAndAsksForWork) {
   EXPECT_EQ(registration.host().library_versions().count("halide"), 1u);
   EXPECT_EQ(registration.host().library_versions().count("zeromq"), 1u);
   EXPECT_EQ(registration.credits(), 3);  // 2 children + 1 prefetch
+  ASSERT_EQ(registration.host().labels_size(), 2);
+  EXPECT_EQ(registration.host().labels(0), "bench");
+  EXPECT_EQ(registration.host().labels(1), "quiet");
 
   // After the Welcome: a WorkRequest with the same credits, then heartbeats.
   auto request = coordinator.ReceiveUntil(
@@ -91,13 +102,12 @@ TEST(WorkerDaemon, RegistersWithItsFingerprintAndAsksForWork) {
   const int before = coordinator.heartbeats();
   coordinator.ReceiveUntil([](const StandInCoordinator::Received&) { return false; }, 1200);
   EXPECT_GE(coordinator.heartbeats() - before, 4);  // every 200 ms
-  EXPECT_EQ(coordinator.registrations(), 1);       // answered, so never silent
+  EXPECT_EQ(coordinator.registrations(), 1);        // answered, so never silent
 }
 
 TEST(WorkerDaemon, RunsALeaseAndResendsTheResultUntilAcknowledged) {
   StandInCoordinator coordinator;
-  WorkerProcess worker(FARM_WORKER_BIN,
-                       WorkerArgs(coordinator, {"--result-resend-ms", "500"}));
+  WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator, {"--result-resend-ms", "500"}));
   const std::string peer = AwaitRegistration(coordinator);
   ASSERT_FALSE(peer.empty()) << worker.Log();
   const Lease lease = MakeLease("lease-1");
@@ -213,10 +223,9 @@ TEST(WorkerDaemon, RefusesBadJobMessagesAndCarriesOn) {
 }
 
 TEST(WorkerDaemon, ReconnectsAndDeliversResultsAfterTheCoordinatorComesBack) {
-  const std::string endpoint =
-      "ipc://" + (std::filesystem::temp_directory_path() /
-                  ("schedfarm-daemon-test-" + std::to_string(getpid())))
-                     .string();
+  const std::string endpoint = "ipc://" + (std::filesystem::temp_directory_path() /
+                                           ("schedfarm-daemon-test-" + std::to_string(getpid())))
+                                              .string();
   StandInCoordinator coordinator(endpoint);
   WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator, {"--heartbeat-ms", "100"}));
   const std::string peer = AwaitRegistration(coordinator);
@@ -302,9 +311,12 @@ TEST(WorkerCli, RejectsBadArgumentsWithUsage) {
   };
   const std::vector<Case> cases = {
       {{"--bogus"}, "unknown argument '--bogus'"},
-      {{"--children", "two", "--coordinator", "tcp://127.0.0.1:1"}, "--children must be an integer"},
-      {{"--children", "0", "--coordinator", "tcp://127.0.0.1:1"}, "--children must be an integer in [1,"},
+      {{"--children", "two", "--coordinator", "tcp://127.0.0.1:1"},
+       "--children must be an integer"},
+      {{"--children", "0", "--coordinator", "tcp://127.0.0.1:1"},
+       "--children must be an integer in [1,"},
       {{"--id"}, "--id needs a value"},
+      {{"--labels", "a,,b", "--coordinator", "tcp://127.0.0.1:1"}, "--labels: empty label"},
       {{}, "--coordinator is required"},
   };
   for (const Case& c : cases) {
