@@ -5,6 +5,7 @@
 // this prints the figure for this host beside it.
 //
 // Usage: aa_repeatability [--candidates N] [--samples K] [--threads T]
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,11 +46,12 @@ std::vector<Measurement> MeasureAll(SandboxPool& pool,
   std::vector<Measurement> results(candidates.size());
   size_t done = 0;
   while (done < candidates.size()) {
+    pollfd ready = {pool.notify_fd(), POLLIN, 0};
+    poll(&ready, 1, -1);
     for (SandboxOutcome& outcome : pool.TakeFinished()) {
       results[std::stoul(outcome.job_id.substr(1))] = outcome.measurement;
       ++done;
     }
-    usleep(20000);
   }
   return results;
 }

@@ -44,7 +44,7 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
   job.set_job_id(lease.lease_id());
   *job.mutable_pipeline() = lease.pipeline();
   *job.mutable_schedule() = candidate.schedule();
-  *job.mutable_settings() = WithDefaults(lease.settings());
+  *job.mutable_settings() = lease.settings();  // the pool fills in the defaults
   return job;
 }
 
@@ -201,8 +201,6 @@ struct WorkerDaemon::State {
       *m.mutable_candidate() = lease.candidate();
       *m.mutable_host() = options.host;
       m.set_lease_id(lease.lease_id());
-      m.set_finished_unix_ms(UnixMillis());
-      *m.mutable_settings() = WithDefaults(lease.settings());
       LogEvent("info", "lease_finished",
                {{"lease", lease.lease_id()},
                 {"status", MeasurementStatus_Name(m.status())},

@@ -64,8 +64,9 @@ class SandboxPool {
   // dropped.
   ~SandboxPool();
 
-  // Queues a job (settings with defaults filled in). Jobs start in submission order
-  // as children and compile slots free up.
+  // Queues a job; zero settings take their defaults (WithDefaults), which the outcome's
+  // measurement records. Jobs start in submission order as children and compile slots
+  // free up.
   void Submit(SandboxJob job);
   // Readable while finished outcomes wait to be taken.
   int notify_fd() const;
