@@ -65,8 +65,17 @@ const std::vector<std::string>& IsaNames() {
   return names;
 }
 
+// Defaults of the learner strategies' settings (docs/CAMPAIGN_YAML.md).
+constexpr double kDefaultEpsilon = 0.05;  // Ansor's share of random candidates
+constexpr int64_t kDefaultSampleSize = 2048;
+constexpr int32_t kDefaultBatch = 16;
+constexpr int32_t kDefaultRetrainEvery = 32;
+
 const std::vector<std::pair<std::string, int>>& StrategyNames() {
-  static const std::vector<std::pair<std::string, int>> names = {{"random", STRATEGY_RANDOM}};
+  static const std::vector<std::pair<std::string, int>> names = {
+      {"random", STRATEGY_RANDOM},
+      {"model-guided", STRATEGY_MODEL_GUIDED},
+      {"uncertainty", STRATEGY_UNCERTAINTY}};
   return names;
 }
 
@@ -93,8 +102,8 @@ using Fields = YamlFields;
 // read (e.g. "pipelines[2].zoo.batch"), used in error messages.
 class Reader : public YamlReader {
  public:
-  explicit Reader(std::string filename)
-      : YamlReader(filename), dir_(fs::path(filename).parent_path()) {}
+  Reader(std::string filename, bool check_files)
+      : YamlReader(filename), dir_(fs::path(filename).parent_path()), check_files_(check_files) {}
 
   StatusOr<CampaignConfig> Read(const std::string& text);
 
@@ -126,6 +135,7 @@ class Reader : public YamlReader {
   Status ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) const;
 
   fs::path dir_;
+  bool check_files_;
 };
 
 StatusOr<int64_t> Reader::IntIn(const YAML::Node& n, const std::string& what, int64_t min,
@@ -217,7 +227,7 @@ StatusOr<std::string> Reader::File(const YAML::Node& n, const std::string& what,
   if (path.is_relative()) path = dir_ / path;
   std::error_code error;
   path = fs::absolute(path, error).lexically_normal();
-  if (error || !fs::is_regular_file(path, error)) {
+  if (error || (check_files_ && !fs::is_regular_file(path, error))) {
     return ErrorAt(n, what + ": file '" + s +
                           "' not found (relative paths are read from the "
                           "campaign file's directory; looked at " +
@@ -387,12 +397,49 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
   SCHEDFARM_ASSIGN_OR_RETURN(int kind,
                              Choice(f.value("name"), "strategy.name", "strategy", StrategyNames()));
   strategy->set_kind(static_cast<StrategyKind>(kind));
+  const bool learner = kind != STRATEGY_RANDOM;
+  if (learner) {
+    strategy->set_epsilon(kDefaultEpsilon);
+    strategy->set_sample_size(kDefaultSampleSize);
+    strategy->set_batch(kDefaultBatch);
+    strategy->set_retrain_every(kDefaultRetrainEvery);
+    strategy->set_model("gcn");
+  }
   if (!f.has("settings")) return Status::Ok();
-  SCHEDFARM_ASSIGN_OR_RETURN(Fields s, Map(f.value("settings"), "strategy.settings", {"seed"}));
+  std::vector<std::string> keys = {"seed"};
+  if (learner) keys.insert(keys.end(), {"epsilon", "sample_size", "batch", "retrain_every", "model"});
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields s, Map(f.value("settings"), "strategy.settings", keys));
   if (s.has("seed")) {
     SCHEDFARM_ASSIGN_OR_RETURN(int64_t seed, IntIn(s.value("seed"), "strategy.settings.seed", 0,
                                                  std::numeric_limits<int64_t>::max()));
     strategy->set_seed(static_cast<uint64_t>(seed));
+  }
+  if (s.has("epsilon")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double epsilon,
+                               DoubleIn(s.value("epsilon"), "strategy.settings.epsilon", 0, 1));
+    strategy->set_epsilon(epsilon);
+  }
+  if (s.has("sample_size")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t size, IntIn(s.value("sample_size"), "strategy.settings.sample_size", 1, 1000000));
+    strategy->set_sample_size(size);
+  }
+  if (s.has("batch")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch,
+                               IntIn(s.value("batch"), "strategy.settings.batch", 1, 10000));
+    strategy->set_batch(static_cast<int32_t>(batch));
+  }
+  if (s.has("retrain_every")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t every, IntIn(s.value("retrain_every"), "strategy.settings.retrain_every", 1, 1000000));
+    strategy->set_retrain_every(static_cast<int32_t>(every));
+  }
+  if (s.has("model")) {
+    static const std::vector<std::pair<std::string, int>> kModels = {
+        {"gcn", 0}, {"gcn0", 1}, {"lann", 2}, {"gbt", 3}, {"roofline", 4}};
+    SCHEDFARM_ASSIGN_OR_RETURN(int model,
+                               Choice(s.value("model"), "strategy.settings.model", "model", kModels));
+    strategy->set_model(kModels[model].first);
   }
   return Status::Ok();
 }
@@ -566,8 +613,9 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
 
 }  // namespace
 
-StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename) {
-  return Reader(filename).Read(text);
+StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename,
+                                           bool check_files) {
+  return Reader(filename, check_files).Read(text);
 }
 
 StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path) {

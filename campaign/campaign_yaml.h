@@ -14,8 +14,10 @@ namespace schedfarm {
 
 // Parses and validates a campaign. `filename` names the file in error messages, and
 // relative paths in the campaign are resolved against its directory; the returned
-// config holds absolute paths.
-StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename);
+// config holds absolute paths. With check_files false, the files a campaign names need
+// not exist here (the coordinator checks a campaign whose files farmctl has read).
+StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename,
+                                           bool check_files = true);
 // Reads `path` and parses it with ParseCampaignYaml.
 StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path);
 

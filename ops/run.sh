@@ -1,22 +1,15 @@
 #!/usr/bin/env bash
-# Builds schedfarm (doing its own set-up) and runs the main job.
+# Builds schedfarm (doing its own set-up) and runs the main job: a campaign on a whole
+# farm on this machine (farmctl local): a coordinator with its store in
+# ./schedfarm-local, a worker, the live view, then the best schedules found and their
+# speedups over Halide's autoschedulers.
 #
-#   ops/run.sh                 the pipeline demo: every zoo block lowered to Halide,
-#                              compiled with the reference schedule, run and timed
-#   ops/run.sh SOURCE...       the same for the given pipelines: a zoo name, a YAML
-#                              pipeline, an ONNX model, or random:SEED
+#   ops/run.sh                 the quickstart campaign (configs/campaigns/quickstart.yaml)
+#   ops/run.sh CAMPAIGN.yaml [farmctl local flags...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/ops/build.sh" >&2
 build="${SCHEDFARM_BUILD_DIR:-$root/build}"
-tool="$build/tools/farm-pipeline"
-
-if [ $# -eq 0 ]; then
-  mapfile -t sources < <("$tool" list | awk 'NR > 1 {print $1}')
-else
-  sources=("$@")
-fi
-for source in "${sources[@]}"; do
-  "$tool" run "$source"
-  echo
-done
+campaign="${1:-$root/configs/campaigns/quickstart.yaml}"
+shift || true
+exec "$build/farmctl/farmctl" local "$campaign" "$@"

@@ -62,6 +62,10 @@ const char* BodyName(const Envelope& envelope) {
       return "welcome";
     case Envelope::kDisconnect:
       return "disconnect";
+    case Envelope::kClientRequest:
+      return "client_request";
+    case Envelope::kClientReply:
+      return "client_reply";
     case Envelope::BODY_NOT_SET:
       return "none";
   }

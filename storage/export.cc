@@ -105,33 +105,36 @@ StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored) {
 
 }  // namespace
 
+void WriteExportHeader(ExportFormat format, std::ostream& out) {
+  if (format != ExportFormat::kCsv) return;
+  for (size_t i = 0; i < std::size(kExportColumns); ++i) out << (i ? "," : "") << kExportColumns[i];
+  out << "\n";
+}
+
+Status WriteExportRow(const StoredMeasurement& stored, ExportFormat format, std::ostream& out) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const std::vector<Cell> row, Row(stored));
+  for (size_t i = 0; i < std::size(kExportColumns); ++i) {
+    const Cell& cell = row[i];
+    if (format == ExportFormat::kCsv) {
+      out << (i ? "," : "") << CsvField(cell);
+    } else {
+      out << (i ? "," : "{") << JsonString(kExportColumns[i]) << ":"
+          << (cell.is_string      ? JsonString(cell.text)
+              : cell.text.empty() ? "null"
+                                  : cell.text);
+    }
+  }
+  out << (format == ExportFormat::kCsv ? "\n" : "}\n");
+  return Status::Ok();
+}
+
 Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
                           std::ostream& out) {
-  constexpr size_t kColumns = std::size(kExportColumns);
-  if (format == ExportFormat::kCsv) {
-    for (size_t i = 0; i < kColumns; ++i) out << (i ? "," : "") << kExportColumns[i];
-    out << "\n";
-  }
+  WriteExportHeader(format, out);
   Status row_status;
   Status scan = store.ScanMeasurements(campaign, 0, [&](const StoredMeasurement& stored) {
-    StatusOr<std::vector<Cell>> row = Row(stored);
-    if (!row.ok()) {
-      row_status = row.status();
-      return false;
-    }
-    for (size_t i = 0; i < kColumns; ++i) {
-      const Cell& cell = (*row)[i];
-      if (format == ExportFormat::kCsv) {
-        out << (i ? "," : "") << CsvField(cell);
-      } else {
-        out << (i ? "," : "{") << JsonString(kExportColumns[i]) << ":"
-            << (cell.is_string      ? JsonString(cell.text)
-                : cell.text.empty() ? "null"
-                                    : cell.text);
-      }
-    }
-    out << (format == ExportFormat::kCsv ? "\n" : "}\n");
-    return static_cast<bool>(out);
+    row_status = WriteExportRow(stored, format, out);
+    return row_status.ok() && static_cast<bool>(out);
   });
   SCHEDFARM_RETURN_IF_ERROR(scan);
   SCHEDFARM_RETURN_IF_ERROR(row_status);

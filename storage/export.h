@@ -34,9 +34,15 @@ inline constexpr const char* kExportColumns[] = {"seq",
                                                  "error",
                                                  "schedule"};
 
-// Writes the campaign's measurements to `out`. Non-finite numbers are written as an
-// empty CSV field or JSON null.
+// Writes the campaign's measurements to `out`: the header, then one row per measurement.
+// Non-finite numbers are written as an empty CSV field or JSON null.
 Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
                           std::ostream& out);
+
+// The pieces of ExportMeasurements, for writers that get the measurements elsewhere
+// (farmctl reads them from the coordinator page by page): the CSV header line (nothing
+// for JSON lines), and one measurement as one CSV row or JSON line.
+void WriteExportHeader(ExportFormat format, std::ostream& out);
+Status WriteExportRow(const StoredMeasurement& stored, ExportFormat format, std::ostream& out);
 
 }  // namespace schedfarm

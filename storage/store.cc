@@ -126,6 +126,17 @@ void Store::Batch::AddEvent(const Event& event) {
   ops_.push_back(Op{Kind::kEvent, kEvents, "", "", "", false, 0, event});
 }
 
+void Store::Batch::Append(Batch&& other) {
+  if (!other.status_.ok()) Fail(other.status_);
+  if (ops_.empty()) {
+    ops_ = std::move(other.ops_);
+  } else {
+    ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
+                std::make_move_iterator(other.ops_.end()));
+  }
+  other.ops_.clear();
+}
+
 // ---------------------------------------------------------------------------
 // Opening
 
@@ -387,6 +398,33 @@ Status Store::ScanCandidates(const std::string& campaign,
                 *more = visit(record);
                 return Status::Ok();
               });
+}
+
+Status Store::ScanCampaigns(const std::function<bool(const Campaign&)>& visit) const {
+  return Scan(kCampaigns, "", "", [&](const std::string& key, const std::string& value, bool* more) {
+    Campaign campaign;
+    SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kCampaigns, key, value, &campaign));
+    *more = visit(campaign);
+    return Status::Ok();
+  });
+}
+
+Status Store::ScanModels(const std::function<bool(const Model&)>& visit) const {
+  return Scan(kModels, "", "", [&](const std::string& key, const std::string& value, bool* more) {
+    Model model;
+    SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kModels, key, value, &model));
+    *more = visit(model);
+    return Status::Ok();
+  });
+}
+
+Status Store::ScanWorkers(const std::function<bool(const WorkerRecord&)>& visit) const {
+  return Scan(kWorkers, "", "", [&](const std::string& key, const std::string& value, bool* more) {
+    WorkerRecord worker;
+    SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kWorkers, key, value, &worker));
+    *more = visit(worker);
+    return Status::Ok();
+  });
 }
 
 Status Store::ScanEvents(uint64_t from_seq, const std::function<bool(const Event&)>& visit) const {

@@ -62,6 +62,10 @@ class Store {
     void AddMeasurement(const Measurement& measurement);
     // Appended to the event log; its seq field is set at commit.
     void AddEvent(const Event& event);
+    // Appends every record of `other`, in its order.
+    void Append(Batch&& other);
+    bool empty() const { return ops_.empty() && status_.ok(); }
+    size_t size() const { return ops_.size(); }
 
    private:
     friend class Store;
@@ -127,6 +131,12 @@ class Store {
   // The campaign's candidates, by pipeline id then schedule hash.
   Status ScanCandidates(const std::string& campaign,
                         const std::function<bool(const CandidateRecord&)>& visit) const;
+  // Every campaign, by id.
+  Status ScanCampaigns(const std::function<bool(const Campaign&)>& visit) const;
+  // Every model, by kind then version.
+  Status ScanModels(const std::function<bool(const Model&)>& visit) const;
+  // Every worker, by id.
+  Status ScanWorkers(const std::function<bool(const WorkerRecord&)>& visit) const;
   // The event log from `from_seq` on.
   Status ScanEvents(uint64_t from_seq, const std::function<bool(const Event&)>& visit) const;
 

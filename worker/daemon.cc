@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <random>
+#include <string>
 #include <vector>
 #include <zmq.hpp>
 
@@ -14,6 +16,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "protocol/measurement_settings.h"
+#include "scheduler/autoschedule/autoschedulers.h"
 #include "scheduler/schedule_space.h"
 
 namespace schedfarm {
@@ -23,8 +26,17 @@ using Clock = std::chrono::steady_clock;
 
 Clock::time_point After(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
+// Whether the lease asks for a baseline: an autoscheduler's origin and no schedule.
+bool IsBaseline(const Candidate& candidate) {
+  const std::vector<std::string>& names = AutoschedulerNames();
+  return candidate.schedule().stages_size() == 0 &&
+         std::find(names.begin(), names.end(), candidate.origin()) != names.end();
+}
+
 // The sandbox job of a lease, or why the lease cannot run: its pipeline must build,
-// match the candidate's pipeline id, and its schedule and settings must be legal.
+// match the candidate's pipeline id, and its schedule and settings must be legal. A
+// baseline (IsBaseline) has no schedule to check; any other candidate with an empty
+// schedule is refused.
 StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
   if (lease.lease_id().empty()) return Status::Error("lease without a lease_id");
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(lease.pipeline());
@@ -37,14 +49,28 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
   }
   SCHEDFARM_RETURN_IF_ERROR(
       ValidateMeasurementSettings(lease.settings()).WithContext("lease " + lease.lease_id()));
-  SCHEDFARM_RETURN_IF_ERROR(ScheduleSpace(*graph)
-                                .Check(candidate.schedule())
-                                .WithContext("lease " + lease.lease_id() + ": schedule refused"));
+  const bool baseline = IsBaseline(candidate);
+  if (!baseline && candidate.schedule().stages_size() == 0) {
+    std::string names;
+    for (const std::string& name : AutoschedulerNames()) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return Status::Error("lease " + lease.lease_id() +
+                         ": schedule refused: the candidate of origin '" + candidate.origin() +
+                         "' has an empty schedule; only baselines (origin " + names +
+                         ") come without one");
+  }
+  if (!baseline) {
+    SCHEDFARM_RETURN_IF_ERROR(ScheduleSpace(*graph)
+                                  .Check(candidate.schedule())
+                                  .WithContext("lease " + lease.lease_id() + ": schedule refused"));
+  }
   SandboxJob job;
   job.set_job_id(lease.lease_id());
   *job.mutable_pipeline() = lease.pipeline();
   *job.mutable_schedule() = candidate.schedule();
   *job.mutable_settings() = lease.settings();  // the pool fills in the defaults
+  if (baseline) job.set_autoscheduler(candidate.origin());
   return job;
 }
 
@@ -63,6 +89,10 @@ struct WorkerDaemon::State {
   Clock::time_point reconnect_at;
   int backoff_ms = 0;
   int credits_sent = -1;  // the window last announced (-1: none since registering)
+  // Tells the coordinator, when it sees this process register again, that the leases
+  // it holds survived: a restarted worker registers under a new instance.
+  const std::string instance = std::to_string(std::random_device{}()) + "-" +
+                               std::to_string(::getpid()) + "-" + std::to_string(UnixMillis());
 
   std::map<std::string, Lease> in_hand;  // leases in the sandbox, by lease id
   struct Unacked {
@@ -89,6 +119,10 @@ struct WorkerDaemon::State {
   void Connect() {
     socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
     socket->set(zmq::sockopt::linger, 0);
+    if (options.curve_keys) {
+      // The keys were read and checked at start-up; setting them cannot fail.
+      (void)MakeCurveClient(*socket, *options.curve_keys, options.server_public_key);
+    }
     socket->connect(options.coordinator);
     registered = false;
     last_heard = Clock::now();
@@ -96,6 +130,7 @@ struct WorkerDaemon::State {
     Envelope envelope;
     *envelope.mutable_register_()->mutable_host() = options.host;
     envelope.mutable_register_()->set_credits(window());
+    envelope.mutable_register_()->set_instance(instance);
     credits_sent = window();
     Send(envelope);
     LogEvent("info", "registering",
@@ -174,7 +209,9 @@ struct WorkerDaemon::State {
         HandleLease(envelope.lease());
         break;
       case Envelope::kAck:
-        unacked.erase(envelope.ack().lease_id());
+        if (unacked.erase(envelope.ack().lease_id()) > 0) {
+          LogEvent("info", "result_acked", {{"lease", envelope.ack().lease_id()}});
+        }
         break;
       case Envelope::kError:
         LogEvent("warn", "coordinator_error",
@@ -198,7 +235,14 @@ struct WorkerDaemon::State {
       if (it == in_hand.end()) continue;
       const Lease& lease = it->second;
       Measurement& m = outcome.measurement;
+      // A baseline's candidate carries the schedule the child imported, if any; the
+      // rest of the candidate (schedule_hash included) stays as leased.
+      const bool baseline = IsBaseline(lease.candidate());
+      ScheduleSpec imported = std::move(*m.mutable_candidate()->mutable_schedule());
       *m.mutable_candidate() = lease.candidate();
+      if (baseline && imported.stages_size() > 0) {
+        *m.mutable_candidate()->mutable_schedule() = std::move(imported);
+      }
       *m.mutable_host() = options.host;
       m.set_lease_id(lease.lease_id());
       LogEvent("info", "lease_finished",
@@ -206,6 +250,14 @@ struct WorkerDaemon::State {
                 {"status", MeasurementStatus_Name(m.status())},
                 {"median_s", std::to_string(m.stats().median_seconds())},
                 {"compile_s", std::to_string(m.compile_seconds())}});
+      if (baseline && !m.schedule_source().empty()) {
+        const bool has_spec = m.candidate().schedule().stages_size() > 0;
+        LogEvent(has_spec ? "info" : "warn", "baseline_schedule",
+                 {{"lease", lease.lease_id()},
+                  {"autoscheduler", lease.candidate().origin()},
+                  {"imported", has_spec ? "yes" : "no"},
+                  {"note", outcome.note}});
+      }
       Envelope envelope;
       *envelope.mutable_result()->mutable_measurement() = std::move(m);
       Unacked& result = unacked[lease.lease_id()];

@@ -1,16 +1,20 @@
 // WorkerDaemon: the protocol side of farm-worker. It connects a DEALER to the
 // coordinator's ROUTER, registers the host's fingerprint, asks for work with credits,
 // checks each lease before it runs (a lease whose pipeline or schedule cannot be
-// built gets an ErrorReply), runs leases in the SandboxPool, sends results and keeps
-// each one until the coordinator acknowledges it, exchanges heartbeats, reconnects
-// with back-off when the coordinator goes silent, and drains on a stop request.
+// built gets an ErrorReply; a baseline lease, an autoscheduler's origin with an empty
+// schedule, is scheduled by that autoscheduler), runs leases in the SandboxPool, sends
+// results and keeps each one until the coordinator acknowledges it, exchanges
+// heartbeats, reconnects with back-off when the coordinator goes silent, and drains
+// on a stop request.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
+#include "protocol/security.h"
 #include "protocol/wire.h"
 #include "schedfarm.pb.h"
 #include "worker/sandbox.h"
@@ -29,6 +33,9 @@ struct WorkerOptions {
   int reconnect_max_ms = kReconnectMaxMs;
   int result_resend_ms = 5000;    // a result not acknowledged in this time is sent again
   int drain_timeout_ms = 600000;  // after a stop request, for in-flight work and its acks
+  // Secure mode: this worker's CURVE key pair and the coordinator's public key.
+  std::optional<CurveKeyPair> curve_keys;
+  std::string server_public_key;
 };
 
 class WorkerDaemon {

@@ -15,7 +15,9 @@
 #include <sstream>
 #include <string>
 
+#include "common/flags.h"
 #include "common/log.h"
+#include "protocol/security.h"
 #include "worker/daemon.h"
 #include "worker/fingerprint.h"
 #include "worker/sandbox.h"
@@ -39,10 +41,16 @@ constexpr char kUsage[] =
     "  --memory-limit-mb N     address space of each sandbox process (default: RAM / children)\n"
     "  --output-limit-kb N     output a candidate may write per job (default 1024)\n"
     "  --cache-dir DIR         where reference outputs are cached (default: in memory)\n"
+    "  --adams2019-beam N      Adams2019's beam width in baseline leases (default 32,\n"
+    "                          Halide's; 1 is its fast greedy search)\n"
     "  --max-message-kb N      larger messages are refused unparsed (default 65536)\n"
     "  --heartbeat-ms N        heartbeat interval (default 1000; the coordinator's must match)\n"
     "  --drain-timeout-s N     on SIGTERM, how long to finish work (default 600)\n"
-    "  --result-resend-ms N    resend a result not acknowledged in this time (default 5000)\n";
+    "  --result-resend-ms N    resend a result not acknowledged in this time (default 5000)\n"
+    "  --curve-key BASE        secure mode: this worker's key pair BASE.key / BASE.pub\n"
+    "                          (farmctl keygen BASE; its .pub goes on the coordinator's\n"
+    "                          allow-list)\n"
+    "  --server-key FILE       secure mode: the coordinator's public key\n";
 
 WorkerDaemon* g_daemon = nullptr;
 
@@ -55,67 +63,26 @@ int UsageError(const std::string& message) {
   return 2;
 }
 
-// --name VALUE or --name=VALUE pairs; flags without values are "".
-struct Flags {
-  std::map<std::string, std::string> values;
-  std::string error;
-};
-
-Flags ParseFlags(int argc, char** argv) {
-  static const std::map<std::string, bool> kTakesValue = {
-      {"--coordinator", true},      {"--id", true},
-      {"--labels", true},           {"--compile-slots", true},
-      {"--children", true},         {"--prefetch", true},
-      {"--memory-limit-mb", true},  {"--output-limit-kb", true},
-      {"--cache-dir", true},        {"--max-message-kb", true},
-      {"--heartbeat-ms", true},     {"--drain-timeout-s", true},
-      {"--result-resend-ms", true}, {"--fingerprint", false},
-      {"--check-sandbox", false},   {"--help", false}};
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    const size_t eq = arg.find('=');
-    const bool inline_value = eq != std::string::npos;
-    if (inline_value) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    const auto known = kTakesValue.find(arg);
-    if (known == kTakesValue.end()) {
-      flags.error = "unknown argument '" + std::string(argv[i]) + "'";
-      return flags;
-    }
-    if (known->second && !inline_value) {
-      if (i + 1 >= argc) {
-        flags.error = arg + " needs a value";
-        return flags;
-      }
-      value = argv[++i];
-    }
-    flags.values[arg] = value;
-  }
-  return flags;
-}
-
-// The integer value of flag `name` in [min, max], `fallback` when absent.
-bool IntFlag(const Flags& flags, const std::string& name, long long min, long long max,
-             long long fallback, long long* out, std::string* error) {
-  const auto it = flags.values.find(name);
-  if (it == flags.values.end()) {
-    *out = fallback;
-    return true;
-  }
-  char* end = nullptr;
-  const long long value = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || value < min || value > max) {
-    *error = name + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-             "], got '" + it->second + "'";
-    return false;
-  }
-  *out = value;
-  return true;
-}
+// Every flag of farm-worker and whether it takes a value.
+const std::map<std::string, bool> kFlags = {{"--coordinator", true},
+                                            {"--id", true},
+                                            {"--labels", true},
+                                            {"--compile-slots", true},
+                                            {"--children", true},
+                                            {"--prefetch", true},
+                                            {"--memory-limit-mb", true},
+                                            {"--output-limit-kb", true},
+                                            {"--cache-dir", true},
+                                            {"--max-message-kb", true},
+                                            {"--adams2019-beam", true},
+                                            {"--heartbeat-ms", true},
+                                            {"--drain-timeout-s", true},
+                                            {"--result-resend-ms", true},
+                                            {"--curve-key", true},
+                                            {"--server-key", true},
+                                            {"--fingerprint", false},
+                                            {"--check-sandbox", false},
+                                            {"--help", false}};
 
 int64_t PhysicalMemoryBytes() {
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
@@ -128,7 +95,7 @@ std::string SelfExecutable() {
 }
 
 int Main(int argc, char** argv) {
-  const Flags flags = ParseFlags(argc, argv);
+  const Flags flags = ParseFlags(argc, argv, kFlags);
   if (!flags.error.empty()) return UsageError(flags.error);
   if (flags.values.count("--help")) {
     std::cout << kUsage;
@@ -156,7 +123,7 @@ int Main(int argc, char** argv) {
 
   std::string error;
   long long compile_slots, children, prefetch, memory_mb, output_kb, message_kb, heartbeat_ms,
-      drain_s, resend_ms;
+      drain_s, resend_ms, beam;
   const long long default_slots = std::max(1, host.cores() - 1);
   if (!IntFlag(flags, "--compile-slots", 1, 1024, default_slots, &compile_slots, &error) ||
       !IntFlag(flags, "--children", 1, 1024, compile_slots + 1, &children, &error) ||
@@ -167,7 +134,8 @@ int Main(int argc, char** argv) {
       !IntFlag(flags, "--max-message-kb", 1, 1LL << 22, 65536, &message_kb, &error) ||
       !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms, &error) ||
       !IntFlag(flags, "--drain-timeout-s", 1, 86400, 600, &drain_s, &error) ||
-      !IntFlag(flags, "--result-resend-ms", 10, 3600000, 5000, &resend_ms, &error)) {
+      !IntFlag(flags, "--result-resend-ms", 10, 3600000, 5000, &resend_ms, &error) ||
+      !IntFlag(flags, "--adams2019-beam", 1, 4096, 32, &beam, &error)) {
     return UsageError(error);
   }
 
@@ -178,6 +146,7 @@ int Main(int argc, char** argv) {
   sandbox.memory_limit_bytes = memory_mb << 20;
   sandbox.output_limit_bytes = output_kb << 10;
   if (flags.values.count("--cache-dir")) sandbox.cache_dir = flags.values.at("--cache-dir");
+  sandbox.adams2019_beam = static_cast<int>(beam);
 
   if (flags.values.count("--check-sandbox")) {
     const SandboxCheckReport report = CheckSandbox(sandbox);
@@ -195,6 +164,17 @@ int Main(int argc, char** argv) {
   options.heartbeat_interval_ms = static_cast<int>(heartbeat_ms);
   options.drain_timeout_ms = static_cast<int>(drain_s * 1000);
   options.result_resend_ms = static_cast<int>(resend_ms);
+  if (flags.has("--curve-key") != flags.has("--server-key")) {
+    return UsageError("--curve-key and --server-key go together (secure mode)");
+  }
+  if (flags.has("--curve-key")) {
+    StatusOr<CurveKeyPair> keys = ReadKeyPair(flags.get("--curve-key"));
+    if (!keys.ok()) return UsageError("--curve-key: " + keys.status().message());
+    StatusOr<std::string> server = ReadPublicKey(flags.get("--server-key"));
+    if (!server.ok()) return UsageError("--server-key: " + server.status().message());
+    options.curve_keys = *keys;
+    options.server_public_key = *server;
+  }
 
   StatusOr<std::unique_ptr<WorkerDaemon>> daemon = WorkerDaemon::Create(options);
   if (!daemon.ok()) {

@@ -19,6 +19,7 @@
 #include "pipeline/halide/lowering.h"
 #include "pipeline/spec.h"
 #include "protocol/measurement_settings.h"
+#include "scheduler/autoschedule/import.h"
 #include "scheduler/halide/apply.h"
 
 namespace schedfarm {
@@ -327,10 +328,10 @@ CompiledCandidate::CompiledCandidate(CompiledPipeline compiled, const PipelineGr
   for (int s : graph.output_stages()) output_names_.push_back(graph.stage(s).name());
 }
 
-StatusOr<CompiledCandidate> CompiledCandidate::Compile(const PipelineGraph& graph,
-                                                       const ScheduleSpec& schedule,
-                                                       const MeasurementSettings& settings,
-                                                       MeasurementStatus* failure) {
+StatusOr<CompiledCandidate> CompiledCandidate::CompileWith(
+    const PipelineGraph& graph, const MeasurementSettings& settings, MeasurementStatus* failure,
+    const std::function<Status(LoweredPipeline&)>& schedule,
+    const std::function<void(const LoweredPipeline&)>& after_compile) {
   const MeasurementSettings filled = WithDefaults(settings);
   MeasurementStatus status = COMPILE_ERROR;
   auto failed = [&](const Status& error) {
@@ -341,8 +342,8 @@ StatusOr<CompiledCandidate> CompiledCandidate::Compile(const PipelineGraph& grap
     const Clock::time_point start = Clock::now();
     StatusOr<LoweredPipeline> lowered = LowerToHalide(graph);
     if (!lowered.ok()) return failed(lowered.status());
-    const Status applied = ApplySchedule(graph, *lowered, schedule);
-    if (!applied.ok()) return failed(applied);
+    const Status scheduled = schedule(*lowered);
+    if (!scheduled.ok()) return failed(scheduled);
     HalideErrorKind kind = HalideErrorKind::kCompile;
     StatusOr<CompiledPipeline> compiled =
         CompiledPipeline::Compile(graph, *lowered, filled.threads(), {}, &kind);
@@ -351,6 +352,7 @@ StatusOr<CompiledCandidate> CompiledCandidate::Compile(const PipelineGraph& grap
       return failed(compiled.status());
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (after_compile) after_compile(*lowered);
     return CompiledCandidate(std::move(*compiled), graph, filled, seconds);
   } catch (const std::bad_alloc& e) {
     status = OUT_OF_MEMORY;
@@ -359,10 +361,85 @@ StatusOr<CompiledCandidate> CompiledCandidate::Compile(const PipelineGraph& grap
   }
 }
 
+StatusOr<CompiledCandidate> CompiledCandidate::Compile(const PipelineGraph& graph,
+                                                       const ScheduleSpec& schedule,
+                                                       const MeasurementSettings& settings,
+                                                       MeasurementStatus* failure) {
+  return CompileWith(
+      graph, settings, failure,
+      [&](LoweredPipeline& lowered) { return ApplySchedule(graph, lowered, schedule); }, nullptr);
+}
+
+StatusOr<CompiledCandidate> CompiledCandidate::CompileBaseline(const PipelineGraph& graph,
+                                                               const BaselineRequest& request,
+                                                               const MeasurementSettings& settings,
+                                                               MeasurementStatus* failure,
+                                                               BaselineSchedule* chosen) {
+  const MeasurementSettings filled = WithDefaults(settings);
+  AutoscheduleOptions options;
+  options.threads = filled.threads();
+  options.beam_size = request.adams2019_beam;
+  BaselineSchedule baseline;
+  bool autoscheduled = false;
+  StatusOr<CompiledCandidate> candidate = CompileWith(
+      graph, filled, failure,
+      [&](LoweredPipeline& lowered) -> Status {
+        StatusOr<HalideAutoscheduleResult> result =
+            ApplyAutoscheduler(lowered, request.autoscheduler, options);
+        if (!result.ok()) {
+          return result.status().WithContext("pipeline '" + graph.spec().name() + "'");
+        }
+        baseline.schedule_source = result->schedule_source;
+        baseline.autoschedule_seconds = result->seconds;
+        autoscheduled = true;
+        return Status::Ok();
+      },
+      [&](const LoweredPipeline& lowered) {
+        StatusOr<ImportedSchedule> imported =
+            ImportHalideSchedule(graph, lowered, HalideTargetParams(filled.threads()));
+        if (!imported.ok()) {
+          baseline.import_note = "not imported: " + imported.status().message();
+          return;
+        }
+        baseline.imported = true;
+        baseline.imported_spec = std::move(imported->spec);
+        const std::vector<LeftOut>& left_out = imported->left_out;
+        if (left_out.empty()) return;
+        int changes = 0;
+        for (const LeftOut& l : left_out) changes += l.changes_loop_nest;
+        baseline.import_note = "imported without " + std::to_string(left_out.size()) +
+                               " constructs the schedule space cannot express (" +
+                               std::to_string(changes) + " change the loop nest)";
+        constexpr size_t kListed = 4;
+        for (size_t i = 0; i < left_out.size() && i < kListed; ++i) {
+          std::string line = DescribeLeftOut({left_out[i]});
+          if (!line.empty() && line.back() == '\n') line.pop_back();
+          baseline.import_note += "; " + line;
+        }
+        if (left_out.size() > kListed) {
+          baseline.import_note += "; and " + std::to_string(left_out.size() - kListed) + " more";
+        }
+      });
+  if (chosen != nullptr && autoscheduled) *chosen = baseline;
+  if (!candidate.ok()) return candidate;
+  candidate->baseline_ = std::move(baseline);
+  return candidate;
+}
+
+void RecordBaseline(const BaselineSchedule& baseline, Measurement* m) {
+  m->set_schedule_source(baseline.schedule_source);
+  if (baseline.imported) {
+    *m->mutable_candidate()->mutable_schedule() = baseline.imported_spec;
+  } else {
+    m->mutable_candidate()->clear_schedule();
+  }
+}
+
 Measurement CompiledCandidate::Run(const ReferenceOutputs& reference, const OutputHook& hook) {
   Measurement m;
   *m.mutable_settings() = settings_;
   m.set_compile_seconds(compile_seconds_);
+  if (baseline_) RecordBaseline(*baseline_, &m);
   auto fail = [&](MeasurementStatus status, const std::string& error) {
     m.set_status(status);
     m.set_error(error);

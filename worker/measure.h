@@ -1,7 +1,8 @@
 // The measurement protocol of DESIGN.md section 8, in the calling process: reference
 // outputs per pipeline, the candidate compiled once, one warm-up realization checked
-// against the reference, then timed samples and their statistics. The sandbox child
-// runs it for the worker; benchmarks and the A/A tool call it directly.
+// against the reference, then timed samples and their statistics; a baseline (Halide's
+// autoscheduler in place of a schedule) likewise. The sandbox child runs it for the
+// worker; benchmarks and the A/A tool call it directly.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,29 @@ class ReferenceCache {
   int64_t loaded_ = 0;
 };
 
+// A baseline measured in place of a ScheduleSpec: Halide's autoscheduler
+// `autoscheduler` (one of AutoschedulerNames()) schedules the lowered pipeline as part of
+// the compile.
+struct BaselineRequest {
+  std::string autoscheduler;
+  int adams2019_beam = 32;  // Adams2019's beam width (AutoscheduleOptions::beam_size)
+};
+
+// The schedule a baseline's autoscheduler chose.
+struct BaselineSchedule {
+  std::string schedule_source;      // as Halide C++ (AutoSchedulerResults::schedule_source)
+  double autoschedule_seconds = 0;  // the autoscheduler's wall time (inside compile_seconds)
+  bool imported = false;            // imported_spec holds it as the schedule space says it
+  ScheduleSpec imported_spec;
+  // Why it was not imported, or how many constructs the import left out and the first
+  // few of them ("stage: directive: why", separated by "; "); empty when nothing was.
+  std::string import_note;
+};
+
+// Records a baseline's schedule in `m`: schedule_source, and candidate.schedule when
+// it was imported.
+void RecordBaseline(const BaselineSchedule& baseline, Measurement* m);
+
 // Called with the outputs of the warm-up realization before they are compared with
 // the reference (the sandbox's WRONG_OUTPUT fault perturbs them).
 using OutputHook = std::function<void(std::vector<HostTensor>& outputs)>;
@@ -82,7 +107,22 @@ class CompiledCandidate {
                                              const MeasurementSettings& settings,
                                              MeasurementStatus* failure = nullptr);
 
+  // A baseline: lowers `graph`, runs the autoscheduler on it (settings.threads cores,
+  // this host's machine parameters; see autoschedulers.h), JIT-compiles it, then
+  // imports its schedule into the schedule space (ImportHalideSchedule; a failed import
+  // is noted, not an error). compile_seconds() covers lowering, autoscheduling and
+  // compiling. `chosen`, when given, receives the schedule as soon as the autoscheduler
+  // has run, so a compile that fails afterwards can still report it. A failing
+  // autoscheduler is COMPILE_ERROR (OUT_OF_MEMORY when it runs out of memory).
+  static StatusOr<CompiledCandidate> CompileBaseline(const PipelineGraph& graph,
+                                                     const BaselineRequest& request,
+                                                     const MeasurementSettings& settings,
+                                                     MeasurementStatus* failure = nullptr,
+                                                     BaselineSchedule* chosen = nullptr);
+
   double compile_seconds() const { return compile_seconds_; }
+  // The autoscheduler's schedule of a candidate made by CompileBaseline, else null.
+  const BaselineSchedule* baseline() const { return baseline_ ? &*baseline_ : nullptr; }
 
   // The run phase: one warm-up realization whose outputs must match `reference`
   // (else WRONG_ANSWER with the comparison's message, and no time); the repeat count
@@ -90,18 +130,28 @@ class CompiledCandidate {
   // samples, each after a cache flush when flush_cache is set, then one more at a
   // time while their CV exceeds target_cv, up to max_samples. samples_seconds holds
   // each sample's time per realization. Runtime failures give RUNTIME_ERROR or
-  // OUT_OF_MEMORY.
+  // OUT_OF_MEMORY. A baseline's measurement also records its schedule (RecordBaseline),
+  // whatever the status.
   Measurement Run(const ReferenceOutputs& reference, const OutputHook& hook = nullptr);
 
  private:
   CompiledCandidate(CompiledPipeline compiled, const PipelineGraph& graph,
                     const MeasurementSettings& settings, double compile_seconds);
 
+  // Lowers `graph`, schedules the lowering with `schedule`, JIT-compiles it with
+  // settings.threads (compile_seconds covers these), then calls `after_compile` (when
+  // set) on the lowering. bad_alloc anywhere is OUT_OF_MEMORY.
+  static StatusOr<CompiledCandidate> CompileWith(
+      const PipelineGraph& graph, const MeasurementSettings& settings, MeasurementStatus* failure,
+      const std::function<Status(LoweredPipeline&)>& schedule,
+      const std::function<void(const LoweredPipeline&)>& after_compile);
+
   CompiledPipeline compiled_;
   std::string where_;                      // "pipeline 'name'"
   std::vector<std::string> output_names_;  // spec.outputs order
   MeasurementSettings settings_;
   double compile_seconds_ = 0;
+  std::optional<BaselineSchedule> baseline_;
 };
 
 // The whole protocol in the calling process, without sandbox or timeouts: reference

@@ -275,9 +275,10 @@ void SandboxPool::Impl::Launch(Child& child) {
 
   const std::string memory = "--memory-limit-bytes=" + std::to_string(options.memory_limit_bytes);
   const std::string cache = "--cache-dir=" + options.cache_dir;
+  const std::string beam = "--adams2019-beam=" + std::to_string(options.adams2019_beam);
   std::vector<char*> argv = {const_cast<char*>(options.child_executable.c_str()),
                              const_cast<char*>("--sandbox-child"),
-                             const_cast<char*>(memory.c_str())};
+                             const_cast<char*>(memory.c_str()), const_cast<char*>(beam.c_str())};
   if (!options.cache_dir.empty()) argv.push_back(const_cast<char*>(cache.c_str()));
   argv.push_back(nullptr);
   const pid_t parent = getpid();
@@ -558,6 +559,10 @@ void SandboxPool::Impl::Deliver(const Job& job, pid_t pid, Clock::time_point dis
   SandboxOutcome outcome;
   outcome.job_id = job.job.job_id();
   outcome.measurement = std::move(measurement);
+  if (outcome.measurement.status() == OK && !outcome.measurement.error().empty()) {
+    outcome.note = outcome.measurement.error();
+    outcome.measurement.clear_error();
+  }
   outcome.child_pid = pid;
   outcome.queued_seconds = Seconds(dispatched - job.submitted);
   outcome.total_seconds = Seconds(now - job.submitted);
@@ -799,10 +804,11 @@ StatusOr<std::unique_ptr<SandboxPool>> SandboxPool::Start(const SandboxOptions& 
   }
   if (options.children < 1 || options.compile_slots < 1 || options.memory_limit_bytes <= 0 ||
       options.output_limit_bytes <= 0 || options.reference_timeout_ms <= 0 ||
-      options.start_timeout_ms <= 0 || options.max_job_bytes <= 0) {
+      options.start_timeout_ms <= 0 || options.max_job_bytes <= 0 || options.adams2019_beam <= 0) {
     return Status::Error(
         "sandbox options need children, compile_slots, memory_limit_bytes, "
-        "output_limit_bytes, reference_timeout_ms, start_timeout_ms and max_job_bytes > 0");
+        "output_limit_bytes, reference_timeout_ms, start_timeout_ms, max_job_bytes and "
+        "adams2019_beam > 0");
   }
   auto impl = std::make_unique<Impl>(options);
   impl->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

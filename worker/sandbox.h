@@ -43,13 +43,20 @@ struct SandboxOptions {
   int64_t start_timeout_ms = 60000;        // from fork to the child's Ready
   int64_t max_job_bytes = 256 << 20;       // larger jobs fail (COMPILE_ERROR) unsent
   std::string cache_dir;                   // reference outputs by pipeline id ("" = in memory only)
+  int adams2019_beam = 32;                 // Adams2019's beam width in baseline jobs
 };
 
 // What the pool returns for a job: the measurement's status, compile time, samples,
 // statistics, output checksum and error (the caller adds candidate, host and lease).
+// A baseline's measurement also holds schedule_source and, when the schedule space
+// could import it, candidate.schedule.
 struct SandboxOutcome {
   std::string job_id;
   Measurement measurement;
+  // A remark on a job that succeeded: for a baseline, why its schedule was not
+  // imported or what the import left out. (The child sends it as the error of an OK
+  // measurement; the pool moves it here, so that `error` is only ever a failure's.)
+  std::string note;
   pid_t child_pid = 0;        // the child that had the job
   double queued_seconds = 0;  // from Submit until a child took the job
   double total_seconds = 0;   // from Submit until the outcome
@@ -94,7 +101,8 @@ class SandboxPool {
   std::unique_ptr<Impl> impl_;
 };
 
-// The main of `farm-worker --sandbox-child [--memory-limit-bytes=N] [--cache-dir=DIR]`:
+// The main of `farm-worker --sandbox-child [--memory-limit-bytes=N] [--cache-dir=DIR]
+// [--adams2019-beam=N]`:
 // reads SandboxRequests from fd 3 and writes SandboxEvents to fd 4 until fd 3 closes.
 // Returns the process exit code.
 int RunSandboxChild(int argc, char** argv);

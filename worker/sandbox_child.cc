@@ -1,7 +1,7 @@
 // The sandbox child: `farm-worker --sandbox-child`, one job at a time over its pipes
 // (worker/sandbox.h describes the phases), measured with worker/measure.h.
-#include <malloc.h>
 #include <dirent.h>
+#include <malloc.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -185,17 +186,24 @@ void WarmUpHalide() {
   if (!ran.ok()) std::cerr << "sandbox child: Halide warm-up failed: " << ran.message() << "\n";
 }
 
-// Runs one job; false when the pool broke the protocol or went away.
-bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, ReferenceCache& cache) {
+// Runs one job; false when the pool broke the protocol or went away. A baseline job
+// (job.autoscheduler()) runs its autoscheduler with Adams2019's beam `adams2019_beam`.
+bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams2019_beam,
+               ReferenceCache& cache) {
   const MeasurementSettings settings = WithDefaults(job.settings());
   const CpuPlan cpus = PlanCpus(allowed, settings.threads());
   const bool fault_in_compile =
       job.fault() != SANDBOX_FAULT_NONE && !job.fault_in_run() && job.fault() != FAULT_WRONG_OUTPUT;
-  const std::string where = "job '" + job.job_id() + "': ";
+  const std::string autoscheduler = job.autoscheduler();
+  const std::string where =
+      "job '" + job.job_id() + "'" +
+      (autoscheduler.empty() ? std::string() : " (baseline " + autoscheduler + ")") + ": ";
   double compile_seconds = 0;
+  std::optional<BaselineSchedule> chosen;
   auto fail = [&](MeasurementStatus status, const std::string& error) {
     Measurement m = FailedMeasurement(status, where + error, settings);
     m.set_compile_seconds(compile_seconds);
+    if (chosen) RecordBaseline(*chosen, &m);
     SendFinished(m);
     return true;
   };
@@ -210,8 +218,16 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, Reference
     started.mutable_compile_started();
     Send(started);
     if (fault_in_compile) InjectFault(job.fault());
-    StatusOr<CompiledCandidate> candidate =
-        CompiledCandidate::Compile(*graph, job.schedule(), settings, &failure);
+    StatusOr<CompiledCandidate> candidate = [&] {
+      if (autoscheduler.empty()) {
+        return CompiledCandidate::Compile(*graph, job.schedule(), settings, &failure);
+      }
+      BaselineSchedule baseline;
+      StatusOr<CompiledCandidate> compiled = CompiledCandidate::CompileBaseline(
+          *graph, BaselineRequest{autoscheduler, adams2019_beam}, settings, &failure, &baseline);
+      if (!baseline.schedule_source.empty()) chosen = std::move(baseline);
+      return compiled;
+    }();
     if (!candidate.ok()) return fail(failure, candidate.status().message());
     compile_seconds = candidate->compile_seconds();
     SandboxEvent compiled;
@@ -229,7 +245,13 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, Reference
     const OutputHook hook =
         job.fault() == FAULT_WRONG_OUTPUT ? OutputHook(PerturbOutputs) : nullptr;
     Measurement measurement = candidate->Run(**reference, hook);
-    if (measurement.status() != OK) measurement.set_error(where + measurement.error());
+    if (measurement.status() != OK) {
+      measurement.set_error(where + measurement.error());
+    } else if (candidate->baseline() != nullptr) {
+      // The import's remark rides in the error of an OK measurement; the pool moves it
+      // to SandboxOutcome::note.
+      measurement.set_error(candidate->baseline()->import_note);
+    }
     SendFinished(measurement);
     return true;
   } catch (const std::bad_alloc& e) {
@@ -244,12 +266,19 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, Reference
 int RunSandboxChild(int argc, char** argv) {
   int64_t memory_limit = 0;
   std::string cache_dir;
+  int adams2019_beam = 32;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--memory-limit-bytes=", 0) == 0) {
       memory_limit = std::strtoll(arg.c_str() + std::strlen("--memory-limit-bytes="), nullptr, 10);
     } else if (arg.rfind("--cache-dir=", 0) == 0) {
       cache_dir = arg.substr(std::strlen("--cache-dir="));
+    } else if (arg.rfind("--adams2019-beam=", 0) == 0) {
+      adams2019_beam = std::atoi(arg.c_str() + std::strlen("--adams2019-beam="));
+      if (adams2019_beam < 1) {
+        std::cerr << "sandbox child: bad argument '" << arg << "'\n";
+        return 2;
+      }
     } else {
       std::cerr << "sandbox child: unknown argument '" << arg << "'\n";
       return 2;
@@ -286,7 +315,7 @@ int RunSandboxChild(int argc, char** argv) {
       std::cerr << "sandbox child: expected a job\n";
       return 3;
     }
-    if (!HandleJob(request.job(), allowed, cache)) return 3;
+    if (!HandleJob(request.job(), allowed, adams2019_beam, cache)) return 3;
   }
 }
 

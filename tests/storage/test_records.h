@@ -9,6 +9,7 @@
 #include <string>
 
 #include "schedfarm.pb.h"
+#include "tests/support/scratch_dir.h"
 
 namespace schedfarm {
 
@@ -83,23 +84,5 @@ inline Campaign MakeCampaign(const std::string& id, int64_t measured) {
   c.add_pipeline_ids("p1");
   return c;
 }
-
-// A fresh directory under the system's temporary directory, removed on destruction.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("schedfarm_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  std::string Sub(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace schedfarm

@@ -1,0 +1,29 @@
+// The pipelines a campaign's configuration names, for farmctl to build before it
+// submits and for the coordinator to check what was submitted. Zoo blocks and random
+// pipelines are built from their settings alone; ONNX and YAML files are read by
+// farmctl only, where the files are.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "schedfarm.pb.h"
+
+namespace schedfarm {
+
+// The zoo block of an entry at its sizes.
+StatusOr<PipelineSpec> BuildZooPipeline(const ZooPipeline& zoo);
+// The random pipeline of `seed` with the entry's size knobs.
+StatusOr<PipelineSpec> BuildRandomPipeline(const RandomPipelines& random, uint64_t seed);
+
+// How many pipelines the configuration names (each random range counts its seeds).
+int64_t CampaignPipelineCount(const CampaignConfig& config);
+
+// Checks pipelines submitted with `config`, in the order of its pipeline list: their
+// number, that each builds, and that zoo blocks and random pipelines are exactly the
+// ones their settings give. Errors name the entry.
+Status CheckCampaignPipelines(const CampaignConfig& config,
+                              const std::vector<PipelineSpec>& pipelines);
+
+}  // namespace schedfarm

@@ -1,0 +1,422 @@
+#include "coordinator/campaign_run.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pipeline/spec.h"
+
+namespace schedfarm {
+
+namespace {
+
+// Consecutive random proposals that repeat known schedules before a pipeline's space
+// counts as exhausted.
+constexpr int kMaxRepeatedProposals = 64;
+
+uint64_t MixSeed(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+bool IsFinal(CandidateState state) {
+  return state == CANDIDATE_MEASURED || state == CANDIDATE_FAILED ||
+         state == CANDIDATE_QUARANTINED;
+}
+
+bool Contains(const google::protobuf::RepeatedPtrField<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+}  // namespace
+
+bool IsDeterministicFailure(MeasurementStatus status) {
+  return status == COMPILE_ERROR || status == RUNTIME_ERROR || status == WRONG_ANSWER ||
+         status == OUTPUT_LIMIT;
+}
+
+CampaignRun::CampaignRun(Campaign campaign, CampaignConfig config)
+    : campaign_(std::move(campaign)), config_(std::move(config)) {}
+
+StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign,
+                                                           CampaignConfig config,
+                                                           std::vector<PipelineSpec> pipelines) {
+  std::unique_ptr<CampaignRun> run(new CampaignRun(std::move(campaign), std::move(config)));
+  TargetParams target;
+  target.cores = std::max(1, run->config_.measurement().threads());
+  run->entries_.reserve(pipelines.size());
+  for (PipelineSpec& spec : pipelines) {
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+    if (!graph.ok()) return graph.status().WithContext("campaign " + run->id());
+    PipelineEntry entry;
+    entry.graph = std::make_unique<PipelineGraph>(std::move(*graph));
+    entry.id = PipelineId(*entry.graph);
+    entry.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
+    entry.spec = std::move(spec);
+    entry.progress.set_pipeline_id(entry.id);
+    entry.progress.set_name(entry.spec.name());
+    if (run->entry_by_id_.count(entry.id)) continue;  // listed twice: one entry
+    run->entry_by_id_[entry.id] = run->entries_.size();
+    run->specs_.push_back(entry.spec);
+    run->entries_.push_back(std::move(entry));
+  }
+  run->baselines_proposed_ = run->campaign_.counters().proposed() > 0;
+  return run;
+}
+
+const PipelineSpec* CampaignRun::pipeline(const std::string& pipeline_id) const {
+  auto it = entry_by_id_.find(pipeline_id);
+  return it == entry_by_id_.end() ? nullptr : &entries_[it->second].spec;
+}
+
+bool CampaignRun::Accepts(const HostFingerprint& host) const {
+  const WorkerRequirements& need = config_.workers();
+  if (host.cores() < need.min_cores()) return false;
+  for (const std::string& isa : need.isa()) {
+    if (!Contains(host.isa_flags(), isa)) return false;
+  }
+  for (const std::string& label : need.labels()) {
+    if (!Contains(host.labels(), label)) return false;
+  }
+  return true;
+}
+
+std::string CampaignRun::Key(const std::string& pipeline_id, const std::string& schedule_hash) {
+  return pipeline_id + '\0' + schedule_hash;
+}
+
+CandidateRecord* CampaignRun::Live(const std::string& key) {
+  auto it = live_.find(key);
+  return it == live_.end() ? nullptr : &it->second;
+}
+
+void CampaignRun::Enqueue(const std::string& key, const CandidateRecord& record) {
+  ++waiting_;
+  if (record.state() == CANDIDATE_RETRY) {
+    retries_.emplace(record.next_attempt_unix_ms(), key);
+  } else {
+    queue_.push_back(key);
+  }
+}
+
+void CampaignRun::Restore(CandidateRecord record) {
+  const std::string key =
+      Key(record.candidate().pipeline_id(), record.candidate().schedule_hash());
+  if (IsFinal(record.state())) {
+    final_.insert(key);
+    return;
+  }
+  if (record.state() == CANDIDATE_LEASED) {
+    record.set_state(CANDIDATE_QUEUED);
+    record.clear_lease_id();
+  }
+  Enqueue(key, record);
+  live_[key] = std::move(record);
+}
+
+void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
+  auto it = entry_by_id_.find(measurement.candidate().pipeline_id());
+  if (measurement.status() != OK) {
+    ++failures_[MeasurementStatus_Name(measurement.status())];
+  }
+  if (it == entry_by_id_.end() || measurement.status() != OK) return;
+  PipelineProgress& progress = entries_[it->second].progress;
+  const double median = measurement.stats().median_seconds();
+  if (!std::isfinite(median) || median <= 0) return;
+  progress.set_measured(progress.measured() + 1);
+  const std::string& origin = measurement.candidate().origin();
+  if (Contains(config_.baselines(), origin)) {
+    auto& baselines = *progress.mutable_baseline_seconds();
+    auto found = baselines.find(origin);
+    if (found == baselines.end() || median < found->second) baselines[origin] = median;
+  }
+  if (progress.best_seconds() == 0 || median < progress.best_seconds()) {
+    progress.set_best_seconds(median);
+    progress.set_best_schedule_hash(measurement.candidate().schedule_hash());
+    progress.set_best_origin(origin);
+  }
+}
+
+const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {
+  Enqueue(key, record);
+  campaign_.mutable_counters()->set_proposed(campaign_.counters().proposed() + 1);
+  return live_[key] = std::move(record);
+}
+
+void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added) {
+  baselines_proposed_ = true;
+  for (const PipelineEntry& entry : entries_) {
+    for (const std::string& baseline : config_.baselines()) {
+      if (campaign_.counters().finished() + InPlay() >= Budget()) return;
+      const std::string key = Key(entry.id, baseline);
+      if (live_.count(key) || final_.count(key)) continue;
+      CandidateRecord record;
+      Candidate* candidate = record.mutable_candidate();
+      candidate->set_campaign(id());
+      candidate->set_pipeline_id(entry.id);
+      candidate->mutable_schedule()->set_pipeline_id(entry.id);
+      candidate->set_schedule_hash(baseline);
+      candidate->set_origin(baseline);
+      record.set_state(CANDIDATE_QUEUED);
+      record.set_updated_unix_ms(now_ms);
+      added(Add(key, std::move(record)));
+    }
+  }
+}
+
+bool CampaignRun::ProposeRandom(int64_t now_ms, const ProposalVisitor& added) {
+  while (true) {
+    size_t open = 0;
+    for (const PipelineEntry& entry : entries_) open += entry.exhausted ? 0 : 1;
+    if (open == 0) return false;
+    const uint64_t index = campaign_.proposal_index();
+    campaign_.set_proposal_index(index + 1);
+    PipelineEntry& entry = entries_[index % entries_.size()];
+    if (entry.exhausted) continue;
+    int repeats = 0;
+    for (uint64_t attempt = 0;; ++attempt) {
+      const uint64_t seed = MixSeed(config_.strategy().seed(), index * 1000003 + attempt);
+      ScheduleSpec schedule = entry.space->RandomSchedule(seed);
+      std::string hash = ScheduleHash(*entry.space, schedule);
+      std::string key = Key(entry.id, hash);
+      if (live_.count(key) || final_.count(key)) {
+        if (++repeats >= kMaxRepeatedProposals) {
+          entry.exhausted = true;
+          break;
+        }
+        continue;
+      }
+      CandidateRecord record;
+      Candidate* candidate = record.mutable_candidate();
+      candidate->set_campaign(id());
+      candidate->set_pipeline_id(entry.id);
+      *candidate->mutable_schedule() = std::move(schedule);
+      candidate->set_schedule_hash(std::move(hash));
+      candidate->set_origin("random");
+      record.set_state(CANDIDATE_QUEUED);
+      record.set_updated_unix_ms(now_ms);
+      added(Add(key, std::move(record)));
+      return true;
+    }
+  }
+}
+
+bool CampaignRun::ProposesItself() const {
+  const StrategyKind kind = config_.strategy().kind();
+  return kind == STRATEGY_RANDOM || kind == STRATEGY_UNSPECIFIED;
+}
+
+CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64_t now_ms,
+                                                      const ProposalVisitor& added,
+                                                      std::string* why) {
+  auto entry = entry_by_id_.find(candidate.pipeline_id());
+  if (entry == entry_by_id_.end()) {
+    *why = "pipeline " + candidate.pipeline_id() + " is not one of the campaign's";
+    return ProposalOutcome::kRefused;
+  }
+  const ScheduleSpace& space = *entries_[entry->second].space;
+  ScheduleSpec& schedule = *candidate.mutable_schedule();
+  if (schedule.partial()) {
+    *why = "the schedule is partial";
+    return ProposalOutcome::kRefused;
+  }
+  Status legal = space.Check(schedule);
+  if (!legal.ok()) {
+    *why = legal.message();
+    return ProposalOutcome::kRefused;
+  }
+  schedule.set_pipeline_id(candidate.pipeline_id());
+  candidate.set_schedule_hash(ScheduleHash(space, schedule));
+  candidate.set_campaign(id());
+  if (candidate.origin().empty()) candidate.set_origin("learner");
+  const std::string key = Key(candidate.pipeline_id(), candidate.schedule_hash());
+  if (live_.count(key) || final_.count(key)) return ProposalOutcome::kDuplicate;
+  if (campaign_.counters().finished() + InPlay() >= Budget()) {
+    return ProposalOutcome::kOverBudget;
+  }
+  CandidateRecord record;
+  *record.mutable_candidate() = std::move(candidate);
+  record.set_state(CANDIDATE_QUEUED);
+  record.set_updated_unix_ms(now_ms);
+  added(Add(key, std::move(record)));
+  return ProposalOutcome::kAdded;
+}
+
+void CampaignRun::Propose(size_t ready_target, int64_t now_ms, const ProposalVisitor& added) {
+  if (!baselines_proposed_) ProposeBaselines(now_ms, added);
+  if (!ProposesItself()) return;
+  while (waiting_ < ready_target && campaign_.counters().finished() + InPlay() < Budget()) {
+    if (!ProposeRandom(now_ms, added)) break;
+  }
+}
+
+const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t now_ms) {
+  while (true) {
+    std::string key;
+    if (!retries_.empty() && retries_.top().first <= now_ms) {
+      key = retries_.top().second;
+      retries_.pop();
+    } else if (!queue_.empty()) {
+      key = std::move(queue_.front());
+      queue_.pop_front();
+    } else {
+      return nullptr;
+    }
+    CandidateRecord* record = Live(key);
+    // A key whose candidate went final or leased meanwhile (a late result) is stale.
+    if (record == nullptr ||
+        (record->state() != CANDIDATE_QUEUED && record->state() != CANDIDATE_RETRY)) {
+      continue;
+    }
+    --waiting_;
+    ++leased_;
+    record->set_state(CANDIDATE_LEASED);
+    record->set_lease_id(lease_id);
+    record->set_attempts(record->attempts() + 1);
+    record->set_updated_unix_ms(now_ms);
+    return record;
+  }
+}
+
+void CampaignRun::Unlease(const std::string& pipeline_id, const std::string& schedule_hash,
+                          const std::string& lease_id) {
+  const std::string key = Key(pipeline_id, schedule_hash);
+  CandidateRecord* record = Live(key);
+  if (record == nullptr || record->state() != CANDIDATE_LEASED || record->lease_id() != lease_id) {
+    return;
+  }
+  --leased_;
+  ++waiting_;
+  record->set_state(CANDIDATE_QUEUED);
+  record->clear_lease_id();
+  record->set_attempts(record->attempts() - 1);
+  queue_.push_front(key);
+}
+
+void CampaignRun::Finalize(const std::string& key, CandidateState state) {
+  CampaignCounters* counters = campaign_.mutable_counters();
+  if (state == CANDIDATE_MEASURED) counters->set_measured(counters->measured() + 1);
+  if (state == CANDIDATE_FAILED) counters->set_failed(counters->failed() + 1);
+  if (state == CANDIDATE_QUARANTINED) counters->set_quarantined(counters->quarantined() + 1);
+  counters->set_finished(counters->finished() + 1);
+  final_.insert(key);
+  live_.erase(key);
+}
+
+void CampaignRun::FailAttempt(CandidateRecord& record, MeasurementStatus status,
+                              const std::string& error, const RetryPolicy& policy, int64_t now_ms,
+                              bool still_leased) {
+  record.set_failures(record.failures() + 1);
+  record.set_last_status(status);
+  record.set_last_error(error);
+  record.set_updated_unix_ms(now_ms);
+  if (IsDeterministicFailure(status)) {
+    record.set_state(CANDIDATE_FAILED);
+  } else if (record.failures() >= policy.quarantine_after) {
+    record.set_state(CANDIDATE_QUARANTINED);
+  } else if (!still_leased) {
+    const int shift = std::min(record.failures() - 1, 20);
+    record.set_state(CANDIDATE_RETRY);
+    record.set_next_attempt_unix_ms(now_ms + (policy.backoff_ms << shift));
+  }
+}
+
+std::optional<CandidateRecord> CampaignRun::FailLease(const std::string& pipeline_id,
+                                                      const std::string& schedule_hash,
+                                                      const std::string& lease_id,
+                                                      MeasurementStatus status,
+                                                      const std::string& error,
+                                                      const RetryPolicy& policy, int64_t now_ms) {
+  const std::string key = Key(pipeline_id, schedule_hash);
+  CandidateRecord* record = Live(key);
+  if (record == nullptr || record->state() != CANDIDATE_LEASED || record->lease_id() != lease_id) {
+    return std::nullopt;
+  }
+  --leased_;
+  record->clear_lease_id();
+  FailAttempt(*record, status, error, policy, now_ms, false);
+  CandidateRecord copy = *record;
+  if (IsFinal(copy.state())) {
+    Finalize(key, copy.state());
+  } else {
+    Enqueue(key, copy);
+  }
+  return copy;
+}
+
+CampaignRun::ResultOutcome CampaignRun::RecordResult(const Measurement& measurement,
+                                                     const RetryPolicy& policy, int64_t now_ms,
+                                                     CandidateRecord* out) {
+  const Candidate& candidate = measurement.candidate();
+  const std::string key = Key(candidate.pipeline_id(), candidate.schedule_hash());
+  if (final_.count(key)) return ResultOutcome::kDuplicate;
+  CandidateRecord* record = Live(key);
+  if (record == nullptr) return ResultOutcome::kUnknown;
+  if (Contains(record->recorded_leases(), measurement.lease_id())) {
+    return ResultOutcome::kDuplicate;
+  }
+  record->add_recorded_leases(measurement.lease_id());
+  CampaignCounters* counters = campaign_.mutable_counters();
+  counters->set_results(counters->results() + 1);
+  recent_results_ms_.push_back(now_ms);
+  RestoreMeasurement(measurement);
+
+  const bool own_lease =
+      record->state() == CANDIDATE_LEASED && record->lease_id() == measurement.lease_id();
+  // A late result of an expired lease while another lease of the candidate is out.
+  const bool other_lease_out = record->state() == CANDIDATE_LEASED && !own_lease;
+  const bool was_waiting =
+      record->state() == CANDIDATE_QUEUED || record->state() == CANDIDATE_RETRY;
+  if (own_lease) {
+    --leased_;
+    record->clear_lease_id();
+  }
+  if (measurement.status() == OK) {
+    record->set_state(CANDIDATE_MEASURED);
+    record->set_last_status(OK);
+    record->clear_last_error();
+    record->set_updated_unix_ms(now_ms);
+  } else {
+    FailAttempt(*record, measurement.status(), measurement.error(), policy, now_ms,
+                other_lease_out);
+  }
+  if (IsFinal(record->state())) {
+    if (was_waiting) --waiting_;
+    if (other_lease_out) --leased_;
+    *out = std::move(*record);  // the live record is forgotten next
+    Finalize(key, out->state());
+    return ResultOutcome::kRecorded;
+  }
+  *out = *record;
+  if (own_lease) Enqueue(key, *out);
+  return ResultOutcome::kRecorded;
+}
+
+bool CampaignRun::BudgetDone() const {
+  if (campaign_.counters().finished() >= Budget()) return true;
+  if (!live_.empty()) return false;
+  for (const PipelineEntry& entry : entries_) {
+    if (!entry.exhausted) return false;
+  }
+  return true;
+}
+
+std::vector<PipelineProgress> CampaignRun::Progress() const {
+  std::vector<PipelineProgress> progress;
+  for (const PipelineEntry& entry : entries_) progress.push_back(entry.progress);
+  return progress;
+}
+
+double CampaignRun::ResultsPerSecond(int64_t now_ms) {
+  constexpr int64_t kWindowMs = 60000;
+  while (!recent_results_ms_.empty() && recent_results_ms_.front() < now_ms - kWindowMs) {
+    recent_results_ms_.pop_front();
+  }
+  if (recent_results_ms_.empty()) return 0;
+  const int64_t span_ms =
+      std::max<int64_t>(1000, std::min(kWindowMs, now_ms - recent_results_ms_.front()));
+  return static_cast<double>(recent_results_ms_.size()) * 1000.0 / span_ms;
+}
+
+}  // namespace schedfarm

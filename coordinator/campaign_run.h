@@ -1,0 +1,163 @@
+// One campaign in the coordinator's memory: its configuration and pipelines, its
+// candidates with their dispatch state, the candidates ready for a lease (queued, or
+// due for a retry), the random strategy's proposals, and the progress status replies
+// show. No sockets and no store: the coordinator persists the records it is handed.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "pipeline/graph.h"
+#include "schedfarm.pb.h"
+#include "scheduler/schedule_space.h"
+
+namespace schedfarm {
+
+// How failed attempts are retried: a candidate that failed `quarantine_after` times
+// (crashes, timeouts, out of memory, lost workers) is quarantined; before that it waits
+// backoff_ms * 2^(failures - 1) before its next lease. Deterministic failures (compile
+// error, runtime error, wrong answer, output limit) are final at once.
+struct RetryPolicy {
+  int quarantine_after = 3;
+  int64_t backoff_ms = 1000;
+};
+
+// Whether a failure of this status is a property of the schedule rather than of the
+// attempt, so that running it again would give the same failure.
+bool IsDeterministicFailure(MeasurementStatus status);
+
+class CampaignRun {
+ public:
+  // The run of a campaign, with its pipelines in the order of config.pipelines
+  // expanded (each random range in seed order). Fails when a pipeline does not build.
+  static StatusOr<std::unique_ptr<CampaignRun>> Create(Campaign campaign, CampaignConfig config,
+                                                       std::vector<PipelineSpec> pipelines);
+
+  const std::string& id() const { return campaign_.id(); }
+  Campaign& campaign() { return campaign_; }
+  const Campaign& campaign() const { return campaign_; }
+  const CampaignConfig& config() const { return config_; }
+  // The pipeline of `pipeline_id`, or nullptr.
+  const PipelineSpec* pipeline(const std::string& pipeline_id) const;
+  const std::vector<PipelineSpec>& pipelines() const { return specs_; }
+
+  // Whether a worker with this fingerprint meets the campaign's worker requirements.
+  bool Accepts(const HostFingerprint& host) const;
+
+  // Restores a stored candidate at start-up. A candidate that was leased goes back to
+  // the queue: its lease died with the previous coordinator process.
+  void Restore(CandidateRecord record);
+  // Restores the progress figures from a stored measurement.
+  void RestoreMeasurement(const Measurement& measurement);
+
+  // New candidates until `ready_target` wait for a lease, within the budget: the
+  // baselines first, then random schedules of the pipelines in turn. `added` sees each
+  // new record (state QUEUED) for the caller to persist, with the campaign record.
+  using ProposalVisitor = std::function<void(const CandidateRecord&)>;
+  void Propose(size_t ready_target, int64_t now_ms, const ProposalVisitor& added);
+
+  // Whether the coordinator proposes this campaign's candidates itself (random), or
+  // farm-learner does (the baselines are always the coordinator's).
+  bool ProposesItself() const;
+
+  enum class ProposalOutcome { kAdded, kDuplicate, kOverBudget, kRefused };
+  // A candidate proposed from outside (farm-learner, a person): its schedule must fit its
+  // pipeline (*why says how it does not); its hash is recomputed. With kAdded, `added`
+  // sees the new record.
+  ProposalOutcome AddProposal(Candidate candidate, int64_t now_ms, const ProposalVisitor& added,
+                              std::string* why);
+
+  // The next candidate ready at `now_ms` (a due retry first), now LEASED under
+  // `lease_id`; nullptr when none is ready.
+  const CandidateRecord* Lease(const std::string& lease_id, int64_t now_ms);
+  // A lease that was never delivered goes back to the front of the queue.
+  void Unlease(const std::string& pipeline_id, const std::string& schedule_hash,
+               const std::string& lease_id);
+  // A lease that ended without a result (its worker died: WORKER_LOST; or refused it)
+  // counts a failed attempt. Returns the record to persist, or nothing when the lease
+  // was no longer the candidate's.
+  std::optional<CandidateRecord> FailLease(const std::string& pipeline_id,
+                                           const std::string& schedule_hash,
+                                           const std::string& lease_id, MeasurementStatus status,
+                                           const std::string& error, const RetryPolicy& policy,
+                                           int64_t now_ms);
+
+  enum class ResultOutcome {
+    kRecorded,   // a new result: persist the measurement, the record and the campaign
+    kDuplicate,  // this lease's result was recorded already, or the candidate is final
+    kUnknown,    // no such candidate in this campaign
+  };
+  // Takes a worker's result. With kRecorded, *record is the candidate's new record.
+  ResultOutcome RecordResult(const Measurement& measurement, const RetryPolicy& policy,
+                             int64_t now_ms, CandidateRecord* record);
+
+  // Candidates waiting for a lease (queued or waiting for a retry), and leased.
+  size_t waiting() const { return waiting_; }
+  size_t leased() const { return leased_; }
+  // Whether the budget of benchmarks is used up, or no candidate is left to propose
+  // and none is waiting or leased.
+  bool BudgetDone() const;
+
+  // Progress, for status replies (best runtime and baselines per pipeline).
+  std::vector<PipelineProgress> Progress() const;
+  const std::map<std::string, int64_t>& failures_by_status() const { return failures_; }
+  // Results recorded in the minute before `now_ms`, per second.
+  double ResultsPerSecond(int64_t now_ms);
+
+ private:
+  struct PipelineEntry {
+    PipelineSpec spec;
+    std::string id;
+    std::unique_ptr<PipelineGraph> graph;
+    std::unique_ptr<ScheduleSpace> space;
+    bool exhausted = false;  // random proposals keep repeating known schedules
+    PipelineProgress progress;
+  };
+
+  CampaignRun(Campaign campaign, CampaignConfig config);
+  static std::string Key(const std::string& pipeline_id, const std::string& schedule_hash);
+  CandidateRecord* Live(const std::string& key);
+  void Enqueue(const std::string& key, const CandidateRecord& record);
+  // Moves a candidate to a final state: counted, and forgotten but for its key.
+  void Finalize(const std::string& key, CandidateState state);
+  void FailAttempt(CandidateRecord& record, MeasurementStatus status, const std::string& error,
+                   const RetryPolicy& policy, int64_t now_ms, bool still_leased);
+  // Queues a new candidate and counts it as proposed.
+  const CandidateRecord& Add(const std::string& key, CandidateRecord record);
+  void ProposeBaselines(int64_t now_ms, const ProposalVisitor& added);
+  bool ProposeRandom(int64_t now_ms, const ProposalVisitor& added);
+  int64_t InPlay() const { return static_cast<int64_t>(live_.size()); }
+  int64_t Budget() const { return config_.budget().benchmarks(); }
+
+  Campaign campaign_;
+  CampaignConfig config_;
+  std::vector<PipelineSpec> specs_;
+  std::vector<PipelineEntry> entries_;
+  std::unordered_map<std::string, size_t> entry_by_id_;
+  // Candidates not yet final, by Key; final ones are only remembered by Key.
+  std::unordered_map<std::string, CandidateRecord> live_;
+  std::unordered_set<std::string> final_;
+  std::deque<std::string> queue_;  // QUEUED keys, oldest first
+  // RETRY keys by due time, earliest first.
+  std::priority_queue<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, std::string>>,
+                      std::greater<>>
+      retries_;
+  size_t waiting_ = 0;
+  size_t leased_ = 0;
+  bool baselines_proposed_ = false;
+  std::map<std::string, int64_t> failures_;
+  std::deque<int64_t> recent_results_ms_;
+};
+
+}  // namespace schedfarm

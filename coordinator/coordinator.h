@@ -1,0 +1,66 @@
+// farm-coordinator's core: one ROUTER socket for workers and clients, the RocksDB
+// store, the campaigns and their dispatch queues, the worker registry with liveness,
+// leases against credits, exactly-once results acknowledged after a group-committed
+// durable write, and the control API farmctl speaks. One thread runs the loop; a
+// second one writes to the store (coordinator/group_commit.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "coordinator/campaign_run.h"
+#include "protocol/wire.h"
+
+namespace schedfarm {
+
+struct CoordinatorOptions {
+  std::string endpoint = "tcp://127.0.0.1:5555";  // where workers and clients connect
+  std::string store_path;                          // the RocksDB directory
+  // Secure mode (both set): the coordinator's key pair (<base>.key and <base>.pub) and
+  // the allow-list of worker and client public keys.
+  std::string curve_key;
+  std::string allow_list;
+  size_t max_message_bytes = kDefaultMaxMessageBytes;
+  int heartbeat_interval_ms = kHeartbeatIntervalMs;
+  int liveness = kLiveness;  // missed heartbeats before a worker is dead
+  RetryPolicy retry;
+  // Frames kept for a peer whose socket pipe is full; a peer past this is dropped.
+  size_t max_queued_frames_per_peer = 10000;
+};
+
+// Figures for logs and the benchmark.
+struct CoordinatorStats {
+  int64_t results_recorded = 0;
+  int64_t leases_sent = 0;
+  int64_t store_writes = 0;
+  int64_t store_records = 0;
+};
+
+class Coordinator {
+ public:
+  // Opens the store, restores the campaigns (leases in flight go back to the queue),
+  // binds the endpoint and, in secure mode, starts the allow-list handler and refuses
+  // to start unless a self-test proves unknown keys are rejected.
+  static StatusOr<std::unique_ptr<Coordinator>> Start(const CoordinatorOptions& options);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // The bound endpoint ("tcp://127.0.0.1:*" resolved to its port).
+  const std::string& endpoint() const;
+  // Serves until `stop` is set (checked at least every 100 ms). An error when the store
+  // fails: nothing is acknowledged after that.
+  Status Run(const std::atomic<bool>& stop);
+  CoordinatorStats stats() const;
+
+ private:
+  class Impl;
+  explicit Coordinator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace schedfarm

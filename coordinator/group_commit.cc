@@ -1,0 +1,91 @@
+#include "coordinator/group_commit.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "common/log.h"
+
+namespace schedfarm {
+
+GroupCommitter::GroupCommitter(Store& store)
+    : store_(store), notify_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+GroupCommitter::~GroupCommitter() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  close(notify_fd_);
+}
+
+void GroupCommitter::Add(Store::Batch batch, std::vector<DeferredReply> replies) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.Append(std::move(batch));
+    for (DeferredReply& reply : replies) open_replies_.push_back(std::move(reply));
+  }
+  wake_.notify_one();
+}
+
+std::vector<DeferredReply> GroupCommitter::TakeWritten(Status* error) {
+  uint64_t counter;
+  while (read(notify_fd_, &counter, sizeof(counter)) > 0) {
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  *error = error_;
+  return std::exchange(written_, {});
+}
+
+bool GroupCommitter::busy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return writing_ || !open_.empty() || !open_replies_.empty();
+}
+
+int64_t GroupCommitter::writes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return writes_;
+}
+
+int64_t GroupCommitter::records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+void GroupCommitter::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stop_ || !open_.empty() || !open_replies_.empty(); });
+    if (open_.empty() && open_replies_.empty()) return;  // stopping, nothing left
+    if (!error_.ok()) return;
+    Store::Batch batch = std::exchange(open_, Store::Batch());
+    std::vector<DeferredReply> replies = std::exchange(open_replies_, {});
+    writing_ = true;
+    lock.unlock();
+    Status status;
+    size_t records = batch.size();
+    if (!batch.empty()) status = store_.Commit(batch).status();
+    lock.lock();
+    writing_ = false;
+    if (!status.ok()) {
+      error_ = status;
+      LogEvent("error", "store_write_failed", {{"error", status.message()}});
+    } else {
+      if (records > 0) {
+        ++writes_;
+        records_ += static_cast<int64_t>(records);
+      }
+      for (DeferredReply& reply : replies) written_.push_back(std::move(reply));
+    }
+    const uint64_t one = 1;
+    const ssize_t ignored = write(notify_fd_, &one, sizeof(one));  // cannot overflow: read each turn
+    (void)ignored;
+  }
+}
+
+}  // namespace schedfarm

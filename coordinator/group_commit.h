@@ -1,0 +1,67 @@
+// Group commit: the coordinator's loop hands over records to write together with the
+// replies that must wait until they are durable; one thread writes everything handed
+// over since its previous write as a single synced RocksDB write, then hands the
+// replies back. Under load the writes grow instead of queueing, so durable ingestion
+// follows RocksDB's batched rate rather than its fsync rate.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/store.h"
+
+namespace schedfarm {
+
+// A reply released once the records handed over with it (and everything before them)
+// are durable: `to` is a worker id (an Ack) or a client's routing id.
+struct DeferredReply {
+  bool to_worker = false;
+  std::string to;
+  std::string frame;  // the encoded Envelope
+};
+
+class GroupCommitter {
+ public:
+  explicit GroupCommitter(Store& store);
+  ~GroupCommitter();  // writes what was handed over, then stops
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  // Hands over `batch` (may be empty) and the replies that wait for it (thread-safe).
+  void Add(Store::Batch batch, std::vector<DeferredReply> replies);
+  // Readable (poll for POLLIN) while written replies wait in TakeWritten.
+  int notify_fd() const { return notify_fd_; }
+  // The replies whose records are durable, in hand-over order; clears notify_fd. After
+  // a failed write, `error` is set and no reply is ever released again.
+  std::vector<DeferredReply> TakeWritten(Status* error);
+  // Whether records are handed over and not yet written.
+  bool busy() const;
+
+  // Synced writes made and the records they held, for the logs and the benchmark.
+  int64_t writes() const;
+  int64_t records() const;
+
+ private:
+  void Run();
+
+  Store& store_;
+  int notify_fd_ = -1;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  Store::Batch open_;
+  std::vector<DeferredReply> open_replies_;
+  bool writing_ = false;
+  std::vector<DeferredReply> written_;
+  Status error_;
+  bool stop_ = false;
+  int64_t writes_ = 0;
+  int64_t records_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace schedfarm

@@ -1,0 +1,113 @@
+// farm-coordinator: owns the farm's RocksDB store, runs the campaigns, hands leases
+// to workers and records their results (coordinator/coordinator.h). SIGTERM or SIGINT
+// stops it after the writes in progress are durable.
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <iostream>
+#include <string>
+
+#include "common/flags.h"
+#include "common/log.h"
+#include "coordinator/coordinator.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: farm-coordinator --store DIR [options]\n"
+    "options:\n"
+    "  --endpoint ENDPOINT     where workers and clients connect (default tcp://127.0.0.1:5555;\n"
+    "                          tcp://0.0.0.0:PORT for every interface, or ipc://PATH)\n"
+    "  --store DIR             the RocksDB store (created if absent)\n"
+    "  --curve-key BASE        secure mode: this coordinator's key pair BASE.key / BASE.pub\n"
+    "                          (farmctl keygen BASE makes one)\n"
+    "  --allow-list FILE       secure mode: public keys of the workers and clients allowed in\n"
+    "  --max-message-kb N      larger messages are refused unparsed (default 65536)\n"
+    "  --heartbeat-ms N        heartbeat interval (default 1000; the workers' must match)\n"
+    "  --liveness N            missed heartbeats before a worker is dead (default 3)\n"
+    "  --quarantine-after N    failed attempts before a candidate is quarantined (default 3)\n"
+    "  --retry-backoff-ms N    wait before the first retry, doubled at each (default 1000)\n";
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) { g_stop = true; }
+
+// Every worker and client holds a connection: as many as the hard limit allows.
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+int UsageError(const std::string& message) {
+  std::cerr << "farm-coordinator: " << message << "\n" << kUsage;
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv,
+                                 {{"--endpoint", true},
+                                  {"--store", true},
+                                  {"--curve-key", true},
+                                  {"--allow-list", true},
+                                  {"--max-message-kb", true},
+                                  {"--heartbeat-ms", true},
+                                  {"--liveness", true},
+                                  {"--quarantine-after", true},
+                                  {"--retry-backoff-ms", true},
+                                  {"--help", false}});
+  if (!flags.error.empty()) return UsageError(flags.error);
+  if (flags.has("--help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  CoordinatorOptions options;
+  options.endpoint = flags.get("--endpoint", options.endpoint);
+  options.store_path = flags.get("--store");
+  options.curve_key = flags.get("--curve-key");
+  options.allow_list = flags.get("--allow-list");
+  if (options.store_path.empty()) return UsageError("--store is required");
+  if (options.curve_key.empty() != options.allow_list.empty()) {
+    return UsageError("--curve-key and --allow-list go together (secure mode)");
+  }
+  long long max_kb, heartbeat_ms, liveness, quarantine, backoff;
+  std::string error;
+  if (!IntFlag(flags, "--max-message-kb", 1, 1 << 20, kDefaultMaxMessageBytes >> 10, &max_kb,
+               &error) ||
+      !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms, &error) ||
+      !IntFlag(flags, "--liveness", 1, 100, kLiveness, &liveness, &error) ||
+      !IntFlag(flags, "--quarantine-after", 1, 100, 3, &quarantine, &error) ||
+      !IntFlag(flags, "--retry-backoff-ms", 0, 3600000, 1000, &backoff, &error)) {
+    return UsageError(error);
+  }
+  options.max_message_bytes = static_cast<size_t>(max_kb) << 10;
+  options.heartbeat_interval_ms = static_cast<int>(heartbeat_ms);
+  options.liveness = static_cast<int>(liveness);
+  options.retry.quarantine_after = static_cast<int>(quarantine);
+  options.retry.backoff_ms = backoff;
+
+  RaiseOpenFileLimit();
+  StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Start(options);
+  if (!coordinator.ok()) {
+    LogEvent("error", "start_failed", {{"error", coordinator.status().message()}});
+    return 1;
+  }
+  signal(SIGTERM, OnStopSignal);
+  signal(SIGINT, OnStopSignal);
+  const Status status = (*coordinator)->Run(g_stop);
+  if (!status.ok()) {
+    LogEvent("error", "stopped", {{"error", status.message()}});
+    return 1;
+  }
+  LogEvent("info", "stopped", {});
+  return 0;
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+int main(int argc, char** argv) { return schedfarm::Main(argc, argv); }

@@ -1,0 +1,541 @@
+#include "farmctl/cli.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "common/status.h"
+#include "protocol/control_client.h"
+#include "farmctl/local.h"
+#include "farmctl/render.h"
+#include "farmctl/submission.h"
+#include "protocol/security.h"
+#include "storage/export.h"
+
+namespace schedfarm {
+namespace {
+
+const char kUsage[] =
+    "usage: farmctl [GLOBAL FLAGS] COMMAND [ARGUMENTS] [FLAGS]\n"
+    "\n"
+    "commands:\n"
+    "  submit FILE            check a campaign file (docs/CAMPAIGN_YAML.md), build its\n"
+    "                         pipelines here and submit it; prints the campaign id\n"
+    "  status [CAMPAIGN]      campaigns: state, budget used, counters, results/s, and per\n"
+    "                         pipeline the best runtime so far with its speedup over each\n"
+    "                         baseline (all pipelines of CAMPAIGN; 10 per campaign without)\n"
+    "  watch [CAMPAIGN]       live view of CAMPAIGN (default: the newest), refreshed every\n"
+    "        [--once]         second until it ends; --once renders once\n"
+    "  workers                the workers: state, cores, credits, leases, results, last seen\n"
+    "  best CAMPAIGN          the best schedule of each pipeline as Halide C++ source\n"
+    "       [--pipeline ID] [-k N]   one pipeline only; the N best (default 1)\n"
+    "  export CAMPAIGN        the campaign's measurements, one row each\n"
+    "       [--format csv|jsonl] [--output FILE]   default csv to standard output\n"
+    "  pause CAMPAIGN         no new leases (leases in flight finish)\n"
+    "  resume CAMPAIGN        run a paused campaign again\n"
+    "  cancel CAMPAIGN        stop a campaign for good\n"
+    "  keygen PATH            a CURVE key pair: PATH.key (secret, mode 0600) and PATH.pub;\n"
+    "                         never overwrites\n"
+    "  local FILE             a whole farm on this machine for one campaign: a coordinator\n"
+    "       [--workers N]     (store in DIR/store), N workers (default 1: one per host),\n"
+    "       [--dir DIR]       the live view, then the best schedules and their speedups;\n"
+    "                         DIR defaults to ./schedfarm-local; Ctrl-C stops the farm\n"
+    "\n"
+    "global flags:\n"
+    "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
+    "                          tcp://127.0.0.1:5555)\n"
+    "  --json                  the coordinator's reply as protobuf JSON, one object a line\n"
+    "                          (not for export, whose --format says how to write rows, nor\n"
+    "                          keygen)\n"
+    "  --retry-s S             resend an unanswered request for up to S seconds (default 30)\n"
+    "  --curve-key PATH        CURVE: this client's key pair PATH.key / PATH.pub (keygen)\n"
+    "  --server-key FILE       CURVE: the coordinator's public key file\n"
+    "  --help                  this text\n"
+    "\n"
+    "exit codes:\n"
+    "  0  success\n"
+    "  1  the coordinator refused the operation (no such campaign, wrong state, internal\n"
+    "     error), or a local step failed (keygen onto existing files, writing the export)\n"
+    "  2  usage error\n"
+    "  3  invalid input file: campaign YAML, pipeline, key file\n"
+    "  4  no reply from the coordinator within --retry-s, or it rejected the CURVE key\n"
+    "  5  watch ended with the campaign cancelled or failed\n";
+
+constexpr int kTryTimeoutMs = 5000;
+constexpr double kDefaultRetrySeconds = 30;
+constexpr int kExportPageRows = 500;
+constexpr int kStatusPipelinesPerCampaign = 10;
+constexpr auto kWatchInterval = std::chrono::seconds(1);
+
+// Flags and whether each takes a value.
+const std::map<std::string, bool>& KnownFlags() {
+  static const std::map<std::string, bool> kFlags = {
+      {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
+      {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
+      {"--format", true},      {"--output", true}, {"--help", false},   {"--workers", true},
+      {"--dir", true}};
+  return kFlags;
+}
+
+bool IsGlobalFlag(const std::string& flag) {
+  return flag == "--coordinator" || flag == "--json" || flag == "--retry-s" ||
+         flag == "--curve-key" || flag == "--server-key" || flag == "--help";
+}
+
+struct Invocation {
+  std::string command;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> flags;  // a flag without a value maps to ""
+
+  bool Has(const std::string& flag) const { return flags.count(flag) > 0; }
+  std::string Get(const std::string& flag, const std::string& fallback = "") const {
+    const auto it = flags.find(flag);
+    return it == flags.end() ? fallback : it->second;
+  }
+};
+
+class Runner;
+using Handler = int (*)(Runner&);
+
+// One command of the dispatch table: its positional arguments, the flags it takes
+// besides the global ones, whether --json applies, and what runs it.
+struct Command {
+  std::string name;
+  std::vector<std::string> required;  // positional arguments, in order
+  std::vector<std::string> optional;  // optional positional arguments after them
+  std::set<std::string> flags;
+  bool json;
+  Handler run;
+};
+
+const std::vector<Command>& Commands();
+
+const Command* FindCommand(const std::string& name) {
+  for (const Command& command : Commands()) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+// Parses `args` into an invocation of a known command; errors are usage errors.
+StatusOr<Invocation> Parse(const std::vector<std::string>& args) {
+  Invocation inv;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool is_flag = arg.size() > 1 && arg[0] == '-' && arg != "-";
+    if (!is_flag) {
+      positional.push_back(arg);
+      continue;
+    }
+    std::string flag = arg, value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    if (flag == "-h") flag = "--help";
+    const auto known = KnownFlags().find(flag);
+    if (known == KnownFlags().end()) return Status::Error("unknown flag '" + flag + "'");
+    if (!known->second && has_value) return Status::Error("flag " + flag + " takes no value");
+    if (known->second && !has_value) {
+      if (i + 1 >= args.size()) return Status::Error("flag " + flag + " needs a value");
+      value = args[++i];
+    }
+    if (inv.flags.count(flag)) return Status::Error("flag " + flag + " given twice");
+    inv.flags[flag] = value;
+  }
+  if (inv.Has("--help")) return inv;
+  if (positional.empty()) return Status::Error("missing COMMAND");
+  inv.command = positional[0];
+  const Command* command = FindCommand(inv.command);
+  if (command == nullptr) return Status::Error("unknown command '" + inv.command + "'");
+  inv.args.assign(positional.begin() + 1, positional.end());
+  for (const auto& [flag, value] : inv.flags) {
+    if (!IsGlobalFlag(flag) && !command->flags.count(flag)) {
+      return Status::Error("flag " + flag + " does not apply to '" + inv.command + "'");
+    }
+  }
+  if (inv.Has("--json") && !command->json) {
+    return Status::Error("flag --json does not apply to '" + inv.command + "'" +
+                         (inv.command == "export" ? " (use --format jsonl)" : ""));
+  }
+  if (inv.args.size() < command->required.size()) {
+    return Status::Error("'" + inv.command + "' needs " + command->required[inv.args.size()]);
+  }
+  if (inv.args.size() > command->required.size() + command->optional.size()) {
+    return Status::Error("unexpected argument '" +
+                         inv.args[command->required.size() + command->optional.size()] + "' for '" +
+                         inv.command + "'");
+  }
+  for (size_t i = 0; i < inv.args.size(); ++i) {
+    if (inv.args[i].empty()) {
+      const std::string& name = i < command->required.size()
+                                    ? command->required[i]
+                                    : command->optional[i - command->required.size()];
+      return Status::Error(name + " of '" + inv.command + "' is empty");
+    }
+  }
+  if (inv.Has("--curve-key") != inv.Has("--server-key")) {
+    return Status::Error(inv.Has("--curve-key") ? "flag --curve-key needs --server-key too"
+                                                : "flag --server-key needs --curve-key too");
+  }
+  return inv;
+}
+
+// A positive number of seconds, for --retry-s.
+StatusOr<double> ParseSeconds(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0) || v > 86400) {
+    return Status::Error("flag " + flag + ": expected seconds between 0 and 86400, got '" + text +
+                         "'");
+  }
+  return v;
+}
+
+StatusOr<int> ParsePositiveInt(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v <= 0 || v > 1000000) {
+    return Status::Error("flag " + flag + ": expected a positive integer, got '" + text + "'");
+  }
+  return static_cast<int>(v);
+}
+
+// The base path of a key pair given as PATH, PATH.key or PATH.pub.
+std::string KeyPairBase(const std::string& path) {
+  for (const char* suffix : {".key", ".pub"}) {
+    const std::string s = suffix;
+    if (path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0) {
+      return path.substr(0, path.size() - s.size());
+    }
+  }
+  return path;
+}
+
+// Runs one command: the connection to the coordinator, the calls and the error
+// reporting with their exit codes.
+class Runner {
+ public:
+  Runner(Invocation inv, const CliStreams& io) : inv_(std::move(inv)), io_(io) {}
+
+  const Invocation& inv() const { return inv_; }
+  std::ostream& out() { return io_.out; }
+  const CliStreams& io() const { return io_; }
+  bool out_is_tty() const { return io_.out_is_tty; }
+  bool json() const { return inv_.Has("--json"); }
+
+  int Fail(int code, const std::string& message) {
+    io_.err << "farmctl: " << message << "\n";
+    if (code == kExitUsage) io_.err << "\n" << kUsage;
+    return code;
+  }
+
+  // Sends `request` and checks the reply's code and body (`has_body`). Returns the
+  // reply, or nothing with `*exit_code` set and the error printed.
+  std::optional<ClientReply> Call(const ClientRequest& request,
+                                  bool (ClientReply::*has_body)() const, const char* body_name,
+                                  int* exit_code) {
+    if (!client_) {
+      const int code = Connect();
+      if (code != kExitOk) {
+        *exit_code = code;
+        return std::nullopt;
+      }
+    }
+    CallFailure failure = CallFailure::kUnreachable;
+    StatusOr<ClientReply> reply = client_->Call(request, &failure);
+    if (!reply.ok()) {
+      std::string message = reply.status().message();
+      if (failure == CallFailure::kUnreachable) {
+        message +=
+            "; is farm-coordinator running there? (--coordinator or "
+            "$SCHEDFARM_COORDINATOR name it, --retry-s sets how long to try)";
+      }
+      *exit_code = Fail(kExitUnreachable, message);
+      return std::nullopt;
+    }
+    if (reply->code() != CLIENT_OK) {
+      if (json()) out() << ToJsonLine(*reply) << "\n";
+      *exit_code = Fail(kExitFailed, inv_.command + ": " + reply->error() + " (" +
+                                         ClientErrorCode_Name(reply->code()) + ")");
+      return std::nullopt;
+    }
+    if (!((*reply).*has_body)()) {
+      *exit_code = Fail(
+          kExitFailed, "the coordinator's reply to '" + inv_.command + "' carries no " + body_name);
+      return std::nullopt;
+    }
+    return std::move(*reply);
+  }
+
+ private:
+  int Connect() {
+    FarmClientOptions options;
+    const char* env = std::getenv("SCHEDFARM_COORDINATOR");
+    options.endpoint = inv_.Get("--coordinator",
+                                env != nullptr && *env != '\0' ? env : kDefaultCoordinatorEndpoint);
+    double retry_seconds = kDefaultRetrySeconds;
+    if (inv_.Has("--retry-s")) {
+      StatusOr<double> parsed = ParseSeconds("--retry-s", inv_.Get("--retry-s"));
+      if (!parsed.ok()) return Fail(kExitUsage, parsed.status().message());
+      retry_seconds = *parsed;
+    }
+    options.total_timeout_ms = static_cast<int>(retry_seconds * 1000);
+    options.try_timeout_ms = std::min(kTryTimeoutMs, options.total_timeout_ms);
+    if (inv_.Has("--curve-key")) {
+      StatusOr<CurveKeyPair> keys = ReadKeyPair(KeyPairBase(inv_.Get("--curve-key")));
+      if (!keys.ok()) return Fail(kExitInvalidInput, "--curve-key: " + keys.status().message());
+      StatusOr<std::string> server = ReadPublicKey(inv_.Get("--server-key"));
+      if (!server.ok()) {
+        return Fail(kExitInvalidInput, "--server-key: " + server.status().message());
+      }
+      options.own_keys = *keys;
+      options.server_public_key = *server;
+    }
+    StatusOr<std::unique_ptr<FarmClient>> client = FarmClient::Create(options);
+    if (!client.ok()) return Fail(kExitUsage, "--coordinator: " + client.status().message());
+    client_ = std::move(*client);
+    return kExitOk;
+  }
+
+  Invocation inv_;
+  const CliStreams& io_;
+  std::unique_ptr<FarmClient> client_;
+};
+
+// Prints the reply as JSON or as `text`.
+int Print(Runner& r, const ClientReply& reply, const std::string& text) {
+  r.out() << (r.json() ? ToJsonLine(reply) + "\n" : text);
+  return kExitOk;
+}
+
+int RunSubmit(Runner& r) {
+  StatusOr<SubmitCampaign> submit = BuildSubmission(r.inv().args[0]);
+  if (!submit.ok()) return r.Fail(kExitInvalidInput, submit.status().message());
+  ClientRequest request;
+  *request.mutable_submit() = std::move(*submit);
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_submitted, "campaign", &code);
+  if (!reply) return code;
+  return Print(r, *reply, "submitted " + RenderCampaignLine(reply->submitted()));
+}
+
+int RunStatus(Runner& r) {
+  ClientRequest request;
+  const bool one = !r.inv().args.empty();
+  request.mutable_status()->set_campaign(one ? r.inv().args[0] : "");
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_status, "status", &code);
+  if (!reply) return code;
+  return Print(r, *reply, RenderStatus(reply->status(), one ? 0 : kStatusPipelinesPerCampaign));
+}
+
+int RunWatch(Runner& r) {
+  std::string campaign = r.inv().args.empty() ? "" : r.inv().args[0];
+  bool first = true;
+  while (true) {
+    const auto started = std::chrono::steady_clock::now();
+    ClientRequest request;
+    request.mutable_status()->set_campaign(campaign);
+    int code = kExitOk;
+    const auto reply = r.Call(request, &ClientReply::has_status, "status", &code);
+    if (!reply) return code;
+    const StatusReply& status = reply->status();
+    if (status.campaigns().empty()) return r.Fail(kExitFailed, "watch: no campaign to watch");
+    if (campaign.empty()) campaign = status.campaigns(0).campaign().id();
+    if (r.json()) {
+      r.out() << ToJsonLine(*reply) << "\n";
+    } else if (r.out_is_tty()) {
+      r.out() << "\x1b[H\x1b[2J" << RenderWatch(status);
+    } else {
+      r.out() << (first ? "" : "\n") << RenderWatch(status);
+    }
+    r.out().flush();
+    first = false;
+    switch (status.campaigns(0).campaign().state()) {
+      case CAMPAIGN_DONE:
+        return kExitOk;
+      case CAMPAIGN_CANCELLED:
+      case CAMPAIGN_FAILED:
+        return kExitCampaignUnsuccessful;
+      default:
+        break;
+    }
+    if (r.inv().Has("--once")) return kExitOk;
+    std::this_thread::sleep_until(started + kWatchInterval);
+  }
+}
+
+int RunWorkers(Runner& r) {
+  ClientRequest request;
+  request.mutable_workers();
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_workers, "workers", &code);
+  if (!reply) return code;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  return Print(r, *reply, RenderWorkers(reply->workers(), now_ms));
+}
+
+int RunBest(Runner& r) {
+  ClientRequest request;
+  BestRequest* best = request.mutable_best();
+  best->set_campaign(r.inv().args[0]);
+  best->set_pipeline_id(r.inv().Get("--pipeline"));
+  best->set_k(1);
+  if (r.inv().Has("-k")) {
+    StatusOr<int> k = ParsePositiveInt("-k", r.inv().Get("-k"));
+    if (!k.ok()) return r.Fail(kExitUsage, k.status().message());
+    best->set_k(*k);
+  }
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_best, "best schedules", &code);
+  if (!reply) return code;
+  if (r.json()) return Print(r, *reply, "");
+  StatusOr<std::string> text = RenderBest(reply->best());
+  if (!text.ok()) return r.Fail(kExitFailed, "best: " + text.status().message());
+  return Print(r, *reply, *text);
+}
+
+int RunExport(Runner& r) {
+  const std::string format_name = r.inv().Get("--format", "csv");
+  if (format_name != "csv" && format_name != "jsonl") {
+    return r.Fail(kExitUsage, "flag --format: expected csv or jsonl, got '" + format_name + "'");
+  }
+  const ExportFormat format = format_name == "csv" ? ExportFormat::kCsv : ExportFormat::kJsonLines;
+  const std::string output = r.inv().Get("--output", "-");
+  // A file is written under a temporary name and renamed once complete.
+  const std::string partial = output + ".partial";
+  std::ofstream file;
+  if (output != "-") {
+    file.open(partial, std::ios::binary | std::ios::trunc);
+    if (!file) return r.Fail(kExitFailed, "export: cannot write '" + partial + "'");
+  }
+  std::ostream& out = output == "-" ? r.out() : file;
+  // Removes the partial file; prints `message` unless the failure was reported already.
+  const auto fail = [&](int code, const std::string& message) {
+    if (output != "-") {
+      file.close();
+      std::remove(partial.c_str());
+    }
+    return message.empty() ? code : r.Fail(code, message);
+  };
+  WriteExportHeader(format, out);
+  uint64_t from_seq = 0;
+  int64_t rows = 0;
+  while (true) {
+    ClientRequest request;
+    ExportRequest* page = request.mutable_export_measurements();
+    page->set_campaign(r.inv().args[0]);
+    page->set_from_seq(from_seq);
+    page->set_max_rows(kExportPageRows);
+    int code = kExitOk;
+    const auto reply = r.Call(request, &ClientReply::has_export_page, "export page", &code);
+    if (!reply) return fail(code, "");
+    const ExportReply& got = reply->export_page();
+    for (const StoredMeasurementRecord& record : got.rows()) {
+      Status written = WriteExportRow({record.seq(), record.measurement()}, format, out);
+      if (!written.ok()) return fail(kExitFailed, "export: " + written.message());
+      ++rows;
+    }
+    if (!out) return fail(kExitFailed, "export: writing '" + output + "' failed");
+    if (got.done()) break;
+    if (got.next_seq() <= from_seq && got.rows().empty()) {
+      return fail(kExitFailed, "export: the coordinator's page from seq " +
+                                   std::to_string(from_seq) + " made no progress");
+    }
+    from_seq = got.next_seq();
+  }
+  out.flush();
+  if (output != "-") {
+    file.close();
+    if (!file || std::rename(partial.c_str(), output.c_str()) != 0) {
+      return fail(kExitFailed, "export: cannot write '" + output + "'");
+    }
+    r.out() << "exported " << rows << " measurements to " << output << "\n";
+  }
+  return kExitOk;
+}
+
+// pause, resume and cancel: one CampaignRef each.
+int RunCampaignAction(Runner& r) {
+  ClientRequest request;
+  CampaignRef* ref = r.inv().command == "pause"    ? request.mutable_pause()
+                     : r.inv().command == "resume" ? request.mutable_resume()
+                                                   : request.mutable_cancel();
+  ref->set_campaign(r.inv().args[0]);
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_campaign, "campaign", &code);
+  if (!reply) return code;
+  return Print(r, *reply, RenderCampaignLine(reply->campaign()));
+}
+
+int RunKeygen(Runner& r) {
+  const std::string& path = r.inv().args[0];
+  const CurveKeyPair keys = GenerateCurveKeyPair();
+  Status written = WriteKeyPair(keys, path);
+  if (!written.ok()) return r.Fail(kExitFailed, "keygen: " + written.message());
+  r.out() << "wrote " << path << ".key (secret, mode 0600) and " << path << ".pub (public key "
+          << keys.public_key << ")\n";
+  return kExitOk;
+}
+
+// The dispatch table. `farmctl local` (a whole farm on this machine) joins it as one
+// more entry.
+int RunLocal(Runner& r) {
+  LocalFarmOptions options;
+  options.campaign_file = r.inv().args[0];
+  options.dir = r.inv().Get("--dir", options.dir);
+  if (r.inv().Has("--workers")) {
+    StatusOr<int> workers = ParsePositiveInt("--workers", r.inv().Get("--workers"));
+    if (!workers.ok()) return r.Fail(kExitUsage, workers.status().message());
+    options.workers = *workers;
+  }
+  return RunLocalFarm(options, r.io());
+}
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {
+      {"submit", {"FILE"}, {}, {}, true, RunSubmit},
+      {"status", {}, {"CAMPAIGN"}, {}, true, RunStatus},
+      {"watch", {}, {"CAMPAIGN"}, {"--once"}, true, RunWatch},
+      {"workers", {}, {}, {}, true, RunWorkers},
+      {"best", {"CAMPAIGN"}, {}, {"--pipeline", "-k"}, true, RunBest},
+      {"export", {"CAMPAIGN"}, {}, {"--format", "--output"}, false, RunExport},
+      {"pause", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
+      {"resume", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
+      {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
+      {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
+      {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal},
+  };
+  return kCommands;
+}
+
+}  // namespace
+
+int RunFarmctl(const std::vector<std::string>& args, const CliStreams& streams) {
+  StatusOr<Invocation> inv = Parse(args);
+  if (!inv.ok()) {
+    streams.err << "farmctl: " << inv.status().message() << "\n\n" << kUsage;
+    return kExitUsage;
+  }
+  if (inv->Has("--help")) {
+    streams.out << kUsage;
+    return kExitOk;
+  }
+  Runner runner(*inv, streams);
+  return FindCommand(inv->command)->run(runner);
+}
+
+}  // namespace schedfarm

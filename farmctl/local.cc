@@ -1,0 +1,218 @@
+#include "farmctl/local.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "protocol/control_client.h"
+#include "farmctl/submission.h"
+
+namespace schedfarm {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr auto kStartTimeout = std::chrono::seconds(30);
+constexpr auto kWorkerStopTimeout = std::chrono::seconds(30);
+constexpr auto kCoordinatorStopTimeout = std::chrono::seconds(10);
+
+// A process of the farm, in its own process group, its stderr in a log file; it gets
+// SIGTERM if farmctl dies first.
+class FarmProcess {
+ public:
+  FarmProcess(const std::string& binary, const std::vector<std::string>& args,
+              const std::string& log_path)
+      : log_path_(log_path) {
+    const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(1);
+      if (log_fd >= 0) {
+        dup2(log_fd, STDOUT_FILENO);
+        dup2(log_fd, STDERR_FILENO);
+      }
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+    if (log_fd >= 0) close(log_fd);
+  }
+  ~FarmProcess() { Stop(std::chrono::seconds(0)); }
+
+  bool running() {
+    if (exited_ || pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) exited_ = true;
+    return !exited_;
+  }
+
+  // SIGTERM, then SIGKILL after `grace`.
+  void Stop(std::chrono::seconds grace) {
+    if (!running()) return;
+    kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (running() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (running()) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      exited_ = true;
+    }
+  }
+
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+};
+
+// The last lines of a log, for an error message.
+std::string Tail(const std::string& text, int lines = 8) {
+  size_t at = text.size();
+  for (int i = 0; i <= lines && at != std::string::npos && at > 0; ++i) {
+    at = text.rfind('\n', at - 1);
+  }
+  return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+bool Executable(const fs::path& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0 && fs::is_regular_file(path);
+}
+
+std::string FindBinary(const std::string& name, const std::string& build_folder) {
+  std::vector<fs::path> candidates;
+  if (const char* dir = std::getenv("SCHEDFARM_BIN_DIR"); dir != nullptr && *dir != '\0') {
+    candidates.push_back(fs::path(dir) / name);
+  }
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    candidates.push_back(self.parent_path() / name);
+    candidates.push_back(self.parent_path().parent_path() / build_folder / name);
+  }
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    std::stringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      if (!dir.empty()) candidates.push_back(fs::path(dir) / name);
+    }
+  }
+  for (const fs::path& candidate : candidates) {
+    if (Executable(candidate)) return candidate.string();
+  }
+  return "";
+}
+
+}  // namespace
+
+int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
+  auto fail = [&](int code, const std::string& message) {
+    streams.err << "farmctl local: " << message << "\n";
+    return code;
+  };
+  StatusOr<SubmitCampaign> submission = BuildSubmission(options.campaign_file);
+  if (!submission.ok()) return fail(kExitInvalidInput, submission.status().message());
+  const std::string coordinator_bin = FindBinary("farm-coordinator", "coordinator");
+  const std::string worker_bin = FindBinary("farm-worker", "worker");
+  if (coordinator_bin.empty() || worker_bin.empty()) {
+    return fail(kExitFailed, std::string("cannot find ") +
+                                 (coordinator_bin.empty() ? "farm-coordinator" : "farm-worker") +
+                                 " (set SCHEDFARM_BIN_DIR to the folder that holds it)");
+  }
+  std::error_code error;
+  const fs::path dir = fs::absolute(options.dir, error);
+  fs::create_directories(dir / "logs", error);
+  if (error) return fail(kExitFailed, "cannot create " + (dir / "logs").string() + ": " + error.message());
+
+  FarmProcess coordinator(coordinator_bin,
+                          {"--store", (dir / "store").string(), "--endpoint", "tcp://127.0.0.1:*"},
+                          (dir / "logs" / "coordinator.log").string());
+  // The bound endpoint, from the start-up line of this run's log.
+  const size_t log_start = coordinator.Log().size();
+  std::string endpoint;
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  while (endpoint.empty() && std::chrono::steady_clock::now() < deadline) {
+    const std::string log = coordinator.Log();
+    const size_t started = log.find("event=coordinator_started", log_start);
+    if (started != std::string::npos) {
+      const size_t at = log.find("endpoint=", started) + 9;
+      endpoint = log.substr(at, log.find_first_of(" \n", at) - at);
+      break;
+    }
+    if (!coordinator.running()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (endpoint.empty()) {
+    return fail(kExitFailed, "farm-coordinator did not start; the end of " +
+                                 coordinator.log_path() + ":\n" + Tail(coordinator.Log()));
+  }
+
+  std::vector<std::unique_ptr<FarmProcess>> workers;
+  for (int k = 0; k < options.workers; ++k) {
+    const std::string id = "local-" + std::to_string(k + 1);
+    workers.push_back(std::make_unique<FarmProcess>(
+        worker_bin,
+        std::vector<std::string>{"--coordinator", endpoint, "--id", id, "--cache-dir",
+                                 (dir / "cache").string(), "--drain-timeout-s", "20"},
+        (dir / "logs" / (id + ".log")).string()));
+  }
+
+  FarmClientOptions client_options;
+  client_options.endpoint = endpoint;
+  StatusOr<std::unique_ptr<FarmClient>> client = FarmClient::Create(client_options);
+  if (!client.ok()) return fail(kExitFailed, client.status().message());
+  ClientRequest request;
+  *request.mutable_submit() = std::move(*submission);
+  StatusOr<ClientReply> reply = (*client)->Call(request);
+  if (!reply.ok()) return fail(kExitUnreachable, reply.status().message());
+  if (reply->code() != CLIENT_OK) return fail(kExitFailed, "submit: " + reply->error());
+  const std::string id = reply->submitted().id();
+  streams.out << "campaign " << id << " on a local farm: coordinator " << endpoint << ", "
+              << options.workers << " worker" << (options.workers == 1 ? "" : "s") << ", logs in "
+              << (dir / "logs").string() << "\n";
+  streams.out.flush();
+
+  // Ctrl-C ends farmctl; the farm's processes then get SIGTERM (PR_SET_PDEATHSIG) and
+  // stop cleanly, and the campaign stays in the store.
+  const std::vector<std::string> at = {"--coordinator", endpoint};
+  auto farmctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), at.begin(), at.end());
+    return RunFarmctl(args, streams);
+  };
+  int code = farmctl({"watch", id});
+  streams.out << "\n";
+  farmctl({"status", id});
+  streams.out << "\n";
+  const int best = farmctl({"best", id});
+  if (code == kExitOk) code = best;
+  for (auto& worker : workers) worker->Stop(kWorkerStopTimeout);
+  coordinator.Stop(kCoordinatorStopTimeout);
+  return code;
+}
+
+}  // namespace schedfarm

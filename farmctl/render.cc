@@ -1,0 +1,322 @@
+#include "farmctl/render.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "campaign/campaign_yaml.h"
+#include "pipeline/graph.h"
+#include "pipeline/spec.h"
+#include "scheduler/autoschedule/autoschedulers.h"
+#include "scheduler/halide/schedule_source.h"
+#include "tools/text_table.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr WorkerState kWorkerStates[] = {WORKER_BUSY, WORKER_IDLE, WORKER_DRAINING, WORKER_DEAD};
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The first 12 characters of an id: enough to tell pipelines and schedules apart.
+std::string ShortId(const std::string& id) { return id.size() > 12 ? id.substr(0, 12) : id; }
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return FormatNumber("%.0f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string Speedup(double baseline_seconds, double best_seconds) {
+  if (!(baseline_seconds > 0) || !(best_seconds > 0)) return "";
+  return " (" + FormatNumber("%.2fx", baseline_seconds / best_seconds) + ")";
+}
+
+// Sorted copy of a protobuf map.
+template <typename Map>
+std::map<std::string, typename Map::mapped_type> Sorted(const Map& map) {
+  return std::map<std::string, typename Map::mapped_type>(map.begin(), map.end());
+}
+
+// The wall-time budget of the campaign's config, 0 when none (or the config is unreadable).
+double WallTimeBudget(const Campaign& campaign) {
+  StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
+  return config.ok() ? config->budget().wall_time_seconds() : 0;
+}
+
+std::string WorkersLine(const StatusReply& reply) {
+  std::string line = "workers:";
+  for (const WorkerState state : kWorkerStates) {
+    const auto it = reply.workers_by_state().find(WorkerState_Name(state));
+    const int32_t n = it == reply.workers_by_state().end() ? 0 : it->second;
+    line +=
+        " " + std::to_string(n) + " " + WorkerStateText(state) + (state == WORKER_DEAD ? "" : ",");
+  }
+  return line;
+}
+
+std::string DisplayName(const PipelineProgress& p) {
+  return p.name().empty() ? ShortId(p.pipeline_id()) : p.name();
+}
+
+// The pipelines of a campaign: best so far, origin, baselines with the speedup over them.
+void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostream& out) {
+  std::set<std::string> baselines;
+  for (const PipelineProgress& p : status.pipelines()) {
+    for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
+  }
+  std::vector<std::string> header = {"PIPELINE", "ID", "MEASURED", "BEST", "ORIGIN"};
+  std::vector<bool> right = {false, false, true, true, false};
+  for (const std::string& name : baselines) {
+    header.push_back(name);
+    right.push_back(true);
+  }
+  TextTable table(header, right);
+  const int shown = max_pipelines > 0 ? std::min(max_pipelines, status.pipelines_size())
+                                      : status.pipelines_size();
+  for (int i = 0; i < shown; ++i) {
+    const PipelineProgress& p = status.pipelines(i);
+    std::vector<std::string> row = {DisplayName(p), ShortId(p.pipeline_id()),
+                                    std::to_string(p.measured()), FormatDuration(p.best_seconds()),
+                                    p.best_origin().empty() ? "-" : p.best_origin()};
+    for (const std::string& name : baselines) {
+      const auto it = p.baseline_seconds().find(name);
+      row.push_back(it == p.baseline_seconds().end()
+                        ? "-"
+                        : FormatDuration(it->second) + Speedup(it->second, p.best_seconds()));
+    }
+    table.Add(row);
+  }
+  table.Print(out);
+  if (shown < status.pipelines_size()) {
+    out << "  ... " << status.pipelines_size() - shown << " more pipelines (farmctl status "
+        << status.campaign().id() << ")\n";
+  }
+}
+
+std::string FailuresLine(const CampaignStatus& status) {
+  std::string line;
+  for (const auto& [name, count] : Sorted(status.failures_by_status())) {
+    if (name == MeasurementStatus_Name(OK) || count == 0) continue;
+    line += (line.empty() ? "" : ", ") + name + " " + std::to_string(count);
+  }
+  return line.empty() ? "none" : line;
+}
+
+}  // namespace
+
+std::string FormatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds <= 0) return "-";
+  if (seconds < 1e-6) return FormatNumber("%.0f ns", seconds * 1e9);
+  if (seconds < 1e-3) return FormatNumber("%.3g us", seconds * 1e6);
+  if (seconds < 1) return FormatNumber("%.3g ms", seconds * 1e3);
+  if (seconds < 1000) return FormatNumber("%.3g s", seconds);
+  return FormatNumber("%.0f s", seconds);
+}
+
+std::string FormatElapsed(double seconds) {
+  const int64_t s = std::isfinite(seconds) && seconds > 0 ? static_cast<int64_t>(seconds) : 0;
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof(buf), "%llds", static_cast<long long>(s));
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s % 3600 / 60));
+  }
+  return buf;
+}
+
+std::string CampaignStateText(CampaignState state) {
+  const std::string& name = CampaignState_Name(state);
+  return name.empty() ? "state " + std::to_string(state) : Lower(name.substr(name.find('_') + 1));
+}
+
+std::string WorkerStateText(WorkerState state) {
+  const std::string& name = WorkerState_Name(state);
+  return name.empty() ? "state " + std::to_string(state) : Lower(name.substr(name.find('_') + 1));
+}
+
+std::string RenderCampaignLine(const Campaign& campaign) {
+  return "campaign " + campaign.id() + " (" + campaign.name() +
+         "): " + CampaignStateText(campaign.state()) + ", " +
+         std::to_string(campaign.counters().finished()) + "/" + std::to_string(campaign.budget()) +
+         " benchmarks, " + std::to_string(campaign.pipeline_ids_size()) + " pipelines\n";
+}
+
+std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
+  std::ostringstream out;
+  if (reply.campaigns().empty()) {
+    out << "no campaigns\n" << WorkersLine(reply) << "\n";
+    return out.str();
+  }
+  TextTable table({"CAMPAIGN", "NAME", "STATE", "BUDGET", "USED", "MEASURED", "FAILED",
+                   "QUARANTINED", "QUEUED", "LEASED", "RESULTS/S", "RUNNING"},
+                  {false, false, false, true, true, true, true, true, true, true, true, true});
+  for (const CampaignStatus& status : reply.campaigns()) {
+    const Campaign& c = status.campaign();
+    const CampaignCounters& n = c.counters();
+    table.Add({c.id(), c.name(), CampaignStateText(c.state()),
+               std::to_string(n.finished()) + "/" + std::to_string(c.budget()),
+               Percent(n.finished(), c.budget()), std::to_string(n.measured()),
+               std::to_string(n.failed()), std::to_string(n.quarantined()),
+               std::to_string(n.queued()), std::to_string(n.leased()),
+               FormatNumber("%.2f", status.results_per_second()),
+               FormatElapsed(c.running_seconds())});
+  }
+  table.Print(out);
+  out << WorkersLine(reply) << "\n";
+  for (const CampaignStatus& status : reply.campaigns()) {
+    out << "\ncampaign " << status.campaign().id() << " (" << status.campaign().name()
+        << "): best so far per pipeline\n";
+    PrintPipelines(status, max_pipelines, out);
+  }
+  return out.str();
+}
+
+std::string RenderWatch(const StatusReply& reply, int bar_width) {
+  std::ostringstream out;
+  if (reply.campaigns().empty()) {
+    out << "no campaign\n" << WorkersLine(reply) << "\n";
+    return out.str();
+  }
+  const CampaignStatus& status = reply.campaigns(0);
+  const Campaign& c = status.campaign();
+  const CampaignCounters& n = c.counters();
+  out << "campaign " << c.id() << " (" << c.name() << ")  " << CampaignStateText(c.state())
+      << "  run time " << FormatElapsed(c.running_seconds());
+  const double wall = WallTimeBudget(c);
+  if (wall > 0) out << " of " << FormatElapsed(wall);
+  out << "\n";
+  const double fraction =
+      c.budget() > 0
+          ? std::clamp(static_cast<double>(n.finished()) / static_cast<double>(c.budget()), 0.0,
+                       1.0)
+          : 0.0;
+  const int filled = static_cast<int>(std::floor(fraction * bar_width));
+  out << "  [" << std::string(filled, '#') << std::string(bar_width - filled, '-') << "]  "
+      << n.finished() << "/" << c.budget() << " benchmarks (" << Percent(n.finished(), c.budget())
+      << ")\n";
+  out << "  " << FormatNumber("%.2f", status.results_per_second()) << " results/s  measured "
+      << n.measured() << "  failed " << n.failed() << "  quarantined " << n.quarantined()
+      << "  queued " << n.queued() << "  leased " << n.leased() << "  results " << n.results()
+      << "\n";
+  out << "  " << WorkersLine(reply) << "\n";
+  out << "  failures: " << FailuresLine(status) << "\n";
+  PrintPipelines(status, 0, out);
+  return out.str();
+}
+
+std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
+  std::ostringstream out;
+  std::map<WorkerState, int> counts;
+  TextTable table({"WORKER", "HOST", "STATE", "CORES", "CREDITS", "LEASES", "OK", "FAILED",
+                   "LAST SEEN", "LABELS", "CPU"},
+                  {false, false, false, true, true, true, true, true, true, false, false});
+  for (const WorkerStatus& w : reply.workers()) {
+    const WorkerRecord& r = w.record();
+    int64_t failed = 0;
+    for (const auto& [name, count] : r.failures_by_status()) failed += count;
+    std::string labels;
+    for (const std::string& label : r.host().labels())
+      labels += (labels.empty() ? "" : ",") + label;
+    const std::string seen =
+        r.last_seen_unix_ms() > 0
+            ? FormatElapsed(static_cast<double>(now_unix_ms - r.last_seen_unix_ms()) / 1000) +
+                  " ago"
+            : "never";
+    ++counts[w.state()];
+    table.Add({r.host().worker_id(), r.host().hostname(), WorkerStateText(w.state()),
+               std::to_string(r.host().cores()), std::to_string(w.credits()),
+               std::to_string(w.leases()), std::to_string(r.results_ok()), std::to_string(failed),
+               seen, labels.empty() ? "-" : labels, r.host().cpu_model()});
+  }
+  out << reply.workers_size() << (reply.workers_size() == 1 ? " worker:" : " workers:");
+  for (const WorkerState state : kWorkerStates) {
+    out << " " << counts[state] << " " << WorkerStateText(state)
+        << (state == WORKER_DEAD ? "" : ",");
+  }
+  out << "\n";
+  if (reply.workers_size() > 0) table.Print(out);
+  return out.str();
+}
+
+StatusOr<std::string> RenderBest(const BestReply& reply) {
+  struct Known {
+    PipelineGraph graph;
+    std::string name;
+  };
+  std::map<std::string, Known> pipelines;
+  for (const PipelineSpec& spec : reply.pipelines()) {
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+    if (!graph.ok())
+      return graph.status().WithContext("pipeline '" + spec.name() + "' of the reply");
+    const std::string id = PipelineId(*graph);
+    pipelines.emplace(id, Known{std::move(*graph), spec.name()});
+  }
+  const std::vector<std::string>& autoschedulers = AutoschedulerNames();
+  std::ostringstream out;
+  std::string current;
+  int rank = 0;
+  for (const StoredMeasurementRecord& record : reply.best()) {
+    const Measurement& m = record.measurement();
+    const Candidate& c = m.candidate();
+    const auto known = pipelines.find(c.pipeline_id());
+    if (known == pipelines.end()) {
+      return Status::Error("measurement " + std::to_string(record.seq()) + " is of pipeline " +
+                           c.pipeline_id() + ", which the reply does not carry");
+    }
+    if (c.pipeline_id() != current) {
+      if (!current.empty()) out << "\n";
+      current = c.pipeline_id();
+      rank = 0;
+      out << "// pipeline " << known->second.name << " (" << current << ")\n";
+    }
+    ++rank;
+    out << "// #" << rank << ": median " << FormatDuration(m.stats().median_seconds()) << " (min "
+        << FormatDuration(m.stats().min_seconds()) << ", " << m.samples_seconds_size()
+        << " samples), origin " << (c.origin().empty() ? "-" : c.origin()) << ", schedule "
+        << c.schedule_hash() << ", worker " << m.host().worker_id() << "\n";
+    const bool baseline =
+        std::find(autoschedulers.begin(), autoschedulers.end(), c.origin()) != autoschedulers.end();
+    if (baseline) {
+      if (m.schedule_source().empty()) {
+        out << "// (the worker recorded no source for this " << c.origin() << " schedule)\n";
+      } else {
+        out << m.schedule_source() << (m.schedule_source().back() == '\n' ? "" : "\n");
+      }
+      continue;
+    }
+    StatusOr<std::string> source = ScheduleSource(known->second.graph, c.schedule());
+    if (!source.ok()) {
+      return source.status().WithContext("measurement " + std::to_string(record.seq()) +
+                                         " (schedule " + c.schedule_hash() + ")");
+    }
+    out << *source << (source->empty() || source->back() == '\n' ? "" : "\n");
+  }
+  if (reply.best().empty()) out << "no measured schedule yet\n";
+  return out.str();
+}
+
+std::string ToJsonLine(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  // Printing a well-formed message cannot fail.
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+}  // namespace schedfarm

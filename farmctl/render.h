@@ -1,0 +1,53 @@
+// What farmctl prints, as pure functions from the coordinator's replies to text: the
+// status table, the live watch view, the workers table, the best schedules as Halide
+// source and the protobuf JSON of --json. No I/O, so tests render hand-made replies.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "schedfarm.pb.h"
+
+namespace schedfarm {
+
+// A duration in seconds with a unit that fits: "850 ns", "12.3 us", "4.56 ms", "1.23 s".
+// "-" for zero, negative or non-finite values (nothing measured yet).
+std::string FormatDuration(double seconds);
+// Elapsed wall time: "12s", "3m05s", "2h04m".
+std::string FormatElapsed(double seconds);
+// A campaign state as the views print it: "running", "paused", "done"...
+std::string CampaignStateText(CampaignState state);
+// A worker state as the views print it: "busy", "idle", "draining", "dead".
+std::string WorkerStateText(WorkerState state);
+
+// One line about a campaign: id, name, state and budget used (after submit, pause,
+// resume, cancel).
+std::string RenderCampaignLine(const Campaign& campaign);
+
+// The campaigns of a status reply as a table (state, budget used finished/budget,
+// counters, results/s), the workers by state, then for each campaign its pipelines:
+// best runtime so far, its origin, and each baseline's runtime with the speedup of the
+// best over it. `max_pipelines` > 0 shows at most that many pipelines per campaign.
+std::string RenderStatus(const StatusReply& reply, int max_pipelines = 0);
+
+// The live view of the first campaign of `reply`: a progress bar of finished/budget,
+// results/s, the counters, wall time used, the workers busy/idle/draining/dead, the
+// failures by class and the best so far per pipeline. `bar_width` is the bar's cells.
+std::string RenderWatch(const StatusReply& reply, int bar_width = 40);
+
+// The workers: state, cores, credits, leases in hand, results, failures, how long ago
+// each was last heard from (relative to `now_unix_ms`), labels and CPU.
+std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms);
+
+// The best schedules of a best reply, by pipeline, best first: a comment line with the
+// pipeline, the rank, runtime, origin and worker, then the schedule as Halide C++
+// source (ScheduleSource of the candidate's schedule; for an autoscheduler baseline the
+// source the autoscheduler chose, Measurement.schedule_source). Errors: a measurement
+// of a pipeline the reply does not carry, or a schedule that does not fit its pipeline.
+StatusOr<std::string> RenderBest(const BestReply& reply);
+
+// The protobuf JSON of a message on one line: proto field names, every field printed.
+std::string ToJsonLine(const google::protobuf::Message& message);
+
+}  // namespace schedfarm

@@ -1,0 +1,274 @@
+// CampaignRun, the coordinator's campaign in memory: proposals within the budget,
+// leases, results recorded exactly once (late, repeated, or racing a second lease),
+// retries with back-off, quarantine, final failures, and restoring after a restart.
+#include "coordinator/campaign_run.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "campaign/campaign_pipelines.h"
+#include "campaign/campaign_yaml.h"
+#include "pipeline/graph.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr int64_t kNow = 1'000'000;
+
+// The records Propose adds.
+std::vector<CandidateRecord> Propose(CampaignRun& run, size_t ready_target) {
+  std::vector<CandidateRecord> added;
+  run.Propose(ready_target, kNow, [&](const CandidateRecord& r) { added.push_back(r); });
+  return added;
+}
+
+std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = "") {
+  const std::string yaml = "name: unit\n"
+                           "pipelines:\n"
+                           "  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}\n"
+                           "budget: {benchmarks: " +
+                           std::to_string(budget) + "}\n" + baselines;
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "unit.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  StatusOr<PipelineSpec> spec = BuildZooPipeline(config->pipelines(0).zoo());
+  EXPECT_TRUE(spec.ok());
+  Campaign campaign;
+  campaign.set_id("unit-1");
+  campaign.set_state(CAMPAIGN_RUNNING);
+  StatusOr<std::unique_ptr<CampaignRun>> run =
+      CampaignRun::Create(campaign, *config, {*spec});
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  return std::move(*run);
+}
+
+Measurement ResultOf(const CandidateRecord& record, const std::string& lease,
+                     MeasurementStatus status, double median = 0.001) {
+  Measurement m;
+  *m.mutable_candidate() = record.candidate();
+  m.set_lease_id(lease);
+  m.set_status(status);
+  m.mutable_stats()->set_median_seconds(median);
+  return m;
+}
+
+TEST(CampaignRunTest, ProposesDistinctCandidatesWithinTheBudget) {
+  std::unique_ptr<CampaignRun> run = MakeRun(10, "baselines: [li2018]\n");
+  std::vector<CandidateRecord> proposed = Propose(*run, 100);
+  ASSERT_EQ(proposed.size(), 10u);
+  EXPECT_EQ(proposed[0].candidate().origin(), "li2018");
+  EXPECT_EQ(proposed[0].candidate().schedule().stages_size(), 0);
+  std::set<std::string> hashes;
+  for (const CandidateRecord& record : proposed) {
+    EXPECT_EQ(record.state(), CANDIDATE_QUEUED);
+    EXPECT_TRUE(hashes.insert(record.candidate().schedule_hash()).second);
+  }
+  EXPECT_TRUE(Propose(*run, 100).empty()) << "the budget is spoken for";
+  EXPECT_EQ(run->waiting(), 10u);
+  EXPECT_EQ(run->campaign().counters().proposed(), 10);
+}
+
+TEST(CampaignRunTest, ProposalsAreDeterministic) {
+  std::unique_ptr<CampaignRun> a = MakeRun(5);
+  std::unique_ptr<CampaignRun> b = MakeRun(5);
+  std::vector<CandidateRecord> pa = Propose(*a, 5);
+  std::vector<CandidateRecord> pb = Propose(*b, 5);
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_EQ(pa[i].candidate().schedule_hash(), pb[i].candidate().schedule_hash());
+  }
+}
+
+TEST(CampaignRunTest, ResultIsRecordedOnceAndDuplicatesAreRecognized) {
+  std::unique_ptr<CampaignRun> run = MakeRun(2);
+  Propose(*run, 2);
+  const CandidateRecord leased = *run->Lease("L1", kNow);
+  EXPECT_EQ(run->leased(), 1u);
+  CandidateRecord record;
+  EXPECT_EQ(run->RecordResult(ResultOf(leased, "L1", OK), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  EXPECT_EQ(record.state(), CANDIDATE_MEASURED);
+  EXPECT_EQ(run->RecordResult(ResultOf(leased, "L1", OK), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kDuplicate);
+  EXPECT_EQ(run->leased(), 0u);
+  EXPECT_EQ(run->campaign().counters().measured(), 1);
+  EXPECT_EQ(run->campaign().counters().results(), 1);
+  Measurement stranger = ResultOf(leased, "L9", OK);
+  stranger.mutable_candidate()->set_schedule_hash("no-such-schedule");
+  EXPECT_EQ(run->RecordResult(stranger, {}, kNow, &record), CampaignRun::ResultOutcome::kUnknown);
+}
+
+TEST(CampaignRunTest, LateResultOfALostLeaseWinsAndTheSecondLeaseIsADuplicate) {
+  std::unique_ptr<CampaignRun> run = MakeRun(1);
+  Propose(*run, 1);
+  const CandidateRecord first = *run->Lease("L1", kNow);
+  RetryPolicy policy;
+  policy.backoff_ms = 0;
+  std::optional<CandidateRecord> lost =
+      run->FailLease(first.candidate().pipeline_id(), first.candidate().schedule_hash(), "L1",
+                     WORKER_LOST, "worker died", policy, kNow);
+  ASSERT_TRUE(lost.has_value());
+  EXPECT_EQ(lost->state(), CANDIDATE_RETRY);
+  EXPECT_EQ(lost->failures(), 1);
+  const CandidateRecord* second = run->Lease("L2", kNow);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->candidate().schedule_hash(), first.candidate().schedule_hash());
+  CandidateRecord record;
+  // The stopped worker comes back with its result while L2 is out.
+  EXPECT_EQ(run->RecordResult(ResultOf(first, "L1", OK), policy, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  EXPECT_EQ(record.state(), CANDIDATE_MEASURED);
+  EXPECT_EQ(run->leased(), 0u);
+  EXPECT_EQ(run->RecordResult(ResultOf(first, "L2", OK), policy, kNow, &record),
+            CampaignRun::ResultOutcome::kDuplicate);
+  EXPECT_TRUE(run->BudgetDone());
+}
+
+TEST(CampaignRunTest, RetriesWithBackoffThenQuarantines) {
+  std::unique_ptr<CampaignRun> run = MakeRun(1);
+  Propose(*run, 1);
+  RetryPolicy policy;
+  policy.quarantine_after = 3;
+  policy.backoff_ms = 1000;
+  CandidateRecord record;
+  const CandidateRecord first = *run->Lease("L1", kNow);
+  run->RecordResult(ResultOf(first, "L1", CRASH), policy, kNow, &record);
+  EXPECT_EQ(record.state(), CANDIDATE_RETRY);
+  EXPECT_EQ(record.next_attempt_unix_ms(), kNow + 1000);
+  EXPECT_EQ(run->Lease("L2", kNow + 999), nullptr) << "not before the back-off";
+  ASSERT_NE(run->Lease("L2", kNow + 1000), nullptr);
+  run->RecordResult(ResultOf(first, "L2", OUT_OF_MEMORY), policy, kNow + 1000, &record);
+  EXPECT_EQ(record.next_attempt_unix_ms(), kNow + 1000 + 2000) << "the back-off doubles";
+  ASSERT_NE(run->Lease("L3", kNow + 3000), nullptr);
+  run->RecordResult(ResultOf(first, "L3", CRASH), policy, kNow + 3000, &record);
+  EXPECT_EQ(record.state(), CANDIDATE_QUARANTINED);
+  EXPECT_EQ(record.failures(), 3);
+  EXPECT_EQ(run->campaign().counters().quarantined(), 1);
+  EXPECT_TRUE(run->BudgetDone());
+  EXPECT_EQ(run->failures_by_status().at("CRASH"), 2);
+}
+
+TEST(CampaignRunTest, DeterministicFailureIsFinalAtOnce) {
+  std::unique_ptr<CampaignRun> run = MakeRun(2);
+  Propose(*run, 2);
+  CandidateRecord record;
+  const CandidateRecord first = *run->Lease("L1", kNow);
+  run->RecordResult(ResultOf(first, "L1", WRONG_ANSWER), {}, kNow, &record);
+  EXPECT_EQ(record.state(), CANDIDATE_FAILED);
+  EXPECT_EQ(run->campaign().counters().failed(), 1);
+  EXPECT_EQ(run->campaign().counters().finished(), 1);
+  EXPECT_FALSE(run->BudgetDone());
+}
+
+TEST(CampaignRunTest, UndeliveredLeaseGoesBackToTheFront) {
+  std::unique_ptr<CampaignRun> run = MakeRun(3);
+  Propose(*run, 3);
+  const CandidateRecord first = *run->Lease("L1", kNow);
+  run->Unlease(first.candidate().pipeline_id(), first.candidate().schedule_hash(), "L1");
+  EXPECT_EQ(run->waiting(), 3u);
+  const CandidateRecord* again = run->Lease("L2", kNow);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->candidate().schedule_hash(), first.candidate().schedule_hash());
+  EXPECT_EQ(again->attempts(), 1);
+}
+
+TEST(CampaignRunTest, RestoreRequeuesLeasedAndRemembersFinal) {
+  std::unique_ptr<CampaignRun> before = MakeRun(3);
+  std::vector<CandidateRecord> proposed = Propose(*before, 3);
+  const CandidateRecord leased = *before->Lease("L1", kNow);
+  CandidateRecord measured;
+  before->RecordResult(ResultOf(leased, "L1", OK, 0.002), {}, kNow, &measured);
+  const CandidateRecord in_flight = *before->Lease("L2", kNow);
+
+  Campaign campaign = before->campaign();
+  std::unique_ptr<CampaignRun> after = MakeRun(3);
+  after->campaign() = campaign;
+  for (CandidateRecord record : proposed) {
+    if (record.candidate().schedule_hash() == measured.candidate().schedule_hash()) record = measured;
+    if (record.candidate().schedule_hash() == in_flight.candidate().schedule_hash()) {
+      record = in_flight;
+    }
+    after->Restore(record);
+  }
+  after->RestoreMeasurement(ResultOf(leased, "L1", OK, 0.002));
+  EXPECT_EQ(after->waiting(), 2u) << "the leased candidate is queued again";
+  EXPECT_EQ(after->leased(), 0u);
+  CandidateRecord record;
+  EXPECT_EQ(after->RecordResult(ResultOf(leased, "L1", OK), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kDuplicate);
+  EXPECT_TRUE(Propose(*after, 10).empty()) << "nothing beyond the budget";
+  ASSERT_EQ(after->Progress().size(), 1u);
+  EXPECT_DOUBLE_EQ(after->Progress()[0].best_seconds(), 0.002);
+  // The lease that was in flight at the restart still delivers its result.
+  EXPECT_EQ(after->RecordResult(ResultOf(in_flight, "L2", OK), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+}
+
+TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposals) {
+  std::unique_ptr<CampaignRun> run =
+      MakeRun(3, "baselines: [li2018]\nstrategy: {name: model-guided}\n");
+  EXPECT_FALSE(run->ProposesItself());
+  std::vector<CandidateRecord> own = Propose(*run, 100);
+  ASSERT_EQ(own.size(), 1u) << "the baseline only";
+  EXPECT_EQ(own[0].candidate().origin(), "li2018");
+
+  const PipelineSpec& spec = run->pipelines()[0];
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+  ASSERT_TRUE(graph.ok());
+  ScheduleSpace space(*graph);
+  Candidate candidate;
+  candidate.set_pipeline_id(space.pipeline_id());
+  *candidate.mutable_schedule() = space.RandomSchedule(5);
+  candidate.set_schedule_hash("made-up");
+  candidate.set_origin("model-guided");
+  std::vector<CandidateRecord> added;
+  auto keep = [&](const CandidateRecord& r) { added.push_back(r); };
+  std::string why;
+  EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].candidate().schedule_hash(), ScheduleHash(space, candidate.schedule()))
+      << "the hash is the coordinator's";
+  EXPECT_EQ(added[0].candidate().campaign(), run->id());
+  EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why),
+            CampaignRun::ProposalOutcome::kDuplicate);
+
+  Candidate illegal = candidate;
+  illegal.mutable_schedule()->mutable_stages(0)->set_compute(INLINE);  // an output inlined
+  EXPECT_EQ(run->AddProposal(illegal, kNow, keep, &why), CampaignRun::ProposalOutcome::kRefused);
+  EXPECT_FALSE(why.empty());
+  Candidate stranger = candidate;
+  stranger.set_pipeline_id("0123");
+  EXPECT_EQ(run->AddProposal(stranger, kNow, keep, &why), CampaignRun::ProposalOutcome::kRefused);
+  EXPECT_NE(why.find("not one of the campaign's"), std::string::npos) << why;
+
+  *candidate.mutable_schedule() = space.RandomSchedule(6);
+  EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  *candidate.mutable_schedule() = space.RandomSchedule(7);
+  EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why),
+            CampaignRun::ProposalOutcome::kOverBudget)
+      << "1 baseline + 2 proposals fill the budget of 3";
+}
+
+TEST(CampaignRunTest, WorkerRequirements) {
+  const std::string yaml =
+      "name: req\npipelines:\n  - zoo: {block: vgg_block, spatial_scale: 0.25}\n"
+      "budget: {benchmarks: 1}\nworkers: {isa: [avx2], min_cores: 2, labels: [rack1]}\n";
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "req.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(
+      Campaign(), *config, {*BuildZooPipeline(config->pipelines(0).zoo())});
+  ASSERT_TRUE(run.ok());
+  HostFingerprint host;
+  host.set_cores(4);
+  host.add_isa_flags("avx2");
+  host.add_labels("rack1");
+  EXPECT_TRUE((*run)->Accepts(host));
+  host.set_cores(1);
+  EXPECT_FALSE((*run)->Accepts(host));
+  host.set_cores(4);
+  host.clear_labels();
+  EXPECT_FALSE((*run)->Accepts(host));
+}
+
+}  // namespace
+}  // namespace schedfarm

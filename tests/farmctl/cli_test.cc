@@ -1,0 +1,415 @@
+// farmctl's command line run in-process: usage errors (exit 2, naming the flag or
+// argument, with the usage), invalid input files (exit 3 with file:line:column), an
+// unreachable coordinator (exit 4), refusals (exit 1), watch's end states (0 and 5),
+// --json, export pages and keygen; the coordinator is a stand-in ROUTER answering with
+// hand-made replies.
+#include "farmctl/cli.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <zmq.hpp>
+
+#include "control_peer.h"
+#include "protocol/security.h"
+#include "storage/export.h"
+#include "tests/support/scratch_dir.h"
+
+namespace schedfarm {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_support::ControlPeer;
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliResult Farmctl(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunFarmctl(args, {out, err, false});
+  return {code, out.str(), err.str()};
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// An endpoint on loopback where nothing listens.
+std::string ClosedEndpoint() {
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::router);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.bind("tcp://127.0.0.1:*");
+  return socket.get(zmq::sockopt::last_endpoint);
+}
+
+// Writes `text` to `path` and returns the path.
+std::string WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+void ExpectUsageError(const std::vector<std::string>& args, const std::string& names) {
+  const CliResult r = Farmctl(args);
+  EXPECT_EQ(r.code, kExitUsage) << r.err;
+  EXPECT_TRUE(Contains(r.err, names)) << "'" << names << "' not in: " << r.err;
+  EXPECT_TRUE(Contains(r.err, "usage: farmctl")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(FarmctlCliTest, HelpListsCommandsAndExitCodes) {
+  const CliResult r = Farmctl({"--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  for (const char* part : {"submit FILE", "watch [CAMPAIGN]", "keygen PATH",
+                           "exit codes:", "4  no reply from the coordinator", "5  watch ended"}) {
+    EXPECT_TRUE(Contains(r.out, part)) << part;
+  }
+  EXPECT_EQ(Farmctl({"status", "-h"}).code, kExitOk);
+}
+
+TEST(FarmctlCliTest, UsageErrorsNameTheFlagOrArgument) {
+  ExpectUsageError({}, "missing COMMAND");
+  ExpectUsageError({"launch"}, "unknown command 'launch'");
+  ExpectUsageError({"status", "--bogus"}, "unknown flag '--bogus'");
+  ExpectUsageError({"status", "--once"}, "flag --once does not apply to 'status'");
+  ExpectUsageError({"best"}, "'best' needs CAMPAIGN");
+  ExpectUsageError({"submit"}, "'submit' needs FILE");
+  ExpectUsageError({"workers", "extra"}, "unexpected argument 'extra'");
+  ExpectUsageError({"pause", "c1", "c2"}, "unexpected argument 'c2'");
+  ExpectUsageError({"status", "--coordinator"}, "flag --coordinator needs a value");
+  ExpectUsageError({"status", "--json=yes"}, "flag --json takes no value");
+  ExpectUsageError({"status", "--json", "--json"}, "flag --json given twice");
+  ExpectUsageError({"export", "c1", "--json"}, "use --format jsonl");
+  ExpectUsageError({"keygen", "k", "--json"}, "flag --json does not apply to 'keygen'");
+  ExpectUsageError({"status", "--curve-key", "k"}, "--curve-key needs --server-key");
+  ExpectUsageError({"status", "--retry-s", "soon"}, "flag --retry-s");
+  ExpectUsageError({"status", "--retry-s=-1"}, "flag --retry-s");
+  ExpectUsageError({"best", "c1", "-k", "0"}, "flag -k");
+  ExpectUsageError({"export", "c1", "--format", "xml"}, "flag --format");
+  ExpectUsageError({"status", "--coordinator", "nowhere"}, "--coordinator");
+  ExpectUsageError({"cancel", ""}, "CAMPAIGN of 'cancel' is empty");
+}
+
+TEST(FarmctlCliTest, BadCampaignFileExitsThreeWithLineAndColumn) {
+  ScratchDir dir;
+  const std::string path = WriteFile(dir.Sub("bad.yaml"),
+                                     "name: bad\n"
+                                     "pipelines:\n"
+                                     "  - zoo: {block: vgg_blok}\n"
+                                     "budget: {benchmarks: 10}\n");
+  // Checked before any connection: the coordinator's absence does not matter.
+  const CliResult r = Farmctl({"submit", path, "--coordinator", ClosedEndpoint()});
+  EXPECT_EQ(r.code, kExitInvalidInput) << r.err;
+  EXPECT_TRUE(Contains(r.err, path + ":3:")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "vgg_blok")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "usage:")) << r.err;
+  const CliResult missing = Farmctl({"submit", dir.Sub("missing.yaml")});
+  EXPECT_EQ(missing.code, kExitInvalidInput) << missing.err;
+}
+
+TEST(FarmctlCliTest, UnreachableCoordinatorExitsFourNamingEndpoint) {
+  const std::string endpoint = ClosedEndpoint();
+  const CliResult r = Farmctl({"--coordinator", endpoint, "--retry-s", "1", "status"});
+  EXPECT_EQ(r.code, kExitUnreachable) << r.err;
+  EXPECT_TRUE(Contains(r.err, "no reply from the coordinator at " + endpoint)) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--retry-s")) << r.err;
+}
+
+TEST(FarmctlCliTest, EnvironmentNamesTheCoordinator) {
+  const std::string endpoint = ClosedEndpoint();
+  setenv("SCHEDFARM_COORDINATOR", endpoint.c_str(), 1);
+  const CliResult r = Farmctl({"workers", "--retry-s", "0.5"});
+  unsetenv("SCHEDFARM_COORDINATOR");
+  EXPECT_EQ(r.code, kExitUnreachable);
+  EXPECT_TRUE(Contains(r.err, endpoint)) << r.err;
+}
+
+TEST(FarmctlCliTest, BadKeyFilesExitThree) {
+  ScratchDir dir;
+  const CliResult r = Farmctl({"status", "--curve-key", dir.Sub("absent"), "--server-key",
+                               dir.Sub("absent.pub"), "--retry-s", "1"});
+  EXPECT_EQ(r.code, kExitInvalidInput) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--curve-key: ")) << r.err;
+  EXPECT_TRUE(Contains(r.err, dir.Sub("absent.key"))) << r.err;
+}
+
+TEST(FarmctlCliTest, KeygenWritesAPairOnceWithPrivateSecret) {
+  ScratchDir dir;
+  const std::string base = dir.Sub("client");
+  const CliResult r = Farmctl({"keygen", base});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  struct stat info;
+  ASSERT_EQ(stat((base + ".key").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  StatusOr<CurveKeyPair> keys = ReadKeyPair(base);
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EXPECT_TRUE(Contains(r.out, keys->public_key)) << r.out;
+  EXPECT_FALSE(Contains(r.out, keys->secret_key));
+
+  const CliResult again = Farmctl({"keygen", base});
+  EXPECT_EQ(again.code, kExitFailed);
+  EXPECT_TRUE(Contains(again.err, "already exists")) << again.err;
+  StatusOr<CurveKeyPair> same = ReadKeyPair(base);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->secret_key, keys->secret_key);
+}
+
+ClientReply CampaignReply(const std::string& id, CampaignState state) {
+  ClientReply reply;
+  Campaign* c = reply.mutable_campaign();
+  c->set_id(id);
+  c->set_name("quickstart");
+  c->set_state(state);
+  c->set_budget(40);
+  return reply;
+}
+
+TEST(FarmctlCliTest, RefusalExitsOneWithTheCoordinatorsError) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    reply.set_code(CLIENT_NOT_FOUND);
+    reply.set_error("no campaign 'c-9'");
+    return ControlPeer::Reply(request, reply);
+  });
+  const CliResult r = Farmctl({"pause", "c-9", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_TRUE(Contains(r.err, "pause: no campaign 'c-9' (CLIENT_NOT_FOUND)")) << r.err;
+  ASSERT_EQ(peer.seen().size(), 1u);
+  EXPECT_EQ(peer.seen()[0].request.pause().campaign(), "c-9");
+
+  const CliResult json = Farmctl({"cancel", "c-9", "--json", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(json.code, kExitFailed);
+  ClientReply parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &parsed).ok()) << json.out;
+  EXPECT_EQ(parsed.code(), CLIENT_NOT_FOUND);
+}
+
+TEST(FarmctlCliTest, CampaignActionsSendTheirKindAndPrintTheCampaign) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    const CampaignState state = request.has_pause()    ? CAMPAIGN_PAUSED
+                                : request.has_resume() ? CAMPAIGN_RUNNING
+                                                       : CAMPAIGN_CANCELLED;
+    return ControlPeer::Reply(request, CampaignReply("c-1", state));
+  });
+  EXPECT_TRUE(Contains(Farmctl({"pause", "c-1", "--coordinator", peer.endpoint()}).out,
+                       "campaign c-1 (quickstart): paused"));
+  EXPECT_TRUE(Contains(Farmctl({"resume", "c-1", "--coordinator", peer.endpoint()}).out,
+                       "campaign c-1 (quickstart): running"));
+  const CliResult cancel = Farmctl({"cancel", "c-1", "--coordinator", peer.endpoint(), "--json"});
+  EXPECT_EQ(cancel.code, kExitOk);
+  EXPECT_TRUE(Contains(cancel.out, "\"state\":\"CAMPAIGN_CANCELLED\"")) << cancel.out;
+  EXPECT_EQ(std::count(cancel.out.begin(), cancel.out.end(), '\n'), 1);
+  const auto seen = peer.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_TRUE(seen[0].request.has_pause());
+  EXPECT_TRUE(seen[1].request.has_resume());
+  EXPECT_TRUE(seen[2].request.has_cancel());
+}
+
+TEST(FarmctlCliTest, SubmitSendsTheBuiltCampaign) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    reply.mutable_submitted()->set_id("c-42");
+    reply.mutable_submitted()->set_name("quickstart");
+    reply.mutable_submitted()->set_state(CAMPAIGN_RUNNING);
+    reply.mutable_submitted()->set_budget(40);
+    return ControlPeer::Reply(request, reply);
+  });
+  const CliResult r =
+      Farmctl({"submit", "configs/campaigns/quickstart.yaml", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "submitted campaign c-42 (quickstart): running")) << r.out;
+  const auto seen = peer.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  const SubmitCampaign& sent = seen[0].request.submit();
+  EXPECT_EQ(sent.file_name(), "configs/campaigns/quickstart.yaml");
+  EXPECT_TRUE(Contains(sent.yaml_source(), "name: quickstart"));
+  EXPECT_EQ(sent.pipelines_size(), 3);
+}
+
+StatusReply OneCampaign(CampaignState state) {
+  StatusReply status;
+  Campaign* c = status.add_campaigns()->mutable_campaign();
+  c->set_id("c-5");
+  c->set_name("quickstart");
+  c->set_state(state);
+  c->set_budget(40);
+  c->mutable_counters()->set_finished(state == CAMPAIGN_DONE ? 40 : 7);
+  return status;
+}
+
+// A peer whose status replies report the campaign in `state`.
+ControlPeer::Handler StatusIn(CampaignState state) {
+  return [state](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    *reply.mutable_status() = OneCampaign(state);
+    return ControlPeer::Reply(request, reply);
+  };
+}
+
+TEST(FarmctlCliTest, WatchEndsWithTheCampaign) {
+  ControlPeer done(StatusIn(CAMPAIGN_DONE));
+  const CliResult ok = Farmctl({"watch", "c-5", "--coordinator", done.endpoint()});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "40/40 benchmarks (100%)")) << ok.out;
+  EXPECT_EQ(done.seen()[0].request.status().campaign(), "c-5");
+
+  ControlPeer cancelled(StatusIn(CAMPAIGN_CANCELLED));
+  EXPECT_EQ(Farmctl({"watch", "--coordinator", cancelled.endpoint()}).code,
+            kExitCampaignUnsuccessful);
+  ControlPeer failed(StatusIn(CAMPAIGN_FAILED));
+  EXPECT_EQ(Farmctl({"watch", "--coordinator", failed.endpoint()}).code, kExitCampaignUnsuccessful);
+}
+
+TEST(FarmctlCliTest, WatchRefreshesUntilTheEndAndFollowsTheNewestCampaign) {
+  // Running for two refreshes, then done; without CAMPAIGN the newest is followed by id.
+  ControlPeer peer([](const ClientRequest& request, int n) -> std::optional<Envelope> {
+    ClientReply reply;
+    *reply.mutable_status() = OneCampaign(n < 2 ? CAMPAIGN_RUNNING : CAMPAIGN_DONE);
+    return ControlPeer::Reply(request, reply);
+  });
+  const CliResult r = Farmctl({"watch", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  const auto seen = peer.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].request.status().campaign(), "");
+  EXPECT_EQ(seen[1].request.status().campaign(), "c-5");
+  // One plain block per refresh when the output is not a terminal.
+  size_t blocks = 0;
+  for (size_t at = r.out.find("campaign c-5"); at != std::string::npos;
+       at = r.out.find("campaign c-5", at + 1)) {
+    ++blocks;
+  }
+  EXPECT_EQ(blocks, 3u) << r.out;
+  EXPECT_FALSE(Contains(r.out, "\x1b[")) << "no ANSI codes off a terminal";
+
+  std::ostringstream out, err;
+  ControlPeer once(StatusIn(CAMPAIGN_RUNNING));
+  EXPECT_EQ(RunFarmctl({"watch", "--once", "--coordinator", once.endpoint()}, {out, err, true}),
+            kExitOk);
+  EXPECT_EQ(out.str().rfind("\x1b[H\x1b[2J", 0), 0u) << "a terminal is redrawn in place";
+  EXPECT_EQ(once.seen().size(), 1u);
+}
+
+TEST(FarmctlCliTest, StatusJsonIsTheReply) {
+  ControlPeer peer(StatusIn(CAMPAIGN_RUNNING));
+  const CliResult r = Farmctl({"status", "--json", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  ClientReply parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &parsed).ok()) << r.out;
+  ASSERT_EQ(parsed.status().campaigns_size(), 1);
+  EXPECT_EQ(parsed.status().campaigns(0).campaign().counters().finished(), 7);
+  EXPECT_EQ(parsed.request_id(), peer.seen()[0].request.request_id());
+  EXPECT_TRUE(peer.seen()[0].request.has_status()) << "a status request of every campaign";
+}
+
+TEST(FarmctlCliTest, ExportReadsEveryPage) {
+  // Three pages of 2, 1 and 0 rows (seqs 3, 8, 11), then done.
+  ControlPeer peer([](const ClientRequest& request, int n) -> std::optional<Envelope> {
+    static const std::vector<std::vector<uint64_t>> kPages = {{3, 8}, {11}, {}};
+    ClientReply reply;
+    ExportReply* page = reply.mutable_export_page();
+    for (uint64_t seq : kPages[n]) {
+      StoredMeasurementRecord* row = page->add_rows();
+      row->set_seq(seq);
+      row->mutable_measurement()->mutable_candidate()->set_campaign("c-5");
+      row->mutable_measurement()->set_status(OK);
+    }
+    page->set_next_seq(n == 0 ? 9 : 12);
+    page->set_done(n == 2);
+    return ControlPeer::Reply(request, reply);
+  });
+  ScratchDir dir;
+  const std::string output = dir.Sub("rows.csv");
+  const CliResult r =
+      Farmctl({"export", "c-5", "--output", output, "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "exported 3 measurements to " + output)) << r.out;
+  std::ifstream in(output);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("seq,campaign,", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("3,c-5,", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("8,c-5,", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("11,c-5,", 0), 0u) << lines[3];
+  EXPECT_FALSE(fs::exists(output + ".partial"));
+  const auto seen = peer.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].request.export_measurements().from_seq(), 0u);
+  EXPECT_EQ(seen[1].request.export_measurements().from_seq(), 9u);
+  EXPECT_EQ(seen[2].request.export_measurements().from_seq(), 12u);
+  EXPECT_EQ(seen[0].request.export_measurements().campaign(), "c-5");
+}
+
+TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    StoredMeasurementRecord* row = reply.mutable_export_page()->add_rows();
+    row->set_seq(1);
+    row->mutable_measurement()->set_lease_id("lease-1");
+    reply.mutable_export_page()->set_done(true);
+    return ControlPeer::Reply(request, reply);
+  });
+  const CliResult r =
+      Farmctl({"export", "c-5", "--format", "jsonl", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"seq\":1,", 0), 0u) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"lease_id\":\"lease-1\"")) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+}
+
+TEST(FarmctlCliTest, FailedExportLeavesNoFile) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    reply.set_code(CLIENT_NOT_FOUND);
+    reply.set_error("no campaign 'c-9'");
+    return ControlPeer::Reply(request, reply);
+  });
+  ScratchDir dir;
+  const std::string output = dir.Sub("rows.csv");
+  const CliResult r =
+      Farmctl({"export", "c-9", "--output", output, "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_FALSE(fs::exists(output));
+  EXPECT_FALSE(fs::exists(output + ".partial"));
+}
+
+TEST(FarmctlCliTest, ReplyWithoutTheExpectedBodyIsAnError) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    return ControlPeer::Reply(request, ClientReply());
+  });
+  const CliResult r = Farmctl({"workers", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_TRUE(Contains(r.err, "carries no workers")) << r.err;
+}
+
+TEST(FarmctlCliTest, BestSendsItsOptions) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    reply.mutable_best();
+    return ControlPeer::Reply(request, reply);
+  });
+  const CliResult r =
+      Farmctl({"best", "c-5", "--pipeline", "abc", "-k", "3", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "no measured schedule yet")) << r.out;
+  const auto seen = peer.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  const BestRequest& sent = seen[0].request.best();
+  EXPECT_EQ(sent.campaign(), "c-5");
+  EXPECT_EQ(sent.pipeline_id(), "abc");
+  EXPECT_EQ(sent.k(), 3);
+}
+
+}  // namespace
+}  // namespace schedfarm

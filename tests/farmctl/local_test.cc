@@ -1,0 +1,75 @@
+// `farmctl local` end to end: the real farmctl binary starts a coordinator and a worker
+// on this machine, runs a small campaign to its end and prints the status table and
+// the best schedules as Halide source; a bad campaign file starts nothing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/support/scratch_dir.h"
+
+namespace schedfarm {
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;
+};
+
+CliRun RunFarmctl(const std::string& args, const ScratchDir& dir) {
+  const std::string out = dir.Sub("output.txt");
+  const std::string command = std::string(FARMCTL_BIN) + " " + args + " > " + out + " 2>&1";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  run.output = text.str();
+  return run;
+}
+
+TEST(FarmctlLocalTest, RunsACampaignToItsEndOnThisMachine) {
+  ScratchDir dir;
+  std::ofstream(dir.Sub("tiny.yaml")) << "name: tiny\n"
+                                         "pipelines:\n"
+                                         "  - zoo: {block: vgg_block, spatial_scale: 0.25, "
+                                         "channel_scale: 0.25}\n"
+                                         "budget: {benchmarks: 3}\n"
+                                         "measurement: {samples: 2, min_sample_time: 1ms}\n";
+  const CliRun run = RunFarmctl("local " + dir.Sub("tiny.yaml") + " --dir " + dir.Sub("farm"), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("on a local farm"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("3/3 benchmarks (100%)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("done"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(".compute_root()"), std::string::npos) << "the best schedule's source";
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("farm/store")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("farm/logs/coordinator.log")));
+  std::ifstream log(dir.Sub("farm/logs/local-1.log"));
+  std::stringstream worker_log;
+  worker_log << log.rdbuf();
+  EXPECT_NE(worker_log.str().find("event=drained"), std::string::npos)
+      << "the worker was stopped cleanly:\n"
+      << worker_log.str();
+}
+
+TEST(FarmctlLocalTest, BadCampaignFileStartsNothing) {
+  ScratchDir dir;
+  std::ofstream(dir.Sub("bad.yaml")) << "name: bad\nbudget: {benchmarks: 3}\n";
+  const CliRun run = RunFarmctl("local " + dir.Sub("bad.yaml") + " --dir " + dir.Sub("farm"), dir);
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("bad.yaml"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("farm")));
+  const CliRun usage = RunFarmctl("local", dir);
+  EXPECT_EQ(usage.exit_code, 2) << usage.output;
+  const CliRun workers = RunFarmctl("local x.yaml --workers 0", dir);
+  EXPECT_EQ(workers.exit_code, 2) << workers.output;
+  EXPECT_NE(workers.output.find("--workers"), std::string::npos) << workers.output;
+}
+
+}  // namespace
+}  // namespace schedfarm

@@ -1,0 +1,289 @@
+// The views of farmctl rendered from hand-made replies: the status table with the best
+// runtime per pipeline and the speedups over the baselines, the watch view (progress bar,
+// throughput, workers by state, failures by class), the workers table, the best
+// schedules as Halide source, and the one-line JSON.
+#include "farmctl/render.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iterator>
+#include <sstream>
+
+#include "campaign/campaign_yaml.h"
+#include "pipeline/graph.h"
+#include "pipeline/spec.h"
+#include "pipeline/zoo.h"
+#include "scheduler/halide/schedule_source.h"
+#include "scheduler/schedule_space.h"
+
+namespace schedfarm {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The line of `text` that contains `part` ("" when none).
+std::string LineWith(const std::string& text, const std::string& part) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (Contains(line, part)) return line;
+  }
+  return "";
+}
+
+PipelineProgress Progress(const std::string& id, const std::string& name, int64_t measured,
+                          double best, std::map<std::string, double> baselines) {
+  PipelineProgress p;
+  p.set_pipeline_id(id);
+  p.set_name(name);
+  p.set_measured(measured);
+  p.set_best_seconds(best);
+  p.set_best_origin(best > 0 ? "random" : "");
+  for (const auto& [name, seconds] : baselines) (*p.mutable_baseline_seconds())[name] = seconds;
+  return p;
+}
+
+// Campaign "c-1" (quickstart, running, 12 of 40 finished, wall time 10 minutes) with two
+// pipelines, and a done campaign "c-0" with none; 2 busy, 1 idle and 1 dead worker.
+StatusReply SampleStatus() {
+  StatusReply reply;
+  CampaignStatus* running = reply.add_campaigns();
+  Campaign* c = running->mutable_campaign();
+  c->set_id("c-1");
+  c->set_name("quickstart");
+  c->set_state(CAMPAIGN_RUNNING);
+  c->set_budget(40);
+  c->set_running_seconds(125);
+  CampaignConfig config;
+  config.mutable_budget()->set_wall_time_seconds(600);
+  c->set_config_json(CampaignConfigToJson(config));
+  CampaignCounters* n = c->mutable_counters();
+  n->set_finished(12);
+  n->set_measured(10);
+  n->set_failed(1);
+  n->set_quarantined(1);
+  n->set_queued(5);
+  n->set_leased(3);
+  n->set_results(15);
+  running->set_results_per_second(0.5);
+  *running->add_pipelines() = Progress("0123456789abcdef0123456789abcdef", "vgg_block", 4, 0.00123,
+                                       {{"adams2019", 0.0025}, {"li2018", 0.00123}});
+  *running->add_pipelines() =
+      Progress("fedcba9876543210fedcba9876543210", "squeezenet_fire", 0, 0, {{"adams2019", 0.004}});
+  (*running->mutable_failures_by_status())["CRASH"] = 3;
+  (*running->mutable_failures_by_status())["COMPILE_ERROR"] = 1;
+  (*running->mutable_failures_by_status())["OK"] = 10;
+  CampaignStatus* done = reply.add_campaigns();
+  done->mutable_campaign()->set_id("c-0");
+  done->mutable_campaign()->set_name("old");
+  done->mutable_campaign()->set_state(CAMPAIGN_DONE);
+  done->mutable_campaign()->set_budget(5);
+  done->mutable_campaign()->mutable_counters()->set_finished(5);
+  (*reply.mutable_workers_by_state())["WORKER_BUSY"] = 2;
+  (*reply.mutable_workers_by_state())["WORKER_IDLE"] = 1;
+  (*reply.mutable_workers_by_state())["WORKER_DEAD"] = 1;
+  return reply;
+}
+
+TEST(FarmctlRenderTest, Durations) {
+  EXPECT_EQ(FormatDuration(0), "-");
+  EXPECT_EQ(FormatDuration(-1), "-");
+  EXPECT_EQ(FormatDuration(850e-9), "850 ns");
+  EXPECT_EQ(FormatDuration(12.3e-6), "12.3 us");
+  EXPECT_EQ(FormatDuration(0.00456), "4.56 ms");
+  EXPECT_EQ(FormatDuration(1.23), "1.23 s");
+  EXPECT_EQ(FormatElapsed(12.7), "12s");
+  EXPECT_EQ(FormatElapsed(185), "3m05s");
+  EXPECT_EQ(FormatElapsed(7440), "2h04m");
+  EXPECT_EQ(CampaignStateText(CAMPAIGN_PAUSED), "paused");
+  EXPECT_EQ(WorkerStateText(WORKER_DRAINING), "draining");
+}
+
+TEST(FarmctlRenderTest, StatusShowsBudgetBestAndSpeedups) {
+  const std::string text = RenderStatus(SampleStatus());
+  const std::string row = LineWith(text, "c-1 ");
+  EXPECT_TRUE(Contains(row, "quickstart")) << text;
+  EXPECT_TRUE(Contains(row, "running")) << row;
+  EXPECT_TRUE(Contains(row, "12/40")) << row;
+  EXPECT_TRUE(Contains(row, "30%")) << row;
+  EXPECT_TRUE(Contains(row, "0.50")) << row;
+  EXPECT_TRUE(Contains(row, "2m05s")) << row;
+  const std::string done = LineWith(text, "c-0 ");
+  EXPECT_TRUE(Contains(done, "done")) << text;
+  EXPECT_TRUE(Contains(done, "5/5")) << done;
+  EXPECT_TRUE(Contains(done, "100%")) << done;
+  EXPECT_TRUE(Contains(text, "workers: 2 busy, 1 idle, 0 draining, 1 dead")) << text;
+  // Best 1.23 ms against adams2019 at 2.5 ms (2.03x) and li2018 at the same time (1.00x).
+  const std::string vgg = LineWith(text, "vgg_block");
+  EXPECT_TRUE(Contains(vgg, "0123456789ab")) << vgg;
+  EXPECT_FALSE(Contains(vgg, "0123456789abc")) << "ids are shortened: " << vgg;
+  EXPECT_TRUE(Contains(vgg, "1.23 ms")) << vgg;
+  EXPECT_TRUE(Contains(vgg, "2.5 ms (2.03x)")) << vgg;
+  EXPECT_TRUE(Contains(vgg, "1.23 ms (1.00x)")) << vgg;
+  // Nothing measured yet: no best, no speedup, and the missing baseline is "-".
+  const std::string fire = LineWith(text, "squeezenet_fire");
+  EXPECT_TRUE(Contains(fire, "4 ms")) << fire;
+  EXPECT_FALSE(Contains(fire, "x)")) << fire;
+  const std::string header = LineWith(text, "PIPELINE");
+  EXPECT_LT(header.find("adams2019"), header.find("li2018")) << header;
+}
+
+TEST(FarmctlRenderTest, StatusLimitsPipelinesPerCampaign) {
+  const std::string text = RenderStatus(SampleStatus(), 1);
+  EXPECT_TRUE(Contains(text, "vgg_block"));
+  EXPECT_FALSE(Contains(text, "squeezenet_fire")) << text;
+  EXPECT_TRUE(Contains(text, "1 more pipelines (farmctl status c-1)")) << text;
+  EXPECT_TRUE(Contains(RenderStatus(StatusReply()), "no campaigns"));
+}
+
+TEST(FarmctlRenderTest, WatchShowsProgressThroughputWorkersAndFailures) {
+  const std::string text = RenderWatch(SampleStatus(), 20);
+  EXPECT_TRUE(Contains(LineWith(text, "campaign c-1"), "running  run time 2m05s of 10m00s"))
+      << text;
+  // 12 of 40 is 30%: 6 of 20 cells.
+  EXPECT_TRUE(Contains(text, "[######--------------]  12/40 benchmarks (30%)")) << text;
+  EXPECT_TRUE(Contains(text, "0.50 results/s")) << text;
+  EXPECT_TRUE(Contains(text, "queued 5  leased 3")) << text;
+  EXPECT_TRUE(Contains(text, "workers: 2 busy, 1 idle, 0 draining, 1 dead")) << text;
+  EXPECT_TRUE(Contains(text, "failures: COMPILE_ERROR 1, CRASH 3\n")) << text;
+  EXPECT_TRUE(Contains(LineWith(text, "vgg_block"), "2.5 ms (2.03x)")) << text;
+  EXPECT_FALSE(Contains(text, "c-0")) << "only the first campaign is watched";
+}
+
+TEST(FarmctlRenderTest, WatchBarIsFullAtTheBudgetAndNeverOverflows) {
+  StatusReply reply = SampleStatus();
+  reply.mutable_campaigns(0)->mutable_campaign()->mutable_counters()->set_finished(45);
+  reply.mutable_campaigns(0)->clear_failures_by_status();
+  const std::string text = RenderWatch(reply, 10);
+  EXPECT_TRUE(Contains(text, "[##########]  45/40 benchmarks")) << text;
+  EXPECT_TRUE(Contains(text, "failures: none")) << text;
+}
+
+TEST(FarmctlRenderTest, WorkersTable) {
+  WorkersReply reply;
+  WorkerStatus* busy = reply.add_workers();
+  busy->set_state(WORKER_BUSY);
+  busy->set_credits(3);
+  busy->set_leases(2);
+  WorkerRecord* r = busy->mutable_record();
+  r->mutable_host()->set_worker_id("w-alpha");
+  r->mutable_host()->set_hostname("alpha");
+  r->mutable_host()->set_cores(8);
+  r->mutable_host()->set_cpu_model("Xeon Gold");
+  r->mutable_host()->add_labels("bench");
+  r->mutable_host()->add_labels("avx512");
+  r->set_results_ok(17);
+  (*r->mutable_failures_by_status())["CRASH"] = 2;
+  (*r->mutable_failures_by_status())["WRONG_ANSWER"] = 1;
+  r->set_last_seen_unix_ms(1'000'000 - 3'000);
+  WorkerStatus* dead = reply.add_workers();
+  dead->set_state(WORKER_DEAD);
+  dead->mutable_record()->mutable_host()->set_worker_id("w-beta");
+  const std::string text = RenderWorkers(reply, 1'000'000);
+  EXPECT_TRUE(Contains(text, "2 workers: 1 busy, 0 idle, 0 draining, 1 dead")) << text;
+  std::istringstream alpha(LineWith(text, "w-alpha"));
+  const std::vector<std::string> cells{std::istream_iterator<std::string>(alpha),
+                                       std::istream_iterator<std::string>()};
+  // WORKER HOST STATE CORES CREDITS LEASES OK FAILED LAST SEEN LABELS CPU; 3 = 2 + 1 failures.
+  EXPECT_EQ(cells, (std::vector<std::string>{"w-alpha", "alpha", "busy", "8", "3", "2", "17", "3",
+                                             "3s", "ago", "bench,avx512", "Xeon", "Gold"}))
+      << text;
+  const std::string beta = LineWith(text, "w-beta");
+  EXPECT_TRUE(Contains(beta, "dead")) << beta;
+  EXPECT_TRUE(Contains(beta, "never")) << beta;
+  EXPECT_TRUE(Contains(RenderWorkers(WorkersReply(), 0), "0 workers"));
+}
+
+TEST(FarmctlRenderTest, CampaignLine) {
+  Campaign c;
+  c.set_id("c-7");
+  c.set_name("zoo_sizes");
+  c.set_state(CAMPAIGN_PAUSED);
+  c.set_budget(2000);
+  c.mutable_counters()->set_finished(31);
+  c.add_pipeline_ids("a");
+  c.add_pipeline_ids("b");
+  EXPECT_EQ(RenderCampaignLine(c),
+            "campaign c-7 (zoo_sizes): paused, 31/2000 benchmarks, 2 pipelines\n");
+}
+
+// A measurement of `spec` with `schedule` and a median runtime.
+StoredMeasurementRecord Record(uint64_t seq, const std::string& pipeline_id, ScheduleSpec schedule,
+                               const std::string& origin, double median) {
+  StoredMeasurementRecord record;
+  record.set_seq(seq);
+  Measurement* m = record.mutable_measurement();
+  m->set_status(OK);
+  m->mutable_stats()->set_median_seconds(median);
+  m->mutable_stats()->set_min_seconds(median * 0.9);
+  m->add_samples_seconds(median);
+  m->mutable_host()->set_worker_id("w-1");
+  Candidate* c = m->mutable_candidate();
+  c->set_pipeline_id(pipeline_id);
+  c->set_origin(origin);
+  c->set_schedule_hash("hash" + std::to_string(seq));
+  *c->mutable_schedule() = std::move(schedule);
+  return record;
+}
+
+TEST(FarmctlRenderTest, BestPrintsHalideSourceAndBaselineSource) {
+  ZooOptions small;
+  small.spatial_scale = 0.25;
+  small.channel_scale = 0.25;
+  StatusOr<PipelineSpec> spec = MakeZooBlock("vgg_block", small);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  ASSERT_TRUE(graph.ok());
+  const std::string id = PipelineId(*graph);
+  const ScheduleSpec schedule = ScheduleSpace(*graph).RandomSchedule(7);
+  StatusOr<std::string> expected = ScheduleSource(*graph, schedule);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+
+  BestReply reply;
+  *reply.add_pipelines() = *spec;
+  *reply.add_best() = Record(4, id, schedule, "random", 0.002);
+  StoredMeasurementRecord baseline = Record(9, id, ScheduleSpec(), "adams2019", 0.003);
+  baseline.mutable_measurement()->set_schedule_source("// the autoscheduler's own source\n");
+  *reply.add_best() = baseline;
+  StatusOr<std::string> text = RenderBest(reply);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_TRUE(Contains(*text, "// pipeline " + spec->name() + " (" + id + ")")) << *text;
+  const std::string first = LineWith(*text, "// #1");
+  EXPECT_TRUE(Contains(first, "median 2 ms")) << first;
+  EXPECT_TRUE(Contains(first, "origin random")) << first;
+  EXPECT_TRUE(Contains(first, "worker w-1")) << first;
+  EXPECT_TRUE(Contains(*text, *expected)) << *text;
+  EXPECT_TRUE(Contains(LineWith(*text, "// #2"), "origin adams2019")) << *text;
+  EXPECT_TRUE(Contains(*text, "// the autoscheduler's own source\n")) << *text;
+  EXPECT_LT(text->find(*expected), text->find("// #2"));
+}
+
+TEST(FarmctlRenderTest, BestRefusesAMeasurementOfAnUnknownPipeline) {
+  BestReply reply;
+  *reply.add_best() = Record(3, "ffff", ScheduleSpec(), "random", 0.001);
+  StatusOr<std::string> text = RenderBest(reply);
+  ASSERT_FALSE(text.ok());
+  EXPECT_TRUE(Contains(text.status().message(), "measurement 3")) << text.status().message();
+  EXPECT_TRUE(Contains(text.status().message(), "ffff")) << text.status().message();
+  EXPECT_EQ(*RenderBest(BestReply()), "no measured schedule yet\n");
+}
+
+TEST(FarmctlRenderTest, JsonIsOneLineAndReadsBack) {
+  ClientReply reply;
+  reply.set_request_id("r1");
+  *reply.mutable_status() = SampleStatus();
+  const std::string json = ToJsonLine(reply);
+  EXPECT_EQ(json.find('\n'), std::string::npos);
+  EXPECT_TRUE(Contains(json, "\"request_id\":\"r1\"")) << json;
+  EXPECT_TRUE(Contains(json, "\"results_per_second\":0.5")) << json;
+  ClientReply back;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &back).ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back, reply));
+}
+
+}  // namespace
+}  // namespace schedfarm
