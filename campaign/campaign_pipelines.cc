@@ -60,8 +60,8 @@ Status CheckCampaignPipelines(const CampaignConfig& config,
                               const std::vector<PipelineSpec>& pipelines) {
   const int64_t expected_count = CampaignPipelineCount(config);
   if (static_cast<int64_t>(pipelines.size()) != expected_count) {
-    return Status::Error("the campaign names " + std::to_string(expected_count) +
-                         " pipelines, " + std::to_string(pipelines.size()) + " were submitted");
+    return Status::Error("the campaign names " + std::to_string(expected_count) + " pipelines, " +
+                         std::to_string(pipelines.size()) + " were submitted");
   }
   size_t next = 0;
   for (int i = 0; i < config.pipelines_size(); ++i) {
@@ -69,8 +69,8 @@ Status CheckCampaignPipelines(const CampaignConfig& config,
     const std::string what = "pipelines[" + std::to_string(i) + "]";
     if (source.has_zoo()) {
       const StatusOr<PipelineSpec> expected = BuildZooPipeline(source.zoo());
-      SCHEDFARM_RETURN_IF_ERROR(
-          CheckPipeline(pipelines[next++], &expected, what + " (zoo " + source.zoo().block() + ")"));
+      SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(pipelines[next++], &expected,
+                                              what + " (zoo " + source.zoo().block() + ")"));
     } else if (source.has_random()) {
       for (uint64_t k = 0; k < source.random().count(); ++k) {
         const uint64_t seed = source.random().first_seed() + k;
@@ -80,7 +80,8 @@ Status CheckCampaignPipelines(const CampaignConfig& config,
       }
     } else {
       const std::string file = source.has_onnx_path() ? source.onnx_path() : source.yaml_path();
-      SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(pipelines[next++], nullptr, what + " (" + file + ")"));
+      SCHEDFARM_RETURN_IF_ERROR(
+          CheckPipeline(pipelines[next++], nullptr, what + " (" + file + ")"));
     }
   }
   return Status::Ok();

@@ -193,7 +193,8 @@ StatusOr<int> Reader::Choice(const YAML::Node& n, const std::string& what, const
   for (const auto& [name, value] : names) {
     if (name == s) return value;
   }
-  return ErrorAt(n, "unknown " + kind + " '" + s + "' (" + NearMissHint(s, Keys(names), "known: ") + ")");
+  return ErrorAt(
+      n, "unknown " + kind + " '" + s + "' (" + NearMissHint(s, Keys(names), "known: ") + ")");
 }
 
 StatusOr<std::vector<std::string>> Reader::Names(const YAML::Node& n, const std::string& what,
@@ -206,7 +207,8 @@ StatusOr<std::vector<std::string>> Reader::Names(const YAML::Node& n, const std:
     SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n[i], item));
     if (s.empty()) return ErrorAt(n[i], item + " must not be empty");
     if (!known.empty() && std::find(known.begin(), known.end(), s) == known.end()) {
-      return ErrorAt(n[i], "unknown " + kind + " '" + s + "' (" + NearMissHint(s, known, "known: ") + ")");
+      return ErrorAt(
+          n[i], "unknown " + kind + " '" + s + "' (" + NearMissHint(s, known, "known: ") + ")");
     }
     if (std::find(out.begin(), out.end(), s) != out.end()) {
       return ErrorAt(n[i], kind + " '" + s + "' is listed twice");
@@ -244,8 +246,8 @@ Status Reader::ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline
   SCHEDFARM_ASSIGN_OR_RETURN(std::string block, String(f.value("block"), what + ".block"));
   const std::vector<std::string> blocks = ZooNames();
   if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) {
-    return ErrorAt(f.value("block"),
-                   "unknown zoo block '" + block + "' (" + NearMissHint(block, blocks, "known: ") + ")");
+    return ErrorAt(f.value("block"), "unknown zoo block '" + block + "' (" +
+                                         NearMissHint(block, blocks, "known: ") + ")");
   }
   zoo->set_block(block);
   const ZooOptions defaults;
@@ -256,7 +258,8 @@ Status Reader::ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline
   zoo->set_math(defaults.math);
   for (const char* key : {"spatial_scale", "channel_scale"}) {
     if (!f.has(key)) continue;
-    SCHEDFARM_ASSIGN_OR_RETURN(double scale, DoubleIn(f.value(key), what + "." + key, 1.0 / 16, 16));
+    SCHEDFARM_ASSIGN_OR_RETURN(double scale,
+                               DoubleIn(f.value(key), what + "." + key, 1.0 / 16, 16));
     if (std::string(key) == "spatial_scale") {
       zoo->set_spatial_scale(scale);
     } else {
@@ -315,7 +318,7 @@ Status Reader::ReadRandom(const YAML::Node& n, const std::string& what,
     SCHEDFARM_RETURN_IF_ERROR(Require(s, "first", seeds_what));
     SCHEDFARM_RETURN_IF_ERROR(Require(s, "count", seeds_what));
     SCHEDFARM_ASSIGN_OR_RETURN(first, IntIn(s.value("first"), seeds_what + ".first", 0,
-                                          std::numeric_limits<int64_t>::max()));
+                                            std::numeric_limits<int64_t>::max()));
     SCHEDFARM_ASSIGN_OR_RETURN(count,
                                IntIn(s.value("count"), seeds_what + ".count", 1, kMaxPipelines));
   } else {
@@ -406,12 +409,12 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
     strategy->set_model("gcn");
   }
   if (!f.has("settings")) return Status::Ok();
-  std::vector<std::string> keys = {"seed"};
-  if (learner) keys.insert(keys.end(), {"epsilon", "sample_size", "batch", "retrain_every", "model"});
+  std::vector<std::string> keys = {"seed", "retrain_every"};
+  if (learner) keys.insert(keys.end(), {"epsilon", "sample_size", "batch", "model"});
   SCHEDFARM_ASSIGN_OR_RETURN(Fields s, Map(f.value("settings"), "strategy.settings", keys));
   if (s.has("seed")) {
     SCHEDFARM_ASSIGN_OR_RETURN(int64_t seed, IntIn(s.value("seed"), "strategy.settings.seed", 0,
-                                                 std::numeric_limits<int64_t>::max()));
+                                                   std::numeric_limits<int64_t>::max()));
     strategy->set_seed(static_cast<uint64_t>(seed));
   }
   if (s.has("epsilon")) {
@@ -430,15 +433,15 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
     strategy->set_batch(static_cast<int32_t>(batch));
   }
   if (s.has("retrain_every")) {
-    SCHEDFARM_ASSIGN_OR_RETURN(
-        int64_t every, IntIn(s.value("retrain_every"), "strategy.settings.retrain_every", 1, 1000000));
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t every, IntIn(s.value("retrain_every"),
+                                                    "strategy.settings.retrain_every", 1, 1000000));
     strategy->set_retrain_every(static_cast<int32_t>(every));
   }
   if (s.has("model")) {
     static const std::vector<std::pair<std::string, int>> kModels = {
         {"gcn", 0}, {"gcn0", 1}, {"lann", 2}, {"gbt", 3}, {"roofline", 4}};
-    SCHEDFARM_ASSIGN_OR_RETURN(int model,
-                               Choice(s.value("model"), "strategy.settings.model", "model", kModels));
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int model, Choice(s.value("model"), "strategy.settings.model", "model", kModels));
     strategy->set_model(kModels[model].first);
   }
   return Status::Ok();
@@ -555,8 +558,8 @@ Status Reader::ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) con
 }
 
 StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
-  SCHEDFARM_ASSIGN_OR_RETURN(
-      YAML::Node root, Load(text, "a campaign needs at least name, pipelines and budget"));
+  SCHEDFARM_ASSIGN_OR_RETURN(YAML::Node root,
+                             Load(text, "a campaign needs at least name, pipelines and budget"));
   SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
                                              {"name", "pipelines", "strategy", "budget",
                                               "measurement", "baselines", "workers"}));

@@ -13,16 +13,8 @@ namespace {
 // counts as exhausted.
 constexpr int kMaxRepeatedProposals = 64;
 
-uint64_t MixSeed(uint64_t seed, uint64_t index) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 bool IsFinal(CandidateState state) {
-  return state == CANDIDATE_MEASURED || state == CANDIDATE_FAILED ||
-         state == CANDIDATE_QUARANTINED;
+  return state == CANDIDATE_MEASURED || state == CANDIDATE_FAILED || state == CANDIDATE_QUARANTINED;
 }
 
 bool Contains(const google::protobuf::RepeatedPtrField<std::string>& list, const std::string& s) {
@@ -39,8 +31,7 @@ bool IsDeterministicFailure(MeasurementStatus status) {
 CampaignRun::CampaignRun(Campaign campaign, CampaignConfig config)
     : campaign_(std::move(campaign)), config_(std::move(config)) {}
 
-StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign,
-                                                           CampaignConfig config,
+StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, CampaignConfig config,
                                                            std::vector<PipelineSpec> pipelines) {
   std::unique_ptr<CampaignRun> run(new CampaignRun(std::move(campaign), std::move(config)));
   TargetParams target;
@@ -101,8 +92,7 @@ void CampaignRun::Enqueue(const std::string& key, const CandidateRecord& record)
 }
 
 void CampaignRun::Restore(CandidateRecord record) {
-  const std::string key =
-      Key(record.candidate().pipeline_id(), record.candidate().schedule_hash());
+  const std::string key = Key(record.candidate().pipeline_id(), record.candidate().schedule_hash());
   if (IsFinal(record.state())) {
     final_.insert(key);
     return;
@@ -322,12 +312,9 @@ void CampaignRun::FailAttempt(CandidateRecord& record, MeasurementStatus status,
   }
 }
 
-std::optional<CandidateRecord> CampaignRun::FailLease(const std::string& pipeline_id,
-                                                      const std::string& schedule_hash,
-                                                      const std::string& lease_id,
-                                                      MeasurementStatus status,
-                                                      const std::string& error,
-                                                      const RetryPolicy& policy, int64_t now_ms) {
+std::optional<CandidateRecord> CampaignRun::FailLease(
+    const std::string& pipeline_id, const std::string& schedule_hash, const std::string& lease_id,
+    MeasurementStatus status, const std::string& error, const RetryPolicy& policy, int64_t now_ms) {
   const std::string key = Key(pipeline_id, schedule_hash);
   CandidateRecord* record = Live(key);
   if (record == nullptr || record->state() != CANDIDATE_LEASED || record->lease_id() != lease_id) {

@@ -1,7 +1,5 @@
 #include "coordinator/coordinator.h"
 
-#include <zmq.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
+#include <zmq.hpp>
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
@@ -257,8 +256,10 @@ Status Coordinator::Impl::Restore() {
                                CampaignConfigFromJson(campaign.config_json()));
     std::vector<PipelineSpec> pipelines;
     for (const std::string& pipeline_id : campaign.pipeline_ids()) {
-      SCHEDFARM_ASSIGN_OR_RETURN(std::optional<PipelineSpec> spec, store_->GetPipeline(pipeline_id));
-      if (!spec) return Status::Error("campaign " + id + ": pipeline " + pipeline_id + " is missing");
+      SCHEDFARM_ASSIGN_OR_RETURN(std::optional<PipelineSpec> spec,
+                                 store_->GetPipeline(pipeline_id));
+      if (!spec)
+        return Status::Error("campaign " + id + ": pipeline " + pipeline_id + " is missing");
       pipelines.push_back(std::move(*spec));
     }
     SCHEDFARM_ASSIGN_OR_RETURN(
@@ -345,8 +346,8 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
 void Coordinator::Impl::HandleFrame(const std::string& peer, std::string_view frame) {
   const DecodedFrame decoded = DecodeEnvelope(frame, options_.max_message_bytes);
   if (!decoded.ok()) {
-    LogEvent("warn", "refused_message", {{"peer_bytes", std::to_string(frame.size())},
-                                         {"error", decoded.error}});
+    LogEvent("warn", "refused_message",
+             {{"peer_bytes", std::to_string(frame.size())}, {"error", decoded.error}});
     if (AnswerRefusal(decoded)) Send(peer, MakeErrorReply(decoded.error));
     return;
   }
@@ -437,7 +438,8 @@ void Coordinator::Impl::HandleRegister(const std::string& peer, const Register& 
            reg.host().hostname() + " cores=" + std::to_string(reg.host().cores()) +
                " credits=" + std::to_string(worker.credits));
   LogEvent("info", "worker_registered",
-           {{"worker", id}, {"credits", std::to_string(worker.credits)},
+           {{"worker", id},
+            {"credits", std::to_string(worker.credits)},
             {"leases", std::to_string(worker.leases.size())}});
   Envelope welcome;
   welcome.mutable_welcome()->set_worker_id(id);
@@ -459,7 +461,8 @@ void Coordinator::Impl::HandleResult(Worker& worker, const Measurement& measurem
   auto found = campaigns_.find(measurement.candidate().campaign());
   if (found == campaigns_.end()) {
     LogEvent("warn", "result_for_unknown_campaign",
-             {{"worker", worker.id}, {"lease", lease_id},
+             {{"worker", worker.id},
+              {"lease", lease_id},
               {"campaign", measurement.candidate().campaign()}});
     DeferToWorker(worker.id, ack);  // nothing to record: the worker may forget it
     return;
@@ -624,7 +627,8 @@ void Coordinator::Impl::Dispatch(int64_t now_ms) {
     while (static_cast<int>(worker.leases.size()) < worker.credits && !out_of_work) {
       out_of_work = true;
       for (size_t k = 0; k < campaign_order_.size(); ++k) {
-        const std::string& campaign_id = campaign_order_[(next_campaign_ + k) % campaign_order_.size()];
+        const std::string& campaign_id =
+            campaign_order_[(next_campaign_ + k) % campaign_order_.size()];
         CampaignRun& run = *campaigns_[campaign_id];
         if (run.campaign().state() != CAMPAIGN_RUNNING || run.waiting() == 0 ||
             !run.Accepts(worker.record.host())) {
@@ -664,7 +668,8 @@ void Coordinator::Impl::FinishCampaign(CampaignRun& run, CampaignState state,
   const char* kind = state == CAMPAIGN_DONE ? "campaign_done" : "campaign_cancelled";
   AddEvent(kind, run.id(), "", "", why);
   LogEvent("info", kind,
-           {{"campaign", run.id()}, {"why", why},
+           {{"campaign", run.id()},
+            {"why", why},
             {"measured", std::to_string(run.campaign().counters().measured())},
             {"finished", std::to_string(run.campaign().counters().finished())}});
 }
@@ -702,7 +707,8 @@ void Coordinator::Impl::ReleaseWritten(Status* error) {
     }
     auto it = workers_.find(reply.to);
     // A worker that is gone resends the result when it registers again.
-    if (it != workers_.end() && it->second.alive) SendFrame(it->second.peer, std::move(reply.frame));
+    if (it != workers_.end() && it->second.alive)
+      SendFrame(it->second.peer, std::move(reply.frame));
   }
 }
 
@@ -737,8 +743,8 @@ bool Coordinator::Impl::SendFrame(const std::string& peer, std::string frame) {
     queued = queued_frames_.emplace(peer, std::deque<std::string>()).first;
   }
   if (queued->second.size() >= options_.max_queued_frames_per_peer) {
-    LogEvent("warn", "peer_dropped", {{"why", "outbound queue full"},
-                                      {"frames", std::to_string(queued->second.size())}});
+    LogEvent("warn", "peer_dropped",
+             {{"why", "outbound queue full"}, {"frames", std::to_string(queued->second.size())}});
     queued_frames_.erase(queued);
     if (Worker* worker = WorkerOfPeer(peer)) WorkerDead(*worker, "does not read its messages");
     return false;
@@ -889,7 +895,8 @@ ClientReply Coordinator::Impl::HandleSubmit(const ClientRequest& request, bool* 
   dirty_campaigns_.insert(id);
   AddEvent("campaign_submitted", id, "", "", submit.file_name());
   LogEvent("info", "campaign_submitted",
-           {{"campaign", id}, {"pipelines", std::to_string(created.pipeline_ids_size())},
+           {{"campaign", id},
+            {"pipelines", std::to_string(created.pipeline_ids_size())},
             {"budget", std::to_string(created.budget())}});
   *reply.mutable_submitted() = created;
   campaign_order_.push_back(id);
@@ -968,7 +975,7 @@ ClientReply Coordinator::Impl::HandleStatus(const StatusRequest& request) {
   for (const auto& [id, worker] : workers_) {
     WorkerState state = WORKER_DEAD;
     if (worker.alive) {
-      state = worker.credits == 0       ? WORKER_DRAINING
+      state = worker.credits == 0     ? WORKER_DRAINING
               : worker.leases.empty() ? WORKER_IDLE
                                       : WORKER_BUSY;
     }
@@ -991,7 +998,7 @@ ClientReply Coordinator::Impl::HandleWorkers() {
         std::max(worker->record.last_seen_unix_ms(), worker->last_heard_ms));
     WorkerState state = WORKER_DEAD;
     if (worker->alive) {
-      state = worker->credits == 0      ? WORKER_DRAINING
+      state = worker->credits == 0     ? WORKER_DRAINING
               : worker->leases.empty() ? WORKER_IDLE
                                        : WORKER_BUSY;
     }
@@ -1008,7 +1015,8 @@ ClientReply Coordinator::Impl::HandleBest(const BestRequest& request) {
     return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
   }
   const CampaignRun& run = *found->second;
-  const size_t k = static_cast<size_t>(std::clamp(request.k() == 0 ? 1 : request.k(), 1, kMaxBestK));
+  const size_t k =
+      static_cast<size_t>(std::clamp(request.k() == 0 ? 1 : request.k(), 1, kMaxBestK));
   ClientReply reply;
   BestReply* best = reply.mutable_best();
   bool any = false;
@@ -1026,8 +1034,8 @@ ClientReply Coordinator::Impl::HandleBest(const BestRequest& request) {
     }
   }
   if (!any) {
-    return Refuse(CLIENT_NOT_FOUND, "campaign " + run.id() + " has no pipeline '" +
-                                        request.pipeline_id() + "'");
+    return Refuse(CLIENT_NOT_FOUND,
+                  "campaign " + run.id() + " has no pipeline '" + request.pipeline_id() + "'");
   }
   return reply;
 }
@@ -1042,18 +1050,18 @@ ClientReply Coordinator::Impl::HandleExport(const ExportRequest& request) {
   ExportReply* page = reply.mutable_export_page();
   page->set_done(true);
   page->set_next_seq(request.from_seq());
-  Status scanned = store_->ScanMeasurements(
-      request.campaign(), request.from_seq(), [&](const StoredMeasurement& m) {
-        if (page->rows_size() >= max_rows) {
-          page->set_done(false);
-          return false;
-        }
-        StoredMeasurementRecord* row = page->add_rows();
-        row->set_seq(m.seq);
-        *row->mutable_measurement() = m.measurement;
-        page->set_next_seq(m.seq + 1);
-        return true;
-      });
+  Status scanned = store_->ScanMeasurements(request.campaign(), request.from_seq(),
+                                            [&](const StoredMeasurement& m) {
+                                              if (page->rows_size() >= max_rows) {
+                                                page->set_done(false);
+                                                return false;
+                                              }
+                                              StoredMeasurementRecord* row = page->add_rows();
+                                              row->set_seq(m.seq);
+                                              *row->mutable_measurement() = m.measurement;
+                                              page->set_next_seq(m.seq + 1);
+                                              return true;
+                                            });
   if (!scanned.ok()) return Refuse(CLIENT_INTERNAL, scanned.message());
   return reply;
 }
@@ -1065,17 +1073,17 @@ ClientReply Coordinator::Impl::HandlePropose(const ProposeCandidates& request) {
   }
   CampaignRun& run = *found->second;
   if (!Active(run.campaign().state())) {
-    return Refuse(CLIENT_FAILED_PRECONDITION, "campaign " + run.id() + " is " +
-                                                  CampaignState_Name(run.campaign().state()));
+    return Refuse(CLIENT_FAILED_PRECONDITION,
+                  "campaign " + run.id() + " is " + CampaignState_Name(run.campaign().state()));
   }
   ClientReply reply;
   ProposeReply* proposed = reply.mutable_proposed();
   const int64_t now = UnixMillis();
   for (int i = 0; i < request.candidates_size(); ++i) {
     std::string why;
-    switch (run.AddProposal(request.candidates(i), now,
-                            [&](const CandidateRecord& record) { batch_.PutCandidate(record); },
-                            &why)) {
+    switch (run.AddProposal(
+        request.candidates(i), now,
+        [&](const CandidateRecord& record) { batch_.PutCandidate(record); }, &why)) {
       case CampaignRun::ProposalOutcome::kAdded:
         proposed->set_accepted(proposed->accepted() + 1);
         break;

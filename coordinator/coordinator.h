@@ -19,7 +19,7 @@ namespace schedfarm {
 
 struct CoordinatorOptions {
   std::string endpoint = "tcp://127.0.0.1:5555";  // where workers and clients connect
-  std::string store_path;                          // the RocksDB directory
+  std::string store_path;                         // the RocksDB directory
   // Secure mode (both set): the coordinator's key pair (<base>.key and <base>.pub) and
   // the allow-list of worker and client public keys.
   std::string curve_key;

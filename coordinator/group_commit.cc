@@ -83,7 +83,8 @@ void GroupCommitter::Run() {
       for (DeferredReply& reply : replies) written_.push_back(std::move(reply));
     }
     const uint64_t one = 1;
-    const ssize_t ignored = write(notify_fd_, &one, sizeof(one));  // cannot overflow: read each turn
+    const ssize_t ignored =
+        write(notify_fd_, &one, sizeof(one));  // cannot overflow: read each turn
     (void)ignored;
   }
 }

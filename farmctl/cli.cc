@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "common/status.h"
-#include "protocol/control_client.h"
 #include "farmctl/local.h"
 #include "farmctl/render.h"
 #include "farmctl/submission.h"
+#include "protocol/control_client.h"
 #include "protocol/security.h"
 #include "storage/export.h"
 
@@ -42,6 +42,8 @@ const char kUsage[] =
     "  cancel CAMPAIGN        stop a campaign for good\n"
     "  keygen PATH            a CURVE key pair: PATH.key (secret, mode 0600) and PATH.pub;\n"
     "                         never overwrites\n"
+    "  model eval CAMPAIGN    the newest model of each kind side by side: their metrics on\n"
+    "                         the held-out pipelines (docs/EVALUATION.md)\n"
     "  local FILE             a whole farm on this machine for one campaign: a coordinator\n"
     "       [--workers N]     (store in DIR/store), N workers (default 1: one per host),\n"
     "       [--dir DIR]       the live view, then the best schedules and their speedups;\n"
@@ -78,7 +80,7 @@ const std::map<std::string, bool>& KnownFlags() {
   static const std::map<std::string, bool> kFlags = {
       {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
-      {"--format", true},      {"--output", true}, {"--help", false},   {"--workers", true},
+      {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
       {"--dir", true}};
   return kFlags;
 }
@@ -493,6 +495,18 @@ int RunKeygen(Runner& r) {
 
 // The dispatch table. `farmctl local` (a whole farm on this machine) joins it as one
 // more entry.
+int RunModel(Runner& r) {
+  if (r.inv().args[0] != "eval") {
+    return r.Fail(kExitUsage, "model: unknown action '" + r.inv().args[0] + "' (known: eval)");
+  }
+  ClientRequest request;
+  request.mutable_models()->set_campaign(r.inv().args[1]);
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_models, "models", &code);
+  if (!reply) return code;
+  return Print(r, *reply, RenderModelEval(reply->models()));
+}
+
 int RunLocal(Runner& r) {
   LocalFarmOptions options;
   options.campaign_file = r.inv().args[0];
@@ -517,6 +531,7 @@ const std::vector<Command>& Commands() {
       {"resume", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
+      {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal},
   };
   return kCommands;

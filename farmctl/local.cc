@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/control_client.h"
 #include "farmctl/submission.h"
+#include "protocol/control_client.h"
 
 namespace schedfarm {
 namespace {
@@ -139,15 +139,21 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   if (!submission.ok()) return fail(kExitInvalidInput, submission.status().message());
   const std::string coordinator_bin = FindBinary("farm-coordinator", "coordinator");
   const std::string worker_bin = FindBinary("farm-worker", "worker");
-  if (coordinator_bin.empty() || worker_bin.empty()) {
-    return fail(kExitFailed, std::string("cannot find ") +
-                                 (coordinator_bin.empty() ? "farm-coordinator" : "farm-worker") +
-                                 " (set SCHEDFARM_BIN_DIR to the folder that holds it)");
+  const std::string learner_bin = FindBinary("farm-learner", "learner/daemon");
+  for (const auto& [name, path] :
+       {std::pair<const char*, const std::string&>{"farm-coordinator", coordinator_bin},
+        {"farm-worker", worker_bin},
+        {"farm-learner", learner_bin}}) {
+    if (path.empty()) {
+      return fail(kExitFailed, std::string("cannot find ") + name +
+                                   " (set SCHEDFARM_BIN_DIR to the folder that holds it)");
+    }
   }
   std::error_code error;
   const fs::path dir = fs::absolute(options.dir, error);
   fs::create_directories(dir / "logs", error);
-  if (error) return fail(kExitFailed, "cannot create " + (dir / "logs").string() + ": " + error.message());
+  if (error)
+    return fail(kExitFailed, "cannot create " + (dir / "logs").string() + ": " + error.message());
 
   FarmProcess coordinator(coordinator_bin,
                           {"--store", (dir / "store").string(), "--endpoint", "tcp://127.0.0.1:*"},
@@ -182,6 +188,11 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
         (dir / "logs" / (id + ".log")).string()));
   }
 
+  // The learner trains on one thread at low priority: the worker's benchmark core
+  // comes first.
+  FarmProcess learner(learner_bin, {"--coordinator", endpoint, "--threads", "1", "--nice", "10"},
+                      (dir / "logs" / "learner.log").string());
+
   FarmClientOptions client_options;
   client_options.endpoint = endpoint;
   StatusOr<std::unique_ptr<FarmClient>> client = FarmClient::Create(client_options);
@@ -193,8 +204,8 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   if (reply->code() != CLIENT_OK) return fail(kExitFailed, "submit: " + reply->error());
   const std::string id = reply->submitted().id();
   streams.out << "campaign " << id << " on a local farm: coordinator " << endpoint << ", "
-              << options.workers << " worker" << (options.workers == 1 ? "" : "s") << ", logs in "
-              << (dir / "logs").string() << "\n";
+              << options.workers << " worker" << (options.workers == 1 ? "" : "s")
+              << ", a learner, logs in " << (dir / "logs").string() << "\n";
   streams.out.flush();
 
   // Ctrl-C ends farmctl; the farm's processes then get SIGTERM (PR_SET_PDEATHSIG) and
@@ -210,6 +221,7 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   streams.out << "\n";
   const int best = farmctl({"best", id});
   if (code == kExitOk) code = best;
+  learner.Stop(kWorkerStopTimeout);
   for (auto& worker : workers) worker->Stop(kWorkerStopTimeout);
   coordinator.Stop(kCoordinatorStopTimeout);
   return code;

@@ -1,6 +1,7 @@
 // `farmctl local`: a whole farm on this machine for one campaign. It starts a
-// farm-coordinator with its store in a local directory and farm-worker processes (all
-// children of farmctl, stopped when it ends), submits the campaign, shows the live
+// farm-coordinator with its store in a local directory, farm-worker processes and a
+// farm-learner (all children of farmctl, stopped when it ends), submits the campaign,
+// shows the live
 // view until the campaign ends, then prints the status table (best runtimes and
 // speedups over the baselines) and the best schedules as Halide source.
 #pragma once
@@ -22,8 +23,9 @@ struct LocalFarmOptions {
 };
 
 // Runs the campaign to its end and returns farmctl's exit code (ExitCode). The binaries
-// farm-coordinator and farm-worker are looked up in $SCHEDFARM_BIN_DIR, beside farmctl,
-// in the build tree's coordinator/ and worker/ folders beside farmctl's, then on PATH.
+// farm-coordinator, farm-worker and farm-learner are looked up in $SCHEDFARM_BIN_DIR,
+// beside farmctl, in the build tree's coordinator/, worker/ and learner/daemon/ folders
+// beside farmctl's, then on PATH.
 int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams);
 
 }  // namespace schedfarm

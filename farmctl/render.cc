@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
+#include "learner/metrics.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "scheduler/autoschedule/autoschedulers.h"
@@ -317,6 +318,39 @@ std::string ToJsonLine(const google::protobuf::Message& message) {
   // Printing a well-formed message cannot fail.
   (void)google::protobuf::util::MessageToJsonString(message, &json, options);
   return json;
+}
+
+std::string RenderModelEval(const ModelsReply& reply) {
+  // Newest first from the coordinator: the first of each kind is its newest.
+  std::vector<const Model*> newest;
+  std::set<std::string> kinds;
+  for (const Model& model : reply.models()) {
+    if (kinds.insert(model.kind()).second) newest.push_back(&model);
+  }
+  if (newest.empty()) return "no models yet: farm-learner stores them as it trains\n";
+  const auto split_of = [](const Model& model) {
+    std::vector<std::string> ids(model.held_out_pipelines().begin(),
+                                 model.held_out_pipelines().end());
+    std::sort(ids.begin(), ids.end());
+    std::string text;
+    for (const std::string& id : ids) text += (text.empty() ? "" : ", ") + id.substr(0, 12);
+    return text;
+  };
+  std::map<std::string, std::vector<const Model*>> by_split;
+  for (const Model* model : newest) by_split[split_of(*model)].push_back(model);
+  std::ostringstream out;
+  for (const auto& [split, models] : by_split) {
+    out << "held-out pipelines: " << (split.empty() ? "none (one pipeline)" : split) << "\n";
+    std::vector<NamedMetrics> rows;
+    for (const Model* model : models) {
+      const std::map<std::string, double> metrics(model->metrics().begin(), model->metrics().end());
+      rows.push_back({model->kind() + " (" + model->version() + ", trained on " +
+                          std::to_string(model->training_set_size()) + ")",
+                      MetricsFromMap(metrics)});
+    }
+    out << FormatMetricsTable(rows) << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace schedfarm

@@ -47,6 +47,11 @@ std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms);
 // of a pipeline the reply does not carry, or a schedule that does not fit its pipeline.
 StatusOr<std::string> RenderBest(const BestReply& reply);
 
+// `farmctl model eval`: the newest model of each kind among `reply`'s, side by side with
+// their metrics on the held-out pipelines (learner/metrics.h's table), under a line
+// naming the split; models trained on another split are listed apart.
+std::string RenderModelEval(const ModelsReply& reply);
+
 // The protobuf JSON of a message on one line: proto field names, every field printed.
 std::string ToJsonLine(const google::protobuf::Message& message);
 

@@ -14,6 +14,7 @@ PACKAGES=(
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libonnx-testdata
+  libxgboost-dev
   python3 python3-torch python3-torchvision python3-onnx python3-numpy
 )
 

@@ -256,6 +256,24 @@ std::vector<std::string> ZapAllowList::Judge(const std::vector<zmq::message_t>& 
   return {kZapVersion, request_id, "200", "OK", EncodeZ85Key(client_key), ""};
 }
 
+StatusOr<std::optional<CurveClientKeys>> ReadCurveClientKeys(const std::string& key_base,
+                                                             const std::string& server_key_file,
+                                                             const std::string& key_flag,
+                                                             const std::string& server_flag) {
+  if (key_base.empty() && server_key_file.empty()) return std::optional<CurveClientKeys>();
+  if (key_base.empty() || server_key_file.empty()) {
+    return Status::Error(key_flag + " and " + server_flag + " go together (secure mode)");
+  }
+  CurveClientKeys keys;
+  StatusOr<CurveKeyPair> own = ReadKeyPair(key_base);
+  if (!own.ok()) return own.status().WithContext(key_flag);
+  keys.own = *own;
+  StatusOr<std::string> server = ReadPublicKey(server_key_file);
+  if (!server.ok()) return server.status().WithContext(server_flag);
+  keys.server_public_key = *server;
+  return std::optional<CurveClientKeys>(std::move(keys));
+}
+
 Status MakeCurveServer(zmq::socket_t& socket, const CurveKeyPair& server_keys) {
   SCHEDFARM_RETURN_IF_ERROR(CheckZ85Key(server_keys.secret_key).WithContext("server secret key"));
   socket.set(zmq::sockopt::curve_server, true);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -81,6 +82,19 @@ class ZapAllowList {
   std::atomic<int64_t> accepted_{0};
   std::atomic<int64_t> rejected_{0};
 };
+
+// The client side of secure mode as daemons take it on their command line: their own
+// key pair (`<key_base>.key` / `.pub`) and the coordinator's public key file.
+struct CurveClientKeys {
+  CurveKeyPair own;
+  std::string server_public_key;
+};
+// Nothing when both paths are empty; an error when only one is given, naming the flag
+// names `key_flag` and `server_flag`, or when a file is bad.
+StatusOr<std::optional<CurveClientKeys>> ReadCurveClientKeys(const std::string& key_base,
+                                                             const std::string& server_key_file,
+                                                             const std::string& key_flag,
+                                                             const std::string& server_flag);
 
 // Makes `socket` a CURVE server in kZapDomain (call before bind).
 Status MakeCurveServer(zmq::socket_t& socket, const CurveKeyPair& server_keys);

@@ -118,6 +118,10 @@ struct ScheduledLoop {
   bool parallel = false;
 };
 
+// The seed of the `index`-th sample of a stream seeded with `seed` (a SplitMix64
+// finalizer): campaigns derive each proposal's RandomSchedule seed with it.
+uint64_t MixSeed(uint64_t seed, uint64_t index);
+
 // Deterministic random numbers for sampling (SplitMix64 stream).
 class SpaceRng {
  public:

@@ -401,12 +401,13 @@ Status Store::ScanCandidates(const std::string& campaign,
 }
 
 Status Store::ScanCampaigns(const std::function<bool(const Campaign&)>& visit) const {
-  return Scan(kCampaigns, "", "", [&](const std::string& key, const std::string& value, bool* more) {
-    Campaign campaign;
-    SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kCampaigns, key, value, &campaign));
-    *more = visit(campaign);
-    return Status::Ok();
-  });
+  return Scan(kCampaigns, "", "",
+              [&](const std::string& key, const std::string& value, bool* more) {
+                Campaign campaign;
+                SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kCampaigns, key, value, &campaign));
+                *more = visit(campaign);
+                return Status::Ok();
+              });
 }
 
 Status Store::ScanModels(const std::function<bool(const Model&)>& visit) const {

@@ -164,16 +164,12 @@ int Main(int argc, char** argv) {
   options.heartbeat_interval_ms = static_cast<int>(heartbeat_ms);
   options.drain_timeout_ms = static_cast<int>(drain_s * 1000);
   options.result_resend_ms = static_cast<int>(resend_ms);
-  if (flags.has("--curve-key") != flags.has("--server-key")) {
-    return UsageError("--curve-key and --server-key go together (secure mode)");
-  }
-  if (flags.has("--curve-key")) {
-    StatusOr<CurveKeyPair> keys = ReadKeyPair(flags.get("--curve-key"));
-    if (!keys.ok()) return UsageError("--curve-key: " + keys.status().message());
-    StatusOr<std::string> server = ReadPublicKey(flags.get("--server-key"));
-    if (!server.ok()) return UsageError("--server-key: " + server.status().message());
-    options.curve_keys = *keys;
-    options.server_public_key = *server;
+  StatusOr<std::optional<CurveClientKeys>> keys = ReadCurveClientKeys(
+      flags.get("--curve-key"), flags.get("--server-key"), "--curve-key", "--server-key");
+  if (!keys.ok()) return UsageError(keys.status().message());
+  if (*keys) {
+    options.curve_keys = (*keys)->own;
+    options.server_public_key = (*keys)->server_public_key;
   }
 
   StatusOr<std::unique_ptr<WorkerDaemon>> daemon = WorkerDaemon::Create(options);

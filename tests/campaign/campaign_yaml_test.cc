@@ -76,8 +76,9 @@ TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
   EXPECT_DOUBLE_EQ(config->strategy().epsilon(), 0.05);
   EXPECT_EQ(config->strategy().model(), "gcn");
   EXPECT_GT(config->strategy().batch(), 0);
-  config = Parse(kName + kPipelines + kBudget +
-                 "strategy: {name: uncertainty, settings: {epsilon: 0.2, batch: 4, model: lann}}\n");
+  config =
+      Parse(kName + kPipelines + kBudget +
+            "strategy: {name: uncertainty, settings: {epsilon: 0.2, batch: 4, model: lann}}\n");
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->strategy().kind(), STRATEGY_UNCERTAINTY);
   EXPECT_DOUBLE_EQ(config->strategy().epsilon(), 0.2);
@@ -89,7 +90,11 @@ TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
   EXPECT_NE(config.status().message().find("unknown model 'gnn'"), std::string::npos)
       << config.status().message();
   config = Parse(kName + kPipelines + kBudget +
-                 "strategy: {name: random, settings: {epsilon: 0.1}}\n");
+                 "strategy: {name: random, settings: {retrain_every: 500}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->strategy().retrain_every(), 500) << "the learner's cadence on random data";
+  config =
+      Parse(kName + kPipelines + kBudget + "strategy: {name: random, settings: {epsilon: 0.1}}\n");
   ASSERT_FALSE(config.ok()) << "random has no epsilon";
   EXPECT_NE(config.status().message().find("epsilon"), std::string::npos);
   config = Parse(kName + kPipelines + kBudget +

@@ -24,11 +24,12 @@ std::vector<CandidateRecord> Propose(CampaignRun& run, size_t ready_target) {
 }
 
 std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = "") {
-  const std::string yaml = "name: unit\n"
-                           "pipelines:\n"
-                           "  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}\n"
-                           "budget: {benchmarks: " +
-                           std::to_string(budget) + "}\n" + baselines;
+  const std::string yaml =
+      "name: unit\n"
+      "pipelines:\n"
+      "  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}\n"
+      "budget: {benchmarks: " +
+      std::to_string(budget) + "}\n" + baselines;
   StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "unit.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   StatusOr<PipelineSpec> spec = BuildZooPipeline(config->pipelines(0).zoo());
@@ -36,8 +37,7 @@ std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = 
   Campaign campaign;
   campaign.set_id("unit-1");
   campaign.set_state(CAMPAIGN_RUNNING);
-  StatusOr<std::unique_ptr<CampaignRun>> run =
-      CampaignRun::Create(campaign, *config, {*spec});
+  StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(campaign, *config, {*spec});
   EXPECT_TRUE(run.ok()) << run.status().message();
   return std::move(*run);
 }
@@ -184,7 +184,8 @@ TEST(CampaignRunTest, RestoreRequeuesLeasedAndRemembersFinal) {
   std::unique_ptr<CampaignRun> after = MakeRun(3);
   after->campaign() = campaign;
   for (CandidateRecord record : proposed) {
-    if (record.candidate().schedule_hash() == measured.candidate().schedule_hash()) record = measured;
+    if (record.candidate().schedule_hash() == measured.candidate().schedule_hash())
+      record = measured;
     if (record.candidate().schedule_hash() == in_flight.candidate().schedule_hash()) {
       record = in_flight;
     }
@@ -255,8 +256,8 @@ TEST(CampaignRunTest, WorkerRequirements) {
       "budget: {benchmarks: 1}\nworkers: {isa: [avx2], min_cores: 2, labels: [rack1]}\n";
   StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "req.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
-  StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(
-      Campaign(), *config, {*BuildZooPipeline(config->pipelines(0).zoo())});
+  StatusOr<std::unique_ptr<CampaignRun>> run =
+      CampaignRun::Create(Campaign(), *config, {*BuildZooPipeline(config->pipelines(0).zoo())});
   ASSERT_TRUE(run.ok());
   HostFingerprint host;
   host.set_cores(4);

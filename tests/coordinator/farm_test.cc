@@ -95,9 +95,16 @@ class FarmTest : public ::testing::Test {
 
   std::unique_ptr<ChildProcess> StartWorker(const std::string& id,
                                             const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"--coordinator", coordinator_->endpoint(), "--id", id,
-                                     "--compile-slots", "1", "--children", "1",
-                                     "--result-resend-ms", "1000"};
+    std::vector<std::string> args = {"--coordinator",
+                                     coordinator_->endpoint(),
+                                     "--id",
+                                     id,
+                                     "--compile-slots",
+                                     "1",
+                                     "--children",
+                                     "1",
+                                     "--result-resend-ms",
+                                     "1000"};
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(FARM_WORKER_BIN, args);
   }
@@ -196,10 +203,12 @@ class FarmTest : public ::testing::Test {
     std::vector<CandidateRecord> records;
     std::unique_ptr<Store> view = StoreView();
     if (!view) return records;
-    EXPECT_TRUE(view->ScanCandidates(id, [&](const CandidateRecord& r) {
-                      records.push_back(r);
-                      return true;
-                    }).ok());
+    EXPECT_TRUE(view->ScanCandidates(id,
+                                     [&](const CandidateRecord& r) {
+                                       records.push_back(r);
+                                       return true;
+                                     })
+                    .ok());
     return records;
   }
 
@@ -207,10 +216,12 @@ class FarmTest : public ::testing::Test {
     std::vector<Event> events;
     std::unique_ptr<Store> view = StoreView();
     if (!view) return events;
-    EXPECT_TRUE(view->ScanEvents(0, [&](const Event& e) {
-                      events.push_back(e);
-                      return true;
-                    }).ok());
+    EXPECT_TRUE(view->ScanEvents(0,
+                                 [&](const Event& e) {
+                                   events.push_back(e);
+                                   return true;
+                                 })
+                    .ok());
     return events;
   }
 
@@ -264,7 +275,8 @@ TEST_F(FarmTest, CampaignRunsToCompletion) {
   EXPECT_EQ(static_cast<int64_t>(rows.size()), counters.results());
   ExpectExactlyOnce(rows);
   std::set<std::string> hosts;
-  for (const StoredMeasurementRecord& row : rows) hosts.insert(row.measurement().host().worker_id());
+  for (const StoredMeasurementRecord& row : rows)
+    hosts.insert(row.measurement().host().worker_id());
   EXPECT_EQ(hosts, (std::set<std::string>{"worker-a", "worker-b"}));
 
   ClientRequest workers;
@@ -289,8 +301,8 @@ TEST_F(FarmTest, WorkerKilledMidJobIsRerunElsewhere) {
   StartCoordinator(kFastRetry);
   const std::string id = Submit(Campaign(2, kSlowSamples, kSlowSampleTime));
   std::unique_ptr<ChildProcess> doomed = StartWorker("doomed");
-  ASSERT_TRUE(WaitFor(id, [](const CampaignStatus& s) { return s.campaign().counters().leased() > 0; },
-                      60));
+  ASSERT_TRUE(WaitFor(
+      id, [](const CampaignStatus& s) { return s.campaign().counters().leased() > 0; }, 60));
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // compiling or timing
   doomed->Signal(SIGKILL);
   ASSERT_TRUE(doomed->Wait(5000).has_value());
@@ -370,8 +382,8 @@ TEST_F(FarmTest, WorkerStoppedPastItsLivenessHasItsLateResultRecordedOnce) {
   StartCoordinator(kFastRetry);
   const std::string id = Submit(Campaign(1, kSlowSamples, kSlowSampleTime));
   std::unique_ptr<ChildProcess> sleeper = StartWorker("sleeper");
-  ASSERT_TRUE(WaitFor(id, [](const CampaignStatus& s) { return s.campaign().counters().leased() > 0; },
-                      60));
+  ASSERT_TRUE(WaitFor(
+      id, [](const CampaignStatus& s) { return s.campaign().counters().leased() > 0; }, 60));
   sleeper->Signal(SIGSTOP);
   std::unique_ptr<ChildProcess> other = StartWorker("other");
   // Past the liveness (3 x 1 s), the lease goes to the other worker.
@@ -438,8 +450,7 @@ TEST_F(FarmTest, BadSubmissionsAreRefusedWithTheirPlace) {
     std::string yaml;
     std::string expected;
   };
-  const std::string pipelines =
-      "pipelines:\n  - zoo: {block: vgg_block, spatial_scale: 0.25}\n";
+  const std::string pipelines = "pipelines:\n  - zoo: {block: vgg_block, spatial_scale: 0.25}\n";
   const std::vector<Case> cases = {
       {"name: x\n" + pipelines + "budget: {benchmarks: 3}\nbudjet: 1\n", "test.yaml:5:1"},
       {"name: x\n" + pipelines + "budget: {benchmarks: many}\n", "test.yaml:4:22"},
@@ -698,9 +709,9 @@ TEST_F(FarmTest, CoordinatorRefusesBadStartArguments) {
                        {"--store", dir_.Sub("s1"), "--curve-key", dir_.Sub("missing")});
   ASSERT_TRUE(no_list.Wait(10000).has_value());
   EXPECT_NE(no_list.Log().find("--curve-key and --allow-list go together"), std::string::npos);
-  ChildProcess missing_key(FARM_COORDINATOR_BIN, {"--store", dir_.Sub("s2"), "--curve-key",
-                                                  dir_.Sub("missing"), "--allow-list",
-                                                  dir_.Sub("missing.list")});
+  ChildProcess missing_key(FARM_COORDINATOR_BIN,
+                           {"--store", dir_.Sub("s2"), "--curve-key", dir_.Sub("missing"),
+                            "--allow-list", dir_.Sub("missing.list")});
   std::optional<int> status = missing_key.Wait(10000);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(WEXITSTATUS(*status), 1);

@@ -2,8 +2,6 @@
 // naming the endpoint and the time tried), a peer that answers only the second try (same
 // request_id on a fresh connection), a restart of the peer, stale replies and refusals,
 // and CURVE with the ZAP allow-list (an allowed key gets through, an unknown one is told).
-#include "protocol/control_client.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <zmq.hpp>
 
 #include "control_peer.h"
+#include "protocol/control_client.h"
 #include "protocol/wire.h"
 
 namespace schedfarm {

@@ -49,6 +49,12 @@ TEST(FarmctlLocalTest, RunsACampaignToItsEndOnThisMachine) {
   EXPECT_NE(run.output.find(".compute_root()"), std::string::npos) << "the best schedule's source";
   EXPECT_TRUE(std::filesystem::exists(dir.Sub("farm/store")));
   EXPECT_TRUE(std::filesystem::exists(dir.Sub("farm/logs/coordinator.log")));
+  std::ifstream learner(dir.Sub("farm/logs/learner.log"));
+  std::stringstream learner_log;
+  learner_log << learner.rdbuf();
+  EXPECT_NE(learner_log.str().find("event=campaign_followed"), std::string::npos)
+      << "the local farm has a learner:\n"
+      << learner_log.str();
   std::ifstream log(dir.Sub("farm/logs/local-1.log"));
   std::stringstream worker_log;
   worker_log << log.rdbuf();

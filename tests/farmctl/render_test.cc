@@ -287,3 +287,35 @@ TEST(FarmctlRenderTest, JsonIsOneLineAndReadsBack) {
 
 }  // namespace
 }  // namespace schedfarm
+
+namespace schedfarm {
+namespace {
+
+TEST(FarmctlRenderTest, ModelEvalShowsTheNewestOfEachKindOnItsSplit) {
+  ModelsReply reply;
+  auto add = [&](const std::string& kind, const std::string& version, int64_t created,
+                 double mape) {
+    Model* model = reply.add_models();
+    model->set_kind(kind);
+    model->set_version(version);
+    model->set_created_unix_ms(created);
+    model->set_training_set_size(120);
+    model->add_held_out_pipelines("aaaabbbbccccdddd");
+    (*model->mutable_metrics())["mape"] = mape;
+    (*model->mutable_metrics())["samples"] = 30;
+  };
+  add("gcn", "c-gcn-2", 300, 12.5);  // newest first, as the coordinator sends them
+  add("gbt", "c-gbt-2", 290, 40.25);
+  add("gcn", "c-gcn-1", 100, 99.0);
+  const std::string text = RenderModelEval(reply);
+  EXPECT_NE(text.find("held-out pipelines: aaaabbbbcccc"), std::string::npos) << text;
+  EXPECT_NE(text.find("gcn (c-gcn-2, trained on 120)"), std::string::npos) << text;
+  EXPECT_NE(text.find("gbt (c-gbt-2, trained on 120)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("c-gcn-1"), std::string::npos) << "an older version is not shown";
+  EXPECT_NE(text.find("12.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("40.2"), std::string::npos) << text;
+  EXPECT_NE(RenderModelEval(ModelsReply()).find("no models yet"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedfarm

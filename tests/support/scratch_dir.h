@@ -15,9 +15,8 @@ class ScratchDir {
  public:
   ScratchDir() {
     static std::atomic<int> counter{0};
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("schedfarm_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    path_ = std::filesystem::temp_directory_path() /
+            ("schedfarm_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -1,0 +1,55 @@
+// farm-learner's core: a client of the coordinator's control API that follows every
+// campaign's measurements, keeps them as a featurized training set, retrains the
+// performance models on the campaign's cadence, evaluates them on held-out pipelines,
+// stores each model version with its metrics in the coordinator's store, and proposes
+// the next candidates of campaigns whose strategy is model-guided or uncertainty.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "learner/model.h"
+#include "protocol/control_client.h"
+
+namespace schedfarm {
+
+struct LearnerOptions {
+  FarmClientOptions client;
+  int poll_interval_ms = 1000;
+  // The kinds trained at every retraining, side by side on the same split; the
+  // campaign's strategy model is trained whatever this says.
+  std::vector<std::string> kinds = {"gcn", "gcn0", "lann", "gbt", "roofline"};
+  double held_out_fraction = 0.2;  // of a campaign's pipelines, for the metrics
+  uint64_t seed = 1;
+  TrainOptions train;
+  // Retraining cadence of campaigns whose strategy sets none (random campaigns).
+  int default_retrain_every = 64;
+  // Fewer OK measurements than this: no training.
+  int min_training_samples = 16;
+};
+
+// The performance model of `kind`: gcn, gcn0, lann (LibTorch), gbt (XGBoost) or
+// roofline; an error naming the kinds otherwise.
+StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind);
+
+class LearnerDaemon {
+ public:
+  static StatusOr<std::unique_ptr<LearnerDaemon>> Create(const LearnerOptions& options);
+  ~LearnerDaemon();
+
+  // Serves until `stop` is set. An error only when the coordinator refuses the learner
+  // for good (unreachable coordinators are retried).
+  Status Run(const std::atomic<bool>& stop);
+
+ private:
+  struct State;
+  explicit LearnerDaemon(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace schedfarm

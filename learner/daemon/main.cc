@@ -1,0 +1,132 @@
+// farm-learner: follows the coordinator's campaigns, trains and evaluates the
+// performance models on their measurements, stores every model version, and proposes
+// the candidates of model-guided and uncertainty campaigns
+// (learner/daemon/learner_daemon.h). SIGTERM or SIGINT stops it.
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "common/flags.h"
+#include "common/log.h"
+#include "learner/daemon/learner_daemon.h"
+#include "protocol/security.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: farm-learner --coordinator ENDPOINT [options]\n"
+    "options:\n"
+    "  --coordinator ENDPOINT  the coordinator (tcp://host:port or ipc://path)\n"
+    "  --models A,B            kinds trained side by side at each retraining (default\n"
+    "                          gcn,gcn0,lann,gbt,roofline)\n"
+    "  --held-out F            share of a campaign's pipelines held out for the metrics\n"
+    "                          (default 0.2)\n"
+    "  --ensemble N            members of each neural model's ensemble (default 5)\n"
+    "  --epochs N              training epochs (default: each model's own)\n"
+    "  --threads N             Torch threads for training (default: the library's)\n"
+    "  --seed N                seed of the split and of training (default 1)\n"
+    "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
+    "  --poll-ms N             how often the coordinator is asked for news (default 1000)\n"
+    "  --nice N                lower the learner's CPU priority by N (0-19), to leave a\n"
+    "                          worker on the same host its benchmark core\n"
+    "  --curve-key BASE        secure mode: this learner's key pair BASE.key / BASE.pub\n"
+    "  --server-key FILE       secure mode: the coordinator's public key\n";
+
+std::atomic<bool> g_stop{false};
+void OnStopSignal(int) { g_stop = true; }
+
+int UsageError(const std::string& message) {
+  std::cerr << "farm-learner: " << message << "\n" << kUsage;
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv,
+                                 {{"--coordinator", true},
+                                  {"--models", true},
+                                  {"--held-out", true},
+                                  {"--ensemble", true},
+                                  {"--epochs", true},
+                                  {"--threads", true},
+                                  {"--seed", true},
+                                  {"--retrain-every", true},
+                                  {"--poll-ms", true},
+                                  {"--nice", true},
+                                  {"--curve-key", true},
+                                  {"--server-key", true},
+                                  {"--help", false}});
+  if (!flags.error.empty()) return UsageError(flags.error);
+  if (flags.has("--help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!flags.has("--coordinator")) return UsageError("--coordinator is required");
+  LearnerOptions options;
+  options.client.endpoint = flags.get("--coordinator");
+  options.client.total_timeout_ms = 10000;
+  if (flags.has("--models")) {
+    options.kinds.clear();
+    std::stringstream list(flags.get("--models"));
+    for (std::string kind; std::getline(list, kind, ',');) options.kinds.push_back(kind);
+  }
+  if (flags.has("--held-out")) {
+    char* end = nullptr;
+    const std::string text = flags.get("--held-out");
+    options.held_out_fraction = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(options.held_out_fraction >= 0) ||
+        options.held_out_fraction >= 1) {
+      return UsageError("--held-out must be a number in [0, 1), got '" + text + "'");
+    }
+  }
+  long long ensemble, epochs, threads, seed, every, poll, nice;
+  std::string error;
+  if (!IntFlag(flags, "--ensemble", 0, 64, 0, &ensemble, &error) ||
+      !IntFlag(flags, "--epochs", 0, 1000000, 0, &epochs, &error) ||
+      !IntFlag(flags, "--threads", 0, 1024, 0, &threads, &error) ||
+      !IntFlag(flags, "--seed", 0, 1LL << 62, 1, &seed, &error) ||
+      !IntFlag(flags, "--retrain-every", 1, 1000000, 64, &every, &error) ||
+      !IntFlag(flags, "--poll-ms", 10, 600000, 1000, &poll, &error) ||
+      !IntFlag(flags, "--nice", 0, 19, 0, &nice, &error)) {
+    return UsageError(error);
+  }
+  options.train.ensemble = static_cast<int>(ensemble);
+  options.train.epochs = static_cast<int>(epochs);
+  options.train.threads = static_cast<int>(threads);
+  options.train.seed = static_cast<uint64_t>(seed);
+  options.seed = static_cast<uint64_t>(seed);
+  options.default_retrain_every = static_cast<int>(every);
+  options.poll_interval_ms = static_cast<int>(poll);
+  if (nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(nice)) != 0) {
+    LogEvent("warn", "nice_failed", {{"nice", std::to_string(nice)}});
+  }
+  StatusOr<std::optional<CurveClientKeys>> keys = ReadCurveClientKeys(
+      flags.get("--curve-key"), flags.get("--server-key"), "--curve-key", "--server-key");
+  if (!keys.ok()) return UsageError(keys.status().message());
+  if (*keys) {
+    options.client.own_keys = (*keys)->own;
+    options.client.server_public_key = (*keys)->server_public_key;
+  }
+  StatusOr<std::unique_ptr<LearnerDaemon>> daemon = LearnerDaemon::Create(options);
+  if (!daemon.ok()) return UsageError(daemon.status().message());
+  signal(SIGTERM, OnStopSignal);
+  signal(SIGINT, OnStopSignal);
+  LogEvent("info", "learner_started", {{"coordinator", options.client.endpoint}});
+  const Status status = (*daemon)->Run(g_stop);
+  if (!status.ok()) {
+    LogEvent("error", "stopped", {{"error", status.message()}});
+    return 1;
+  }
+  LogEvent("info", "stopped", {});
+  return 0;
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+int main(int argc, char** argv) { return schedfarm::Main(argc, argv); }

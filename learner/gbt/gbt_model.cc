@@ -1,0 +1,328 @@
+#include "learner/gbt/gbt_model.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace schedfarm {
+namespace {
+
+constexpr char kFormat[] = "schedfarm.gbt.v1";
+
+// The error of the last XGBoost call on this thread, with what was being done.
+Status XgbError(const std::string& what) {
+  const char* message = XGBGetLastError();
+  return Status::Error("gbt: " + what + ": " + (message != nullptr ? message : "unknown error"));
+}
+
+#define SCHEDFARM_XGB(call, what)           \
+  do {                                      \
+    if ((call) != 0) return XgbError(what); \
+  } while (0)
+
+void QuietXgboost() {
+  static std::once_flag once;
+  std::call_once(once, [] { XGBSetGlobalConfig("{\"verbosity\": 0}"); });
+}
+
+// A DMatrix freed on scope exit.
+class Matrix {
+ public:
+  Matrix() = default;
+  ~Matrix() {
+    if (handle_ != nullptr) XGDMatrixFree(handle_);
+  }
+  Matrix(const Matrix&) = delete;
+  Matrix& operator=(const Matrix&) = delete;
+  DMatrixHandle* out() { return &handle_; }
+  DMatrixHandle get() const { return handle_; }
+
+ private:
+  DMatrixHandle handle_ = nullptr;
+};
+
+Status CheckFeatures(const PipelineFeatures& f, const FeatureSchema& schema) {
+  const size_t ni = schema.invariant_names.size();
+  const size_t nd = schema.dependent_names.size();
+  if (f.num_stages <= 0) return Status::Error("no stages");
+  const size_t n = static_cast<size_t>(f.num_stages);
+  if (f.invariant.size() != n * ni || f.dependent.size() != n * nd || f.scheduled.size() != n) {
+    return Status::Error(
+        "features of " + std::to_string(n) + " stages have " + std::to_string(f.invariant.size()) +
+        " invariant, " + std::to_string(f.dependent.size()) + " dependent and " +
+        std::to_string(f.scheduled.size()) + " scheduled values; feature schema v" +
+        std::to_string(schema.version) + " has " + std::to_string(ni) + " invariant and " +
+        std::to_string(nd) + " dependent columns per stage (features of another schema?)");
+  }
+  for (const auto& [from, to] : f.edges) {
+    if (from < 0 || to < 0 || from >= f.num_stages || to >= f.num_stages) {
+      return Status::Error("edge " + std::to_string(from) + " -> " + std::to_string(to) +
+                           " names a stage outside 0.." + std::to_string(f.num_stages - 1));
+    }
+  }
+  if (!std::isfinite(f.flops) || !std::isfinite(f.bytes) || f.flops < 0 || f.bytes < 0) {
+    return Status::Error("flops and bytes must be finite and non-negative");
+  }
+  for (size_t i = 0; i < f.invariant.size(); ++i) {
+    if (!std::isfinite(f.invariant[i])) {
+      return Status::Error("stage " + std::to_string(i / ni) + ", invariant column '" +
+                           schema.invariant_names[i % ni] + "' is not finite");
+    }
+  }
+  for (size_t i = 0; i < f.dependent.size(); ++i) {
+    if (!std::isfinite(f.dependent[i])) {
+      return Status::Error("stage " + std::to_string(i / nd) + ", dependent column '" +
+                           schema.dependent_names[i % nd] + "' is not finite");
+    }
+  }
+  return Status::Ok();
+}
+
+void AppendSumMax(const std::vector<float>& values, int stages, size_t columns,
+                  std::vector<float>* row) {
+  for (size_t c = 0; c < columns; ++c) {
+    double sum = 0;
+    float max = stages > 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int s = 0; s < stages; ++s) {
+      const float v = values[s * columns + c];
+      sum += v;
+      max = std::max(max, v);
+    }
+    row->push_back(static_cast<float>(sum));
+    row->push_back(max);
+  }
+}
+
+}  // namespace
+
+struct GbtModel::Booster {
+  BoosterHandle handle = nullptr;
+  ~Booster() {
+    if (handle != nullptr) XGBoosterFree(handle);
+  }
+};
+
+std::vector<std::string> GbtColumnNames(const FeatureSchema& schema) {
+  std::vector<std::string> names = {"num_stages", "num_edges", "scheduled_stages", "flops",
+                                    "bytes"};
+  for (const std::string& n : schema.invariant_names) {
+    names.push_back("sum:" + n);
+    names.push_back("max:" + n);
+  }
+  for (const std::string& n : schema.dependent_names) {
+    names.push_back("sum:" + n);
+    names.push_back("max:" + n);
+  }
+  return names;
+}
+
+Status AggregateFeatures(const PipelineFeatures& f, const FeatureSchema& schema,
+                         std::vector<float>* row) {
+  SCHEDFARM_RETURN_IF_ERROR(CheckFeatures(f, schema));
+  int scheduled = 0;
+  for (uint8_t s : f.scheduled) scheduled += s != 0;
+  row->push_back(static_cast<float>(f.num_stages));
+  row->push_back(static_cast<float>(f.edges.size()));
+  row->push_back(static_cast<float>(scheduled));
+  row->push_back(static_cast<float>(f.flops));
+  row->push_back(static_cast<float>(f.bytes));
+  AppendSumMax(f.invariant, f.num_stages, schema.invariant_names.size(), row);
+  AppendSumMax(f.dependent, f.num_stages, schema.dependent_names.size(), row);
+  return Status::Ok();
+}
+
+GbtModel::GbtModel(GbtParams params) : params_(params) {}
+GbtModel::~GbtModel() = default;
+
+Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& options) {
+  QuietXgboost();
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  if (train.empty()) return Status::Error("gbt: empty training set");
+  const int rounds = options.epochs > 0 ? options.epochs : params_.rounds;
+  if (rounds <= 0) return Status::Error("gbt: rounds must be positive");
+  const size_t columns = GbtColumnNames(schema).size();
+  std::vector<float> data;
+  data.reserve(train.size() * columns);
+  std::vector<float> labels;
+  labels.reserve(train.size());
+  double label_sum = 0;
+  for (size_t i = 0; i < train.size(); ++i) {
+    const Sample& s = train[i];
+    const std::string where =
+        "gbt: training sample " + std::to_string(i) + " (pipeline '" + s.pipeline_id + "')";
+    if (!std::isfinite(s.seconds) || s.seconds <= 0) {
+      return Status::Error(where + ": runtime " + std::to_string(s.seconds) +
+                           " is not a positive number");
+    }
+    SCHEDFARM_RETURN_IF_ERROR(AggregateFeatures(s.features, schema, &data).WithContext(where));
+    labels.push_back(static_cast<float>(std::log(s.seconds)));
+    label_sum += labels.back();
+  }
+
+  Matrix dtrain;
+  SCHEDFARM_XGB(XGDMatrixCreateFromMat(data.data(), train.size(), columns,
+                                       std::numeric_limits<float>::quiet_NaN(), dtrain.out()),
+                "creating the training matrix");
+  SCHEDFARM_XGB(XGDMatrixSetFloatInfo(dtrain.get(), "label", labels.data(), labels.size()),
+                "setting the labels");
+  auto booster = std::make_unique<Booster>();
+  const DMatrixHandle cache[] = {dtrain.get()};
+  SCHEDFARM_XGB(XGBoosterCreate(cache, 1, &booster->handle), "creating the booster");
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", v);
+    return std::string(buf);
+  };
+  const std::pair<std::string, std::string> settings[] = {
+      {"objective", "reg:squarederror"},
+      {"tree_method", "exact"},
+      {"verbosity", "0"},
+      {"base_score", number(label_sum / labels.size())},
+      {"max_depth", std::to_string(params_.max_depth)},
+      {"eta", number(params_.eta)},
+      {"gamma", number(params_.gamma)},
+      {"min_child_weight", number(params_.min_child_weight)},
+      {"lambda", number(params_.lambda)},
+      {"alpha", number(params_.alpha)},
+      {"subsample", number(params_.subsample)},
+      {"seed", std::to_string(options.seed)},
+      {"nthread", std::to_string(std::max(0, options.threads))},
+  };
+  for (const auto& [key, value] : settings) {
+    SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, key.c_str(), value.c_str()),
+                  "setting " + key + " = " + value);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  for (; done < rounds; ++done) {
+    if (options.time_limit_seconds > 0 && done > 0) {
+      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+      if (elapsed.count() >= options.time_limit_seconds) break;
+    }
+    SCHEDFARM_XGB(XGBoosterUpdateOneIter(booster->handle, done, dtrain.get()),
+                  "boosting round " + std::to_string(done));
+  }
+  // Predictions run on one thread: a batch of thousands of rows takes milliseconds, and
+  // OpenMP's spinning threads cost more than that on a busy host.
+  SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "nthread", "1"), "setting nthread");
+  std::lock_guard<std::mutex> lock(mu_);
+  booster_ = std::move(booster);
+  rounds_ = done;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<RuntimePrediction>> GbtModel::Predict(
+    const std::vector<const PipelineFeatures*>& features) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (booster_ == nullptr) return Status::Error("gbt: predict before training or loading");
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  std::vector<RuntimePrediction> out;
+  if (features.empty()) return out;
+  const size_t columns = GbtColumnNames(schema).size();
+  std::vector<float> data;
+  data.reserve(features.size() * columns);
+  for (size_t i = 0; i < features.size(); ++i) {
+    if (features[i] == nullptr) {
+      return Status::Error("gbt: features " + std::to_string(i) + " is null");
+    }
+    SCHEDFARM_RETURN_IF_ERROR(AggregateFeatures(*features[i], schema, &data)
+                                  .WithContext("gbt: features " + std::to_string(i)));
+  }
+  Matrix matrix;
+  SCHEDFARM_XGB(XGDMatrixCreateFromMat(data.data(), features.size(), columns,
+                                       std::numeric_limits<float>::quiet_NaN(), matrix.out()),
+                "creating the prediction matrix");
+  const char config[] =
+      "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
+      "\"strict_shape\": false}";
+  const bst_ulong* shape = nullptr;
+  bst_ulong dims = 0;
+  const float* result = nullptr;
+  SCHEDFARM_XGB(
+      XGBoosterPredictFromDMatrix(booster_->handle, matrix.get(), config, &shape, &dims, &result),
+      "predicting");
+  bst_ulong count = 1;
+  for (bst_ulong d = 0; d < dims; ++d) count *= shape[d];
+  if (count != features.size()) {
+    return Status::Error("gbt: XGBoost returned " + std::to_string(count) + " predictions for " +
+                         std::to_string(features.size()) + " rows");
+  }
+  out.reserve(features.size());
+  for (size_t i = 0; i < features.size(); ++i) {
+    out.push_back({std::exp(static_cast<double>(result[i])), 0.0});
+  }
+  return out;
+}
+
+StatusOr<std::string> GbtModel::Save() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (booster_ == nullptr) return Status::Error("gbt: save before training or loading");
+  bst_ulong length = 0;
+  const char* buffer = nullptr;
+  SCHEDFARM_XGB(
+      XGBoosterSaveModelToBuffer(booster_->handle, "{\"format\": \"ubj\"}", &length, &buffer),
+      "saving the model");
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  std::ostringstream header;
+  header << kFormat << "\n"
+         << "schema " << schema.version << " " << schema.invariant_names.size() << " "
+         << schema.dependent_names.size() << "\n"
+         << "rounds " << rounds_ << "\n"
+         << "xgboost " << length << "\n";
+  return header.str() + std::string(buffer, length);
+}
+
+Status GbtModel::Load(const std::string& bytes) {
+  QuietXgboost();
+  std::istringstream in(bytes);
+  std::string format;
+  std::string key;
+  int version = -1;
+  size_t invariant = 0;
+  size_t dependent = 0;
+  int rounds = 0;
+  size_t length = 0;
+  std::getline(in, format);
+  if (format != kFormat) {
+    return Status::Error("gbt: load: not a saved GBT model (expected header '" +
+                         std::string(kFormat) + "')");
+  }
+  if (!(in >> key) || key != "schema" || !(in >> version >> invariant >> dependent) ||
+      !(in >> key) || key != "rounds" || !(in >> rounds) || !(in >> key) || key != "xgboost" ||
+      !(in >> length) || in.get() != '\n') {
+    return Status::Error("gbt: load: malformed header");
+  }
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  if (version != schema.version || invariant != schema.invariant_names.size() ||
+      dependent != schema.dependent_names.size()) {
+    return Status::Error("gbt: load: the model was trained on feature schema v" +
+                         std::to_string(version) + " (" + std::to_string(invariant) + "+" +
+                         std::to_string(dependent) + " columns); this build has v" +
+                         std::to_string(schema.version) + " (" +
+                         std::to_string(schema.invariant_names.size()) + "+" +
+                         std::to_string(schema.dependent_names.size()) + ")");
+  }
+  const size_t offset = static_cast<size_t>(in.tellg());
+  if (bytes.size() - offset != length) {
+    return Status::Error("gbt: load: the header announces " + std::to_string(length) +
+                         " bytes of XGBoost model, " + std::to_string(bytes.size() - offset) +
+                         " follow");
+  }
+  auto booster = std::make_unique<Booster>();
+  SCHEDFARM_XGB(XGBoosterCreate(nullptr, 0, &booster->handle), "creating the booster");
+  SCHEDFARM_XGB(XGBoosterLoadModelFromBuffer(booster->handle, bytes.data() + offset, length),
+                "loading the XGBoost model");
+  SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "verbosity", "0"), "setting verbosity");
+  SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "nthread", "1"), "setting nthread");
+  std::lock_guard<std::mutex> lock(mu_);
+  booster_ = std::move(booster);
+  rounds_ = rounds;
+  return Status::Ok();
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,69 @@
+// The "TVM-style GBT" baseline (kind "gbt"): an XGBoost regressor of the log runtime
+// on features aggregated over a pipeline's stages (sum and max of every feature column,
+// plus the graph's size and the analytic flops and bytes). TVM's own loop-nest features
+// are not available here, hence "TVM-style": the learner and its hyperparameters follow
+// AutoTVM's XGBoost cost model, the features are ours. docs/EVALUATION.md has the details.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "learner/features.h"
+#include "learner/model.h"
+
+namespace schedfarm {
+
+// The names of the aggregated columns for `schema`, in the order of AggregateFeatures.
+std::vector<std::string> GbtColumnNames(const FeatureSchema& schema);
+
+// Appends one row of aggregated features (GbtColumnNames(schema).size() values) to
+// `row`. Errors: features whose sizes do not match `schema`.
+Status AggregateFeatures(const PipelineFeatures& features, const FeatureSchema& schema,
+                         std::vector<float>* row);
+
+// Hyperparameters; the defaults are AutoTVM's XGBoost cost model ("reg" loss).
+struct GbtParams {
+  int rounds = 300;  // boosting rounds (TrainOptions.epochs overrides)
+  int max_depth = 3;
+  double eta = 0.3;
+  double gamma = 1e-4;
+  double min_child_weight = 1;
+  double lambda = 1;
+  double alpha = 0;
+  double subsample = 1;
+};
+
+class GbtModel : public PerformanceModel {
+ public:
+  explicit GbtModel(GbtParams params = {});
+  ~GbtModel() override;
+  GbtModel(const GbtModel&) = delete;
+  GbtModel& operator=(const GbtModel&) = delete;
+
+  std::string kind() const override { return "gbt"; }
+  // Trains from scratch: rounds = options.epochs or params.rounds; options.seed and
+  // options.threads go to XGBoost; options.time_limit_seconds stops boosting early.
+  Status Train(const std::vector<Sample>& train, const TrainOptions& options) override;
+  // Predictions are deterministic (stddev 0).
+  StatusOr<std::vector<RuntimePrediction>> Predict(
+      const std::vector<const PipelineFeatures*>& features) const override;
+  // A short text header (format, schema version and column counts, rounds) followed by
+  // XGBoost's own model buffer (UBJSON).
+  StatusOr<std::string> Save() const override;
+  Status Load(const std::string& bytes) override;
+
+  // Boosting rounds of the trained model (0 before training).
+  int rounds() const { return rounds_; }
+
+ private:
+  struct Booster;
+  GbtParams params_;
+  std::unique_ptr<Booster> booster_;
+  int rounds_ = 0;
+  mutable std::mutex mu_;  // XGBoost's predictions on one booster are serialised
+};
+
+}  // namespace schedfarm

@@ -1,0 +1,57 @@
+// The one interface of every performance model (the GCN, its 0-layer variant, LANN,
+// the roofline and the TVM-style GBT): train on labelled schedules, predict the
+// runtime of a pipeline's schedule with an uncertainty, save to bytes and load back.
+// Free of Halide and Torch; the models live in learner/torch/, learner/gbt/ and here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "learner/features.h"
+
+namespace schedfarm {
+
+// A measured schedule: its features and the median of its samples.
+struct Sample {
+  std::string pipeline_id;
+  std::string schedule_hash;
+  PipelineFeatures features;
+  double seconds = 0;         // median runtime
+  double stddev_seconds = 0;  // spread of its samples
+};
+
+struct RuntimePrediction {
+  double mean_seconds = 0;
+  double stddev_seconds = 0;  // ensemble disagreement; 0 for a single deterministic model
+};
+
+struct TrainOptions {
+  uint64_t seed = 1;
+  int epochs = 0;    // 0: the model's default
+  int ensemble = 0;  // neural models: members trained with seeds seed, seed+1...; 0: default
+  int threads = 0;   // intra-op threads; 0: the library's default
+  double time_limit_seconds = 0;  // 0: none
+};
+
+class PerformanceModel {
+ public:
+  virtual ~PerformanceModel() = default;
+  // "gcn", "gcn0" (no message passing), "lann", "roofline", "gbt".
+  virtual std::string kind() const = 0;
+  // Trains from scratch on `train` (every sample's features from CurrentFeatureSchema()).
+  virtual Status Train(const std::vector<Sample>& train, const TrainOptions& options) = 0;
+  // One prediction per features, in order. An error before training or for features of
+  // another schema.
+  virtual StatusOr<std::vector<RuntimePrediction>> Predict(
+      const std::vector<const PipelineFeatures*>& features) const = 0;
+  // The trained model (weights, normalization statistics, feature schema version) as
+  // bytes for Model.weights, and back.
+  virtual StatusOr<std::string> Save() const = 0;
+  virtual Status Load(const std::string& bytes) = 0;
+};
+
+}  // namespace schedfarm

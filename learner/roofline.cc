@@ -1,0 +1,677 @@
+#include "learner/roofline.h"
+
+#include <immintrin.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <thread>
+
+namespace schedfarm {
+namespace {
+
+constexpr char kPeaksFormat[] = "schedfarm.host_peaks.v1";
+constexpr char kModelFormat[] = "schedfarm.roofline.v1";
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// --- microbenchmarks ------------------------------------------------------------------
+
+constexpr int kAccumulators = 12;  // independent chains: more than latency x ports
+
+__attribute__((target("avx2,fma"))) float FmaLoopAvx2(int64_t iterations) {
+  __m256 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.01f * k);
+  const __m256 mul = _mm256_set1_ps(0.9999999f);
+  const __m256 add = _mm256_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], mul, add);
+  }
+  __m256 sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm256_add_ps(sum, acc[k]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+constexpr double kFlopsPerIterationAvx2 = kAccumulators * 8 * 2;
+
+float MulAddLoopSse2(int64_t iterations) {
+  __m128 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_set1_ps(1.0f + 0.01f * k);
+  const __m128 mul = _mm_set1_ps(0.9999999f);
+  const __m128 add = _mm_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_add_ps(_mm_mul_ps(acc[k], mul), add);
+  }
+  __m128 sum = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) sum = _mm_add_ps(sum, acc[k]);
+  float lanes[4];
+  _mm_storeu_ps(lanes, sum);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+constexpr double kFlopsPerIterationSse2 = kAccumulators * 4 * 2;
+
+bool HasAvx2Fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+// Runs fn(thread index) on `threads` threads at once; returns the wall time.
+template <typename Fn>
+double RunOnThreads(int threads, const Fn& fn) {
+  std::vector<std::thread> pool;
+  const Clock::time_point start = Clock::now();
+  for (int t = 0; t < threads; ++t) pool.emplace_back([&fn, t] { fn(t); });
+  for (std::thread& th : pool) th.join();
+  return SecondsSince(start);
+}
+
+std::atomic<float> g_sink{0};  // keeps the loops' results alive
+
+double MeasureFlops(int threads, bool avx2) {
+  const double per_iteration = avx2 ? kFlopsPerIterationAvx2 : kFlopsPerIterationSse2;
+  auto run = [&](int64_t iterations) {
+    return RunOnThreads(threads, [&](int) {
+      const float r = avx2 ? FmaLoopAvx2(iterations) : MulAddLoopSse2(iterations);
+      g_sink.store(g_sink.load(std::memory_order_relaxed) + r, std::memory_order_relaxed);
+    });
+  };
+  // Grow the loop until one run takes 20 ms, then keep the best of three 40 ms runs.
+  int64_t iterations = 1 << 16;
+  while (run(iterations) < 0.02 && iterations < (int64_t{1} << 34)) iterations *= 2;
+  iterations *= 2;
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < 3; ++rep) best = std::min(best, run(iterations));
+  return per_iteration * static_cast<double>(iterations) * threads / best;
+}
+
+StatusOr<double> MeasureBandwidth(int threads) {
+  constexpr size_t kElements = size_t{64} << 20 >> 2;  // 64 MiB of floats per array
+  std::unique_ptr<float[]> a(new (std::nothrow) float[kElements]);
+  std::unique_ptr<float[]> b(new (std::nothrow) float[kElements]);
+  std::unique_ptr<float[]> c(new (std::nothrow) float[kElements]);
+  if (a == nullptr || b == nullptr || c == nullptr) {
+    return Status::Error("measuring host peaks: cannot allocate the bandwidth test's 192 MiB");
+  }
+  const size_t chunk = (kElements + threads - 1) / threads;
+  auto range = [&](int t) {
+    const size_t begin = std::min(kElements, chunk * t);
+    return std::make_pair(begin, std::min(kElements, begin + chunk));
+  };
+  // First touch by the thread that streams the chunk later.
+  RunOnThreads(threads, [&](int t) {
+    auto [begin, end] = range(t);
+    for (size_t i = begin; i < end; ++i) {
+      a[i] = 0;
+      b[i] = 1.0f + static_cast<float>(i & 7);
+      c[i] = 2.0f;
+    }
+  });
+  const float s = 0.5f;
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < 4; ++rep) {
+    best = std::min(best, RunOnThreads(threads, [&](int t) {
+                      auto [begin, end] = range(t);
+                      float* __restrict pa = a.get();
+                      const float* __restrict pb = b.get();
+                      const float* __restrict pc = c.get();
+                      for (size_t i = begin; i < end; ++i) pa[i] = pb[i] + s * pc[i];
+                    }));
+  }
+  g_sink.store(g_sink.load(std::memory_order_relaxed) + a[kElements / 2],
+               std::memory_order_relaxed);
+  return 3.0 * sizeof(float) * static_cast<double>(kElements) / best;
+}
+
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string name = line.substr(colon + 1);
+        name.erase(0, name.find_first_not_of(" \t"));
+        if (!name.empty()) return name;
+      }
+    }
+  }
+  return "unknown";
+}
+
+int HostCores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::string FormatPeaks(const HostPeaks& p) {
+  char numbers[128];
+  std::snprintf(numbers, sizeof(numbers), "flops_per_second %.17g\nbytes_per_second %.17g\n",
+                p.flops_per_second, p.bytes_per_second);
+  return std::string(kPeaksFormat) + "\ncpu " + p.cpu + "\ncores " + std::to_string(p.cores) +
+         "\nisa " + p.isa + "\n" + numbers;
+}
+
+// Parses FormatPeaks' text from the current position of `in`.
+StatusOr<HostPeaks> ParsePeaks(std::istream& in) {
+  HostPeaks p;
+  std::string line;
+  if (!std::getline(in, line) || line != kPeaksFormat) {
+    return Status::Error("expected '" + std::string(kPeaksFormat) + "'");
+  }
+  const char* keys[] = {"cpu", "cores", "isa", "flops_per_second", "bytes_per_second"};
+  for (const char* key : keys) {
+    if (!std::getline(in, line)) return Status::Error(std::string("missing '") + key + "'");
+    const std::string prefix = std::string(key) + " ";
+    if (line.rfind(prefix, 0) != 0) {
+      return Status::Error(std::string("expected '") + key + " ...', got '" + line + "'");
+    }
+    const std::string value = line.substr(prefix.size());
+    char* end = nullptr;
+    if (prefix == "cpu ") {
+      p.cpu = value;
+    } else if (prefix == "isa ") {
+      p.isa = value;
+    } else if (prefix == "cores ") {
+      p.cores = static_cast<int>(std::strtol(value.c_str(), &end, 10));
+      if (*end != '\0' || p.cores <= 0) return Status::Error("bad cores '" + value + "'");
+    } else {
+      const double v = std::strtod(value.c_str(), &end);
+      if (*end != '\0' || !std::isfinite(v) || v <= 0) {
+        return Status::Error(std::string("bad ") + key + " '" + value + "'");
+      }
+      (prefix == "flops_per_second " ? p.flops_per_second : p.bytes_per_second) = v;
+    }
+  }
+  return p;
+}
+
+Status CheckPeaks(const HostPeaks& p) {
+  if (!std::isfinite(p.flops_per_second) || p.flops_per_second <= 0 ||
+      !std::isfinite(p.bytes_per_second) || p.bytes_per_second <= 0) {
+    return Status::Error("roofline: peak FLOP/s and bandwidth must be positive (got " +
+                         std::to_string(p.flops_per_second) + " and " +
+                         std::to_string(p.bytes_per_second) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<HostPeaks> MeasureHostPeaks() {
+  HostPeaks p;
+  p.cpu = CpuModelName();
+  p.cores = HostCores();
+  const bool avx2 = HasAvx2Fma();
+  p.isa = avx2 ? "avx2+fma" : "sse2";
+  p.flops_per_second = MeasureFlops(p.cores, avx2);
+  SCHEDFARM_ASSIGN_OR_RETURN(p.bytes_per_second, MeasureBandwidth(p.cores));
+  SCHEDFARM_RETURN_IF_ERROR(CheckPeaks(p).WithContext("measuring host peaks"));
+  return p;
+}
+
+StatusOr<HostPeaks> CachedHostPeaks(const std::string& path) {
+  {
+    std::ifstream in(path);
+    if (in) {
+      auto cached = ParsePeaks(in);
+      if (cached.ok() && cached->cpu == CpuModelName() && cached->cores == HostCores()) {
+        return cached;
+      }
+    }
+  }
+  SCHEDFARM_ASSIGN_OR_RETURN(HostPeaks peaks, MeasureHostPeaks());
+  std::error_code ec;
+  const std::filesystem::path file(path);
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  if (ec) {
+    return Status::Error("host peaks cache '" + path +
+                         "': cannot create its directory: " + ec.message());
+  }
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << FormatPeaks(peaks);
+    if (!out) return Status::Error("host peaks cache '" + temp + "': write failed");
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) return Status::Error("host peaks cache '" + path + "': " + ec.message());
+  return peaks;
+}
+
+std::string DefaultHostPeaksPath() {
+  const char* dir = std::getenv("SCHEDFARM_CACHE_DIR");
+  if (dir != nullptr && *dir != '\0') return std::string(dir) + "/host_peaks.txt";
+  dir = std::getenv("XDG_CACHE_HOME");
+  if (dir != nullptr && *dir != '\0') return std::string(dir) + "/schedfarm/host_peaks.txt";
+  dir = std::getenv("HOME");
+  if (dir != nullptr && *dir != '\0') return std::string(dir) + "/.cache/schedfarm/host_peaks.txt";
+  return "";
+}
+
+const char* OpClassName(OpClass c) {
+  switch (c) {
+    case OpClass::kConv:
+      return "conv";
+    case OpClass::kMatmul:
+      return "matmul";
+    case OpClass::kPool:
+      return "pool";
+    case OpClass::kReduce:
+      return "reduce";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kMovement:
+      return "movement";
+  }
+  return "?";
+}
+
+// Where the roofline's inputs are in the feature schema.
+struct RooflineModel::Columns {
+  int version = 0;
+  size_t invariant = 0;  // columns per stage
+  size_t dependent = 0;
+  std::array<int, OpKind_ARRAYSIZE> op{};  // invariant "op_<kind>" per OpKind (-1: none)
+  int bytes_per_element = -1;
+  int flops = -1;  // invariant, schedule-free
+  int bytes_read = -1;
+  int bytes_written = -1;
+  int loc_inline = -1;  // dependent, this schedule
+  int float_ops = -1;
+  int scalar_float_ops = -1;
+  int core_utilization = -1;
+  int unique_bytes_read_total = -1;
+  int bytes_written_total = -1;
+};
+
+namespace {
+
+int FindColumn(const std::vector<std::string>& names, const std::string& name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+OpClass ClassOf(OpKind op) {
+  switch (op) {
+    case CONV:
+      return OpClass::kConv;
+    case MATMUL:
+      return OpClass::kMatmul;
+    case POOL:
+      return OpClass::kPool;
+    case REDUCE:
+      return OpClass::kReduce;
+    case UNARY:
+    case BINARY:
+      return OpClass::kElementwise;
+    default:
+      return OpClass::kMovement;
+  }
+}
+
+// Bytes of one vector register of the FLOP/s loop.
+int VectorBytes(const HostPeaks& peaks) { return peaks.isa == "sse2" ? 16 : 32; }
+
+}  // namespace
+
+RooflineModel::RooflineModel() : RooflineModel(HostPeaks()) { have_peaks_ = false; }
+
+RooflineModel::RooflineModel(const HostPeaks& peaks) : peaks_(peaks), have_peaks_(true) {
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  auto columns = std::make_shared<Columns>();
+  columns->version = schema.version;
+  columns->invariant = schema.invariant_names.size();
+  columns->dependent = schema.dependent_names.size();
+  std::string missing;
+  auto find = [&](const std::vector<std::string>& names, const std::string& name, int* index) {
+    *index = FindColumn(names, name);
+    if (*index < 0) missing += (missing.empty() ? "'" : ", '") + name + "'";
+  };
+  columns->op.fill(-1);
+  for (int k = OpKind_MIN; k <= OpKind_MAX; ++k) {
+    if (k == OP_KIND_UNSPECIFIED || !OpKind_IsValid(k)) continue;
+    std::string name = OpKind_Name(static_cast<OpKind>(k));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    find(schema.invariant_names, "op_" + name, &columns->op[k]);
+  }
+  find(schema.invariant_names, "bytes_per_element", &columns->bytes_per_element);
+  find(schema.invariant_names, "flops", &columns->flops);
+  find(schema.invariant_names, "bytes_read", &columns->bytes_read);
+  find(schema.invariant_names, "bytes_written", &columns->bytes_written);
+  find(schema.dependent_names, "loc_inline", &columns->loc_inline);
+  find(schema.dependent_names, "float_ops", &columns->float_ops);
+  find(schema.dependent_names, "scalar_float_ops", &columns->scalar_float_ops);
+  find(schema.dependent_names, "core_utilization", &columns->core_utilization);
+  find(schema.dependent_names, "unique_bytes_read_total", &columns->unique_bytes_read_total);
+  find(schema.dependent_names, "bytes_written_total", &columns->bytes_written_total);
+  if (!missing.empty()) {
+    columns_status_ = Status::Error("roofline: feature schema v" + std::to_string(schema.version) +
+                                    " lacks the column(s) " + missing);
+  }
+  columns_ = std::move(columns);
+}
+
+StatusOr<std::vector<RooflineStage>> RooflineModel::Stages(const PipelineFeatures& f) const {
+  SCHEDFARM_RETURN_IF_ERROR(columns_status_);
+  if (!have_peaks_) return Status::Error("roofline: no host peaks before training or loading");
+  const Columns& col = *columns_;
+  if (f.num_stages <= 0) return Status::Error("no stages");
+  const size_t n = static_cast<size_t>(f.num_stages);
+  if (f.invariant.size() != n * col.invariant || f.dependent.size() != n * col.dependent ||
+      f.scheduled.size() != n) {
+    return Status::Error(
+        "features of " + std::to_string(n) + " stages have " + std::to_string(f.invariant.size()) +
+        " invariant, " + std::to_string(f.dependent.size()) + " dependent and " +
+        std::to_string(f.scheduled.size()) + " scheduled values; feature schema v" +
+        std::to_string(col.version) + " has " + std::to_string(col.invariant) + " invariant and " +
+        std::to_string(col.dependent) +
+        " dependent columns per stage (features of another schema?)");
+  }
+  const double peak = peaks_.flops_per_second;
+  const double bandwidth = peaks_.bytes_per_second;
+  const double vector_bytes = VectorBytes(peaks_);
+  const double f32_lanes = vector_bytes / 4;
+  std::vector<RooflineStage> stages;
+  for (size_t s = 0; s < n; ++s) {
+    const float* inv = &f.invariant[s * col.invariant];
+    const float* dep = &f.dependent[s * col.dependent];
+    int op = -1;
+    for (int k = 0; k < OpKind_ARRAYSIZE; ++k) {
+      if (col.op[k] >= 0 && inv[col.op[k]] > 0.5f) op = k;
+    }
+    if (op < 0) {
+      return Status::Error("stage " + std::to_string(s) + " has no op_<kind> column set");
+    }
+    const double values[] = {inv[col.flops],
+                             inv[col.bytes_read],
+                             inv[col.bytes_written],
+                             dep[col.float_ops],
+                             dep[col.scalar_float_ops],
+                             dep[col.unique_bytes_read_total],
+                             dep[col.bytes_written_total]};
+    for (double v : values) {
+      if (!std::isfinite(v) || v < 0) {
+        return Status::Error("stage " + std::to_string(s) +
+                             ": a flops or bytes column is negative or not finite");
+      }
+    }
+    RooflineStage stage;
+    stage.op_class = ClassOf(static_cast<OpKind>(op));
+    if (f.scheduled[s] == 0) {
+      // Undecided: the schedule-free counts at the peaks.
+      stage.compute_seconds = inv[col.flops] / peak;
+      stage.memory_seconds = (inv[col.bytes_read] + inv[col.bytes_written]) / bandwidth;
+    } else {
+      if (dep[col.loc_inline] > 0.5f) continue;  // computed inside its consumers
+      const double element_bytes = std::max(1.0f, inv[col.bytes_per_element]);
+      const double lanes = std::max(1.0, vector_bytes / element_bytes);
+      const double scalar = dep[col.scalar_float_ops];
+      const double vector = std::max(0.0, dep[col.float_ops] - scalar);
+      const double utilization = std::clamp(static_cast<double>(dep[col.core_utilization]),
+                                            1.0 / std::max(1, peaks_.cores), 1.0);
+      // Each float operation weighted by its cost in peak flops: vectorized,
+      // f32_lanes / lanes (1 for f32, 2 for f64); scalar, f32_lanes (one instruction
+      // for one element).
+      stage.compute_seconds =
+          (vector * f32_lanes / lanes + scalar * f32_lanes) / (peak * utilization);
+      stage.memory_seconds =
+          (static_cast<double>(dep[col.unique_bytes_read_total]) + dep[col.bytes_written_total]) /
+          bandwidth;
+    }
+    stages.push_back(stage);
+  }
+  return stages;
+}
+
+namespace {
+
+// Per sample, per class: sum over its stages of max(compute, memory) at the peaks.
+using ClassTimes = std::array<double, kNumOpClasses>;
+
+ClassTimes PeakTimes(const std::vector<RooflineStage>& stages) {
+  ClassTimes t{};
+  for (const RooflineStage& s : stages) {
+    t[static_cast<int>(s.op_class)] += std::max(s.compute_seconds, s.memory_seconds);
+  }
+  return t;
+}
+
+// Solves m x = b (n x n, row-major) by Gaussian elimination with partial pivoting; the
+// solution replaces b. False when m is singular.
+bool SolveInPlace(int n, std::vector<double>* m, std::vector<double>* b) {
+  std::vector<double>& a = *m;
+  std::vector<double>& x = *b;
+  for (int col = 0; col < n; ++col) {
+    int pivot = col;
+    for (int row = col + 1; row < n; ++row) {
+      if (std::abs(a[row * n + col]) > std::abs(a[pivot * n + col])) pivot = row;
+    }
+    if (!(std::abs(a[pivot * n + col]) > 0)) return false;
+    if (pivot != col) {
+      for (int j = 0; j < n; ++j) std::swap(a[col * n + j], a[pivot * n + j]);
+      std::swap(x[col], x[pivot]);
+    }
+    for (int row = col + 1; row < n; ++row) {
+      const double f = a[row * n + col] / a[col * n + col];
+      for (int j = col; j < n; ++j) a[row * n + j] -= f * a[col * n + j];
+      x[row] -= f * x[col];
+    }
+  }
+  for (int row = n - 1; row >= 0; --row) {
+    double v = x[row];
+    for (int j = row + 1; j < n; ++j) v -= a[row * n + j] * x[j];
+    x[row] = v / a[row * n + row];
+  }
+  return true;
+}
+
+}  // namespace
+
+Status RooflineModel::Train(const std::vector<Sample>& train, const TrainOptions& options) {
+  if (train.empty()) return Status::Error("roofline: empty training set");
+  if (!have_peaks_) {
+    const std::string path = DefaultHostPeaksPath();
+    SCHEDFARM_ASSIGN_OR_RETURN(peaks_, path.empty() ? MeasureHostPeaks() : CachedHostPeaks(path));
+    have_peaks_ = true;
+  }
+  SCHEDFARM_RETURN_IF_ERROR(CheckPeaks(peaks_));
+
+  // Per sample i: R_ic, the summed max(C, M) of its stages of class c, and ln T_i. The
+  // prediction is sum_c w_c R_ic with w_c = exp(theta_c).
+  std::vector<ClassTimes> times;
+  std::vector<double> log_truth;
+  times.reserve(train.size());
+  log_truth.reserve(train.size());
+  double log_ratio_sum = 0;
+  std::array<bool, kNumOpClasses> present{};
+  for (size_t i = 0; i < train.size(); ++i) {
+    const Sample& s = train[i];
+    const std::string where =
+        "roofline: training sample " + std::to_string(i) + " (pipeline '" + s.pipeline_id + "')";
+    if (!std::isfinite(s.seconds) || s.seconds <= 0) {
+      return Status::Error(where + ": runtime " + std::to_string(s.seconds) +
+                           " is not a positive number");
+    }
+    auto stages = Stages(s.features);
+    if (!stages.ok()) return stages.status().WithContext(where);
+    const ClassTimes t = PeakTimes(*stages);
+    double total = 0;
+    for (int c = 0; c < kNumOpClasses; ++c) {
+      total += t[c];
+      present[c] = present[c] || t[c] > 0;
+    }
+    if (!(total > 0) || !std::isfinite(total)) {
+      return Status::Error(where +
+                           ": its stages have zero flops and bytes (or overflow): the "
+                           "roofline cannot fit it");
+    }
+    times.push_back(t);
+    log_truth.push_back(std::log(s.seconds));
+    log_ratio_sum += log_truth.back() - std::log(total);
+  }
+  const size_t n = times.size();
+
+  // One multiplier for every class: the geometric mean of T_i / sum_c R_ic, the
+  // log-space least-squares fit with a single parameter.
+  const double global = log_ratio_sum / n;
+  std::array<double, kNumOpClasses> theta;
+  theta.fill(global);
+  std::vector<int> active;
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    if (present[c]) active.push_back(c);
+  }
+  const int k = static_cast<int>(active.size());
+
+  // The sum of squared log errors, its gradient J^T r and Gauss-Newton matrix J^T J with
+  // J_ic = w_c R_ic / p_i (the share of class c in prediction p_i).
+  auto loss = [&](const std::array<double, kNumOpClasses>& th) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double p = 0;
+      for (int c : active) p += std::exp(th[c]) * times[i][c];
+      const double r = std::log(p) - log_truth[i];
+      sum += r * r;
+    }
+    return sum;
+  };
+  // Levenberg-Marquardt: a handful of unknowns, a smooth objective.
+  double current = loss(theta);
+  double lambda = 1e-3;
+  for (int iteration = 0; iteration < 1000 && current > 0; ++iteration) {
+    std::vector<double> jtj(k * k, 0.0);
+    std::vector<double> jtr(k, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      double p = 0;
+      for (int c : active) p += std::exp(theta[c]) * times[i][c];
+      const double r = std::log(p) - log_truth[i];
+      for (int a = 0; a < k; ++a) {
+        const double ja = std::exp(theta[active[a]]) * times[i][active[a]] / p;
+        jtr[a] += ja * r;
+        for (int b = 0; b < k; ++b) {
+          jtj[a * k + b] += ja * std::exp(theta[active[b]]) * times[i][active[b]] / p;
+        }
+      }
+    }
+    std::vector<double> m = jtj;
+    std::vector<double> step(k);
+    for (int a = 0; a < k; ++a) {
+      m[a * k + a] += lambda * std::max(jtj[a * k + a], 1e-12);
+      step[a] = -jtr[a];
+    }
+    if (!SolveInPlace(k, &m, &step)) {
+      lambda *= 10;
+      continue;
+    }
+    std::array<double, kNumOpClasses> next = theta;
+    double largest = 0;
+    for (int a = 0; a < k; ++a) {
+      next[active[a]] += step[a];
+      largest = std::max(largest, std::abs(step[a]));
+    }
+    const double candidate = loss(next);
+    if (candidate < current) {
+      theta = next;
+      current = candidate;
+      lambda = std::max(lambda / 10, 1e-12);
+      if (largest < 1e-12) break;
+    } else {
+      lambda *= 10;
+      if (lambda > 1e12) break;
+    }
+  }
+  for (int c = 0; c < kNumOpClasses; ++c) multiplier_[c] = std::exp(theta[c]);
+  trained_ = true;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<RuntimePrediction>> RooflineModel::Predict(
+    const std::vector<const PipelineFeatures*>& features) const {
+  if (!trained_) return Status::Error("roofline: predict before training or loading");
+  std::vector<RuntimePrediction> out;
+  out.reserve(features.size());
+  for (size_t i = 0; i < features.size(); ++i) {
+    if (features[i] == nullptr) {
+      return Status::Error("roofline: features " + std::to_string(i) + " is null");
+    }
+    auto stages = Stages(*features[i]);
+    if (!stages.ok()) return stages.status().WithContext("roofline: features " + std::to_string(i));
+    const ClassTimes t = PeakTimes(*stages);
+    double seconds = 0;
+    for (int c = 0; c < kNumOpClasses; ++c) seconds += multiplier_[c] * t[c];
+    out.push_back({seconds, 0.0});
+  }
+  return out;
+}
+
+double RooflineModel::efficiency(OpClass c) const {
+  const double m = multiplier_[static_cast<int>(c)];
+  return m > 0 ? 1.0 / m : std::numeric_limits<double>::infinity();
+}
+
+StatusOr<std::string> RooflineModel::Save() const {
+  if (!trained_) return Status::Error("roofline: save before training or loading");
+  std::string out = std::string(kModelFormat) + "\n" + FormatPeaks(peaks_);
+  out += "schema " + std::to_string(CurrentFeatureSchema().version) + "\n";
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "multiplier %s %.17g\n", OpClassName(static_cast<OpClass>(c)),
+                  multiplier_[c]);
+    out += line;
+  }
+  return out;
+}
+
+Status RooflineModel::Load(const std::string& bytes) {
+  std::istringstream in(bytes);
+  std::string line;
+  if (!std::getline(in, line) || line != kModelFormat) {
+    return Status::Error("roofline: load: not a saved roofline model (expected header '" +
+                         std::string(kModelFormat) + "')");
+  }
+  auto peaks = ParsePeaks(in);
+  if (!peaks.ok()) return peaks.status().WithContext("roofline: load: host peaks");
+  int version = -1;
+  std::string key;
+  if (!(in >> key >> version) || key != "schema") {
+    return Status::Error("roofline: load: missing the schema version");
+  }
+  if (version != CurrentFeatureSchema().version) {
+    return Status::Error("roofline: load: the model was fitted on feature schema v" +
+                         std::to_string(version) + "; this build has v" +
+                         std::to_string(CurrentFeatureSchema().version));
+  }
+  std::array<double, kNumOpClasses> multiplier{};
+  for (int c = 0; c < kNumOpClasses; ++c) {
+    std::string name;
+    double value = -1;
+    if (!(in >> key >> name >> value) || key != "multiplier" ||
+        name != OpClassName(static_cast<OpClass>(c)) || !std::isfinite(value) || value < 0) {
+      return Status::Error(std::string("roofline: load: bad or missing multiplier of '") +
+                           OpClassName(static_cast<OpClass>(c)) + "'");
+    }
+    multiplier[c] = value;
+  }
+  peaks_ = *peaks;
+  have_peaks_ = true;
+  multiplier_ = multiplier;
+  trained_ = true;
+  return Status::Ok();
+}
+
+}  // namespace schedfarm

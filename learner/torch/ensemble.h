@@ -1,0 +1,120 @@
+// Internal to learner/torch/: what every Torch model shares. The frame of an ensemble
+// model (input checks, threads, time budget, the saved-bytes header with the feature
+// schema, turning Torch exceptions into Status values) and the column normalization
+// (signed log1p, then z-scores with training statistics).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "learner/features.h"
+#include "learner/model.h"
+
+namespace schedfarm {
+namespace torch_models {
+
+// sign(x) * log1p(|x|): log1p that keeps the sign of the (rare) negative feature.
+torch::Tensor SignedLog1p(const torch::Tensor& x);
+
+// Per-column mean and standard deviation of log-transformed values; a column that
+// is constant on the training set (standard deviation below 1e-6) gets 1, so it
+// normalizes to 0.
+struct ColumnStats {
+  torch::Tensor mean;    // float32 [columns]
+  torch::Tensor stddev;  // float32 [columns]
+
+  // `rows` [n, columns]; with no rows, mean 0 and standard deviation 1.
+  static ColumnStats Fit(const torch::Tensor& rows, int64_t columns);
+  torch::Tensor Apply(const torch::Tensor& rows) const;
+};
+
+// layer(x) for x [n, in] computed as a 1x1 convolution: the same numbers as
+// layer->forward(x), but Debian's libtorch runs convolutions through oneDNN and
+// matrix products through the system's libblas, by default the reference BLAS, which
+// is about 6x slower on the GCN's 280-wide layers.
+torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x);
+
+// Reading the saved bytes back, each failure naming the field.
+StatusOr<int64_t> ReadInt(torch::serialize::InputArchive& archive, const std::string& key);
+StatusOr<double> ReadDouble(torch::serialize::InputArchive& archive, const std::string& key);
+StatusOr<std::string> ReadString(torch::serialize::InputArchive& archive, const std::string& key);
+StatusOr<std::vector<std::string>> ReadStrings(torch::serialize::InputArchive& archive,
+                                               const std::string& key);
+// A float32 tensor of the given shape.
+StatusOr<torch::Tensor> ReadTensor(torch::serialize::InputArchive& archive, const std::string& key,
+                                   const std::vector<int64_t>& shape);
+void WriteStrings(torch::serialize::OutputArchive& archive, const std::string& key,
+                  const std::vector<std::string>& values);
+
+// How the members of an ensemble are trained.
+struct MemberPlan {
+  int members = 0;
+  int epochs = 0;
+  uint64_t seed = 0;                            // member k uses seed + k
+  double time_limit_seconds = 0;                // 0: none
+  std::chrono::steady_clock::time_point start;  // of the whole training
+};
+
+// When one member's training has to stop: the time limit is shared evenly between the
+// members trained one after another, member k (0-based) of n stopping at
+// start + limit * (k + 1) / n.
+class MemberBudget {
+ public:
+  MemberBudget(const MemberPlan& plan, int member);
+  bool Expired() const;
+
+ private:
+  bool limited_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// The mean and standard deviation over the members (rows) of [members, n] seconds.
+std::vector<RuntimePrediction> EnsembleStatistics(const torch::Tensor& member_seconds);
+
+// A PerformanceModel made of an ensemble of Torch networks. The derived class trains
+// the members and predicts with them; this class checks the inputs, sets the threads,
+// catches Torch's exceptions and writes and checks the saved-bytes header.
+class TorchEnsembleModel : public PerformanceModel {
+ public:
+  explicit TorchEnsembleModel(const FeatureSchema& schema) : schema_(schema) {}
+
+  Status Train(const std::vector<Sample>& train, const TrainOptions& options) final;
+  StatusOr<std::vector<RuntimePrediction>> Predict(
+      const std::vector<const PipelineFeatures*>& features) const final;
+  StatusOr<std::string> Save() const final;
+  Status Load(const std::string& bytes) final;
+
+  const FeatureSchema& schema() const { return schema_; }
+  int64_t invariant_columns() const { return schema_.invariant_names.size(); }
+  int64_t dependent_columns() const { return schema_.dependent_names.size(); }
+  bool trained() const { return trained_; }
+
+ protected:
+  virtual int default_ensemble() const = 0;
+  virtual int default_epochs() const = 0;
+  // Trains from scratch; the samples are checked against the schema already.
+  virtual Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) = 0;
+  // [members, features.size()] predicted seconds; the features are checked already.
+  virtual torch::Tensor PredictMembers(
+      const std::vector<const PipelineFeatures*>& features) const = 0;
+  // The model's own fields (hyperparameters, statistics, weights). LoadBody replaces
+  // the model's state only when every field reads back.
+  virtual void SaveBody(torch::serialize::OutputArchive& archive) const = 0;
+  virtual Status LoadBody(torch::serialize::InputArchive& archive) = 0;
+
+ private:
+  Status CheckFeatures(const PipelineFeatures& features) const;
+
+  FeatureSchema schema_;
+  bool trained_ = false;
+  int64_t train_samples_ = 0;
+  int64_t train_pipelines_ = 0;
+};
+
+}  // namespace torch_models
+}  // namespace schedfarm

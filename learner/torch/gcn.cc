@@ -1,0 +1,374 @@
+#include "learner/torch/gcn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <utility>
+
+namespace schedfarm {
+namespace torch_models {
+namespace {
+
+constexpr double kLearningRate = 0.0075;
+constexpr double kWeightDecay = 1e-4;
+// beta = 1 / max(coefficient of variation, kMinVariation), then scaled to mean 1.
+constexpr double kMinVariation = 0.01;
+// A member's prediction is at least this share of the fastest training runtime.
+constexpr double kFloorShare = 1e-3;
+// Graphs per forward pass in Predict.
+constexpr int64_t kPredictBatch = 1024;
+
+torch::Tensor LongTensor(const std::vector<int64_t>& values) {
+  return torch::from_blob(const_cast<int64_t*>(values.data()),
+                          {static_cast<int64_t>(values.size())}, torch::kLong)
+      .clone();
+}
+
+torch::Tensor FloatTensor(const std::vector<float>& values) {
+  return torch::from_blob(const_cast<float*>(values.data()), {static_cast<int64_t>(values.size())},
+                          torch::kFloat)
+      .clone();
+}
+
+// The raw features of every stage, stacked in graph order and log-transformed.
+struct StackedStages {
+  torch::Tensor invariant;  // [stages, invariant columns]
+  torch::Tensor dependent;  // [stages, dependent columns]
+  torch::Tensor scheduled;  // [stages, 1], 0 or 1
+};
+
+StackedStages Stack(const std::vector<const PipelineFeatures*>& features, int64_t inv_cols,
+                    int64_t dep_cols) {
+  int64_t stages = 0;
+  for (const PipelineFeatures* f : features) stages += f->num_stages;
+  StackedStages out;
+  out.invariant = torch::empty({stages, inv_cols});
+  out.dependent = torch::empty({stages, dep_cols});
+  out.scheduled = torch::empty({stages, 1});
+  float* inv = out.invariant.data_ptr<float>();
+  float* dep = out.dependent.data_ptr<float>();
+  float* scheduled = out.scheduled.data_ptr<float>();
+  for (const PipelineFeatures* f : features) {
+    std::memcpy(inv, f->invariant.data(), f->invariant.size() * sizeof(float));
+    std::memcpy(dep, f->dependent.data(), f->dependent.size() * sizeof(float));
+    for (uint8_t s : f->scheduled) *scheduled++ = s ? 1.0f : 0.0f;
+    inv += f->invariant.size();
+    dep += f->dependent.size();
+  }
+  out.invariant = SignedLog1p(out.invariant);
+  out.dependent = SignedLog1p(out.dependent);
+  return out;
+}
+
+// The rows of rownorm(A + I) of one graph as messages (target, source, weight).
+void AddMessages(const PipelineFeatures& f, GcnEdges edges, GraphSet* set) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // (target, source)
+  for (const auto& [producer, consumer] : f.edges) {
+    if (producer == consumer) continue;
+    if (edges != GcnEdges::kConsumers) pairs.emplace_back(consumer, producer);
+    if (edges != GcnEdges::kProducers) pairs.emplace_back(producer, consumer);
+  }
+  for (int64_t s = 0; s < f.num_stages; ++s) pairs.emplace_back(s, s);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<int64_t> count(f.num_stages, 0);
+  for (const auto& p : pairs) ++count[p.first];
+  for (const auto& [target, source] : pairs) {
+    set->message_target.push_back(target);
+    set->message_source.push_back(source);
+    set->message_weight.push_back(1.0f / static_cast<float>(count[target]));
+  }
+  set->first_message.push_back(set->message_target.size());
+}
+
+GraphSet Normalize(const StackedStages& stacked,
+                   const std::vector<const PipelineFeatures*>& features, GcnEdges edges,
+                   const ColumnStats& invariant_stats, const ColumnStats& dependent_stats) {
+  GraphSet set;
+  set.invariant = invariant_stats.Apply(stacked.invariant);
+  set.dependent = torch::cat(
+      {dependent_stats.Apply(stacked.dependent) * stacked.scheduled, stacked.scheduled}, 1);
+  set.first_stage.push_back(0);
+  set.first_message.push_back(0);
+  for (const PipelineFeatures* f : features) {
+    set.first_stage.push_back(set.first_stage.back() + f->num_stages);
+    AddMessages(*f, edges, &set);
+  }
+  return set;
+}
+
+// The training targets and weights, per sample: runtime in units of the time scale,
+// and the loss weight alpha * beta.
+struct Targets {
+  torch::Tensor runtime;  // float32 [samples]
+  torch::Tensor weight;   // float32 [samples]
+  double time_scale = 1;
+  double floor_seconds = 0;
+};
+
+Targets MakeTargets(const std::vector<Sample>& train) {
+  Targets t;
+  double log_sum = 0;
+  double fastest = train[0].seconds;
+  std::map<std::string, double> best;  // per pipeline
+  for (const Sample& s : train) {
+    log_sum += std::log(s.seconds);
+    fastest = std::min(fastest, s.seconds);
+    auto it = best.find(s.pipeline_id);
+    if (it == best.end()) {
+      best[s.pipeline_id] = s.seconds;
+    } else {
+      it->second = std::min(it->second, s.seconds);
+    }
+  }
+  t.time_scale = std::exp(log_sum / train.size());
+  t.floor_seconds = kFloorShare * fastest;
+  std::vector<float> runtime, alpha, beta;
+  for (const Sample& s : train) {
+    runtime.push_back(static_cast<float>(s.seconds / t.time_scale));
+    alpha.push_back(static_cast<float>(best[s.pipeline_id] / s.seconds));
+    beta.push_back(static_cast<float>(1.0 / std::max(s.stddev_seconds / s.seconds, kMinVariation)));
+  }
+  torch::Tensor beta_t = FloatTensor(beta);
+  t.runtime = FloatTensor(runtime);
+  t.weight = FloatTensor(alpha) * beta_t / beta_t.mean();
+  return t;
+}
+
+Status CheckOptions(const GcnOptions& o) {
+  if (o.layers < 0 || o.layers > kMaxGcnLayers) {
+    return Status::Error("layers must be 0.." + std::to_string(kMaxGcnLayers) + ", got " +
+                         std::to_string(o.layers));
+  }
+  if (o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
+    return Status::Error("batch_size, epochs and ensemble must be at least 1");
+  }
+  if (o.edges != GcnEdges::kBoth && o.edges != GcnEdges::kProducers &&
+      o.edges != GcnEdges::kConsumers) {
+    return Status::Error("unknown edge direction " + std::to_string(static_cast<int>(o.edges)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs) {
+  std::vector<int64_t> rows, graph_index, source, target;
+  std::vector<float> weight;
+  for (size_t b = 0; b < graphs.size(); ++b) {
+    const int64_t g = graphs[b];
+    const int64_t offset = rows.size();
+    for (int64_t s = set.first_stage[g]; s < set.first_stage[g + 1]; ++s) {
+      rows.push_back(s);
+      graph_index.push_back(b);
+    }
+    for (int64_t m = set.first_message[g]; m < set.first_message[g + 1]; ++m) {
+      source.push_back(offset + set.message_source[m]);
+      target.push_back(offset + set.message_target[m]);
+      weight.push_back(set.message_weight[m]);
+    }
+  }
+  GraphBatch batch;
+  torch::Tensor row_index = LongTensor(rows);
+  batch.invariant = set.invariant.index_select(0, row_index);
+  batch.dependent = set.dependent.index_select(0, row_index);
+  batch.source = LongTensor(source);
+  batch.target = LongTensor(target);
+  batch.weight = FloatTensor(weight);
+  batch.graph_index = LongTensor(graph_index);
+  batch.num_graphs = graphs.size();
+  return batch;
+}
+
+GcnNetImpl::GcnNetImpl(int64_t invariant_columns, int64_t dependent_inputs, int layers) {
+  embed_invariant =
+      register_module("embed_invariant", torch::nn::Linear(invariant_columns, kInvariantEmbedding));
+  embed_dependent =
+      register_module("embed_dependent", torch::nn::Linear(dependent_inputs, kDependentEmbedding));
+  for (int l = 0; l < layers; ++l) {
+    convolutions.push_back(
+        register_module("conv" + std::to_string(l), torch::nn::Linear(kNodeWidth, kNodeWidth)));
+    norms.push_back(register_module(
+        "norm" + std::to_string(l),
+        torch::nn::BatchNorm1d(torch::nn::BatchNorm1dOptions(kNodeWidth).eps(kBatchNormEps))));
+  }
+  readout = register_module("readout", torch::nn::Linear(kNodeWidth * (layers + 1), 1));
+}
+
+torch::Tensor GcnNetImpl::forward(const GraphBatch& batch) {
+  auto pool = [&batch](const torch::Tensor& x) {
+    return torch::zeros({batch.num_graphs, x.size(1)}, x.options())
+        .index_add(0, batch.graph_index, x);
+  };
+  torch::Tensor e = torch::relu(torch::cat(
+      {Dense(embed_invariant, batch.invariant), Dense(embed_dependent, batch.dependent)}, 1));
+  std::vector<torch::Tensor> pooled = {pool(e)};
+  for (size_t l = 0; l < convolutions.size(); ++l) {
+    torch::Tensor h = Dense(convolutions[l], e);
+    h = torch::zeros_like(h).index_add(0, batch.target,
+                                       h.index_select(0, batch.source) * batch.weight.unsqueeze(1));
+    e = torch::relu(norms[l]->forward(h));
+    pooled.push_back(pool(e));
+  }
+  return Dense(readout, torch::cat(pooled, 1)).squeeze(1);
+}
+
+Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) {
+  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options_));
+  std::vector<const PipelineFeatures*> features;
+  for (const Sample& s : train) features.push_back(&s.features);
+  const StackedStages stacked = Stack(features, invariant_columns(), dependent_columns());
+  if (stacked.invariant.size(0) < 2) {
+    return Status::Error("the training set has " + std::to_string(stacked.invariant.size(0)) +
+                         " stage in all; BatchNorm needs at least 2");
+  }
+  const ColumnStats invariant_stats = ColumnStats::Fit(stacked.invariant, invariant_columns());
+  const torch::Tensor scheduled_rows = stacked.scheduled.squeeze(1).nonzero().squeeze(1);
+  const ColumnStats dependent_stats =
+      ColumnStats::Fit(stacked.dependent.index_select(0, scheduled_rows), dependent_columns());
+  const GraphSet set =
+      Normalize(stacked, features, options_.edges, invariant_stats, dependent_stats);
+  const Targets targets = MakeTargets(train);
+
+  std::vector<GcnNet> members;
+  for (int k = 0; k < plan.members; ++k) {
+    torch::manual_seed(plan.seed + k);
+    GcnNet net(invariant_columns(), dependent_columns() + 1, options_.layers);
+    torch::optim::Adagrad optimizer(
+        net->parameters(), torch::optim::AdagradOptions(kLearningRate).weight_decay(kWeightDecay));
+    std::mt19937_64 rng(plan.seed + k);
+    const MemberBudget budget(plan, k);
+    std::vector<int64_t> order(train.size());
+    std::iota(order.begin(), order.end(), 0);
+    net->train();
+    for (int epoch = 0; epoch < plan.epochs && (epoch == 0 || !budget.Expired()); ++epoch) {
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t begin = 0; begin < order.size(); begin += options_.batch_size) {
+        const std::vector<int64_t> graphs(
+            order.begin() + begin,
+            order.begin() + std::min(order.size(), begin + options_.batch_size));
+        const GraphBatch batch = MakeBatch(set, graphs);
+        // BatchNorm needs two stages; only a last batch of one 1-stage graph has fewer.
+        if (batch.invariant.size(0) < 2) continue;
+        const torch::Tensor index = LongTensor(graphs);
+        const torch::Tensor xi =
+            (net->forward(batch) / targets.runtime.index_select(0, index) - 1).abs();
+        const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
+        optimizer.zero_grad();
+        loss.backward();
+        optimizer.step();
+        if (!std::isfinite(loss.item<float>())) {
+          return Status::Error("member " + std::to_string(k) + " diverged (loss " +
+                               std::to_string(loss.item<float>()) + " in epoch " +
+                               std::to_string(epoch) + ")");
+        }
+      }
+    }
+    net->eval();
+    members.push_back(net);
+  }
+  members_ = std::move(members);
+  invariant_stats_ = invariant_stats;
+  dependent_stats_ = dependent_stats;
+  time_scale_ = targets.time_scale;
+  floor_seconds_ = targets.floor_seconds;
+  return Status::Ok();
+}
+
+torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*>& features) const {
+  const GraphSet set = Normalize(Stack(features, invariant_columns(), dependent_columns()),
+                                 features, options_.edges, invariant_stats_, dependent_stats_);
+  const int64_t n = features.size();
+  torch::Tensor seconds = torch::empty({static_cast<int64_t>(members_.size()), n});
+  for (int64_t begin = 0; begin < n; begin += kPredictBatch) {
+    std::vector<int64_t> graphs(std::min(kPredictBatch, n - begin));
+    std::iota(graphs.begin(), graphs.end(), begin);
+    const GraphBatch batch = MakeBatch(set, graphs);
+    for (size_t m = 0; m < members_.size(); ++m) {
+      GcnNet net = members_[m];
+      seconds[m]
+          .narrow(0, begin, graphs.size())
+          .copy_((net->forward(batch) * time_scale_).clamp_min(floor_seconds_));
+    }
+  }
+  return seconds;
+}
+
+void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {
+  archive.write("layers", c10::IValue(static_cast<int64_t>(options_.layers)));
+  archive.write("edges", c10::IValue(static_cast<int64_t>(options_.edges)));
+  archive.write("batch_size", c10::IValue(static_cast<int64_t>(options_.batch_size)));
+  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
+  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
+  archive.write("time_scale", c10::IValue(time_scale_));
+  archive.write("floor_seconds", c10::IValue(floor_seconds_));
+  archive.write("invariant_mean", invariant_stats_.mean);
+  archive.write("invariant_std", invariant_stats_.stddev);
+  archive.write("dependent_mean", dependent_stats_.mean);
+  archive.write("dependent_std", dependent_stats_.stddev);
+  archive.write("members", c10::IValue(static_cast<int64_t>(members_.size())));
+  for (size_t m = 0; m < members_.size(); ++m) {
+    torch::serialize::OutputArchive member;
+    members_[m]->save(member);
+    archive.write("member" + std::to_string(m), member);
+  }
+}
+
+Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
+  GcnOptions options;
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t layers, ReadInt(archive, "layers"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t edges, ReadInt(archive, "edges"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch_size, ReadInt(archive, "batch_size"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
+  options.layers = layers;
+  options.edges = static_cast<GcnEdges>(edges);
+  options.batch_size = batch_size;
+  options.epochs = epochs;
+  options.ensemble = ensemble;
+  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
+  SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
+  SCHEDFARM_ASSIGN_OR_RETURN(double floor_seconds, ReadDouble(archive, "floor_seconds"));
+  ColumnStats invariant_stats, dependent_stats;
+  SCHEDFARM_ASSIGN_OR_RETURN(invariant_stats.mean,
+                             ReadTensor(archive, "invariant_mean", {invariant_columns()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(invariant_stats.stddev,
+                             ReadTensor(archive, "invariant_std", {invariant_columns()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(dependent_stats.mean,
+                             ReadTensor(archive, "dependent_mean", {dependent_columns()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(dependent_stats.stddev,
+                             ReadTensor(archive, "dependent_std", {dependent_columns()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t count, ReadInt(archive, "members"));
+  if (count < 1) return Status::Error("saved model has no members");
+  std::vector<GcnNet> members;
+  for (int64_t m = 0; m < count; ++m) {
+    torch::serialize::InputArchive member;
+    if (!archive.try_read("member" + std::to_string(m), member)) {
+      return Status::Error("saved model: member " + std::to_string(m) + " is missing");
+    }
+    GcnNet net(invariant_columns(), dependent_columns() + 1, options.layers);
+    net->load(member);
+    net->eval();
+    members.push_back(net);
+  }
+  options_ = options;
+  members_ = std::move(members);
+  invariant_stats_ = invariant_stats;
+  dependent_stats_ = dependent_stats;
+  time_scale_ = time_scale;
+  floor_seconds_ = floor_seconds;
+  return Status::Ok();
+}
+
+}  // namespace torch_models
+
+std::unique_ptr<PerformanceModel> MakeGcnModel(const GcnOptions& options,
+                                               const FeatureSchema& schema) {
+  return std::make_unique<torch_models::GcnModel>(options, schema);
+}
+
+}  // namespace schedfarm

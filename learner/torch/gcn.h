@@ -1,0 +1,99 @@
+// Internal to learner/torch/: the GCN of the GNN paper (docs/MODELS.md): the network,
+// the batching of stage graphs, and the ensemble model behind PerformanceModel, which
+// the TorchScript export reads.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "learner/torch/ensemble.h"
+#include "learner/torch/torch_models.h"
+
+namespace schedfarm {
+namespace torch_models {
+
+inline constexpr int64_t kInvariantEmbedding = 220;
+inline constexpr int64_t kDependentEmbedding = 60;
+inline constexpr int64_t kNodeWidth = kInvariantEmbedding + kDependentEmbedding;  // 280
+inline constexpr int kMaxGcnLayers = 8;
+inline constexpr double kBatchNormEps = 1e-5;
+
+// The stages of a set of schedules, normalized, and the messages of the graph
+// convolutions: for each stage the stages it averages (itself and its neighbours by
+// GcnEdges), each with weight 1 / (neighbours + 1), i.e. the rows of rownorm(A + I).
+struct GraphSet {
+  torch::Tensor invariant;             // float32 [stages, invariant columns], normalized
+  torch::Tensor dependent;             // float32 [stages, dependent columns + 1]: normalized (0 for
+                                       // stages not scheduled), then the scheduled flag
+  std::vector<int64_t> first_stage;    // per graph, and the total at the end
+  std::vector<int64_t> first_message;  // per graph, and the total at the end
+  std::vector<int64_t> message_source;  // stage within its graph
+  std::vector<int64_t> message_target;  // stage within its graph
+  std::vector<float> message_weight;
+
+  int64_t num_graphs() const { return static_cast<int64_t>(first_stage.size()) - 1; }
+  int64_t stages(int64_t graph) const { return first_stage[graph + 1] - first_stage[graph]; }
+};
+
+// Some graphs of a GraphSet stacked into one block-diagonal batch.
+struct GraphBatch {
+  torch::Tensor invariant, dependent;
+  torch::Tensor source, target;  // int64 [messages], rows of the batch
+  torch::Tensor weight;          // float32 [messages]
+  torch::Tensor graph_index;     // int64 [stages]
+  int64_t num_graphs = 0;
+};
+GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs);
+
+// Embedding (Linear to 220 and to 60, concatenated, ReLU), `layers` graph convolutions
+// (Linear, rownorm(A + I), BatchNorm over the stages of the batch, ReLU), the sum over
+// each graph's stages of the embedding and of every layer's output, concatenated, and
+// one Linear to the runtime (in units of the model's time scale).
+class GcnNetImpl : public torch::nn::Module {
+ public:
+  GcnNetImpl(int64_t invariant_columns, int64_t dependent_inputs, int layers);
+  torch::Tensor forward(const GraphBatch& batch);
+
+  torch::nn::Linear embed_invariant{nullptr}, embed_dependent{nullptr};
+  std::vector<torch::nn::Linear> convolutions;
+  std::vector<torch::nn::BatchNorm1d> norms;
+  torch::nn::Linear readout{nullptr};
+};
+TORCH_MODULE(GcnNet);
+
+class GcnModel : public TorchEnsembleModel {
+ public:
+  GcnModel(const GcnOptions& options, const FeatureSchema& schema)
+      : TorchEnsembleModel(schema), options_(options) {}
+
+  std::string kind() const override { return options_.layers == 0 ? "gcn0" : "gcn"; }
+  const GcnOptions& options() const { return options_; }
+
+  // The trained state, for the TorchScript export.
+  const std::vector<GcnNet>& members() const { return members_; }
+  const ColumnStats& invariant_stats() const { return invariant_stats_; }
+  const ColumnStats& dependent_stats() const { return dependent_stats_; }
+  double time_scale() const { return time_scale_; }
+  double floor_seconds() const { return floor_seconds_; }
+
+ protected:
+  int default_ensemble() const override { return options_.ensemble; }
+  int default_epochs() const override { return options_.epochs; }
+  Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
+  torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
+  void SaveBody(torch::serialize::OutputArchive& archive) const override;
+  Status LoadBody(torch::serialize::InputArchive& archive) override;
+
+ private:
+  GcnOptions options_;
+  std::vector<GcnNet> members_;
+  ColumnStats invariant_stats_, dependent_stats_;
+  double time_scale_ = 1;     // seconds per unit of the network's output
+  double floor_seconds_ = 0;  // the least runtime a member predicts
+};
+
+}  // namespace torch_models
+}  // namespace schedfarm

@@ -1,0 +1,203 @@
+// LANN (the lightweight augmented network of seed_001): per schedule, the sums over
+// the stages of every feature column plus the analytic operation count (the
+// "augmentation"), each signed-log1p'd and z-scored with training statistics, go
+// through Linear(inputs, hidden), ReLU, Linear(hidden, 1) to the z-scored log runtime.
+// MSE, Adam, full batch.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "learner/torch/ensemble.h"
+#include "learner/torch/torch_models.h"
+
+namespace schedfarm {
+namespace torch_models {
+namespace {
+
+// Log runtimes are kept within +-kMaxLogSeconds so that exp stays finite.
+constexpr double kMaxLogSeconds = 60;
+
+class LannNetImpl : public torch::nn::Module {
+ public:
+  LannNetImpl(int64_t inputs, int64_t hidden_units)
+      : hidden(register_module("hidden", torch::nn::Linear(inputs, hidden_units))),
+        output(register_module("output", torch::nn::Linear(hidden_units, 1))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return output->forward(torch::relu(hidden->forward(x))).squeeze(1);
+  }
+
+  torch::nn::Linear hidden, output;
+};
+TORCH_MODULE(LannNet);
+
+class LannModel : public TorchEnsembleModel {
+ public:
+  LannModel(const LannOptions& options, const FeatureSchema& schema)
+      : TorchEnsembleModel(schema), options_(options) {}
+  std::string kind() const override { return "lann"; }
+
+ protected:
+  int default_ensemble() const override { return options_.ensemble; }
+  int default_epochs() const override { return options_.epochs; }
+  Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
+  torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
+  void SaveBody(torch::serialize::OutputArchive& archive) const override;
+  Status LoadBody(torch::serialize::InputArchive& archive) override;
+
+ private:
+  int64_t inputs() const { return invariant_columns() + dependent_columns() + 1; }
+  // [schedules, inputs()]: column sums over the stages and the operation count, logged.
+  torch::Tensor Aggregate(const std::vector<const PipelineFeatures*>& features) const;
+  static Status CheckOptions(const LannOptions& options);
+
+  LannOptions options_;
+  std::vector<LannNet> members_;
+  ColumnStats input_stats_;
+  double log_mean_ = 0, log_stddev_ = 1;  // of the training runtimes' logarithm
+};
+
+torch::Tensor LannModel::Aggregate(const std::vector<const PipelineFeatures*>& features) const {
+  const int64_t inv = invariant_columns(), dep = dependent_columns();
+  torch::Tensor rows = torch::zeros({static_cast<int64_t>(features.size()), inputs()},
+                                    torch::TensorOptions().dtype(torch::kDouble));
+  double* row = rows.data_ptr<double>();
+  for (const PipelineFeatures* f : features) {
+    for (int64_t s = 0; s < f->num_stages; ++s) {
+      for (int64_t c = 0; c < inv; ++c) row[c] += f->invariant[s * inv + c];
+      for (int64_t c = 0; c < dep; ++c) row[inv + c] += f->dependent[s * dep + c];
+    }
+    row[inv + dep] = f->flops;
+    row += inputs();
+  }
+  return SignedLog1p(rows).to(torch::kFloat);
+}
+
+Status LannModel::CheckOptions(const LannOptions& o) {
+  if (o.hidden < 1 || o.epochs < 1 || o.ensemble < 1 || !(o.learning_rate > 0)) {
+    return Status::Error(
+        "hidden, epochs and ensemble must be at least 1 and the learning "
+        "rate positive");
+  }
+  return Status::Ok();
+}
+
+Status LannModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) {
+  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options_));
+  std::vector<const PipelineFeatures*> features;
+  std::vector<double> log_seconds;
+  for (const Sample& s : train) {
+    features.push_back(&s.features);
+    log_seconds.push_back(std::log(s.seconds));
+  }
+  const torch::Tensor raw = Aggregate(features);
+  const ColumnStats input_stats = ColumnStats::Fit(raw, inputs());
+  const torch::Tensor x = input_stats.Apply(raw);
+  const torch::Tensor logs = torch::tensor(log_seconds, torch::kDouble);
+  const double log_mean = logs.mean().item<double>();
+  const double log_stddev = std::max(logs.std(/*unbiased=*/false).item<double>(), 1e-6);
+  const torch::Tensor y = ((logs - log_mean) / log_stddev).to(torch::kFloat);
+
+  std::vector<LannNet> members;
+  for (int k = 0; k < plan.members; ++k) {
+    torch::manual_seed(plan.seed + k);
+    LannNet net(inputs(), options_.hidden);
+    torch::optim::Adam optimizer(net->parameters(),
+                                 torch::optim::AdamOptions(options_.learning_rate));
+    const MemberBudget budget(plan, k);
+    for (int step = 0; step < plan.epochs && (step == 0 || !budget.Expired()); ++step) {
+      const torch::Tensor loss = torch::mse_loss(net->forward(x), y);
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      if (!std::isfinite(loss.item<float>())) {
+        return Status::Error("member " + std::to_string(k) + " diverged at step " +
+                             std::to_string(step));
+      }
+    }
+    net->eval();
+    members.push_back(net);
+  }
+  members_ = std::move(members);
+  input_stats_ = input_stats;
+  log_mean_ = log_mean;
+  log_stddev_ = log_stddev;
+  return Status::Ok();
+}
+
+torch::Tensor LannModel::PredictMembers(
+    const std::vector<const PipelineFeatures*>& features) const {
+  const torch::Tensor x = input_stats_.Apply(Aggregate(features));
+  std::vector<torch::Tensor> seconds;
+  for (LannNet net : members_) {
+    seconds.push_back((net->forward(x).to(torch::kDouble) * log_stddev_ + log_mean_)
+                          .clamp(-kMaxLogSeconds, kMaxLogSeconds)
+                          .exp());
+  }
+  return torch::stack(seconds, 0);
+}
+
+void LannModel::SaveBody(torch::serialize::OutputArchive& archive) const {
+  archive.write("hidden", c10::IValue(static_cast<int64_t>(options_.hidden)));
+  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
+  archive.write("learning_rate", c10::IValue(options_.learning_rate));
+  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
+  archive.write("input_mean", input_stats_.mean);
+  archive.write("input_std", input_stats_.stddev);
+  archive.write("log_mean", c10::IValue(log_mean_));
+  archive.write("log_std", c10::IValue(log_stddev_));
+  archive.write("members", c10::IValue(static_cast<int64_t>(members_.size())));
+  for (size_t m = 0; m < members_.size(); ++m) {
+    torch::serialize::OutputArchive member;
+    members_[m]->save(member);
+    archive.write("member" + std::to_string(m), member);
+  }
+}
+
+Status LannModel::LoadBody(torch::serialize::InputArchive& archive) {
+  LannOptions options;
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t hidden, ReadInt(archive, "hidden"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
+  SCHEDFARM_ASSIGN_OR_RETURN(options.learning_rate, ReadDouble(archive, "learning_rate"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
+  options.hidden = hidden;
+  options.epochs = epochs;
+  options.ensemble = ensemble;
+  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
+  ColumnStats input_stats;
+  SCHEDFARM_ASSIGN_OR_RETURN(input_stats.mean, ReadTensor(archive, "input_mean", {inputs()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(input_stats.stddev, ReadTensor(archive, "input_std", {inputs()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(double log_mean, ReadDouble(archive, "log_mean"));
+  SCHEDFARM_ASSIGN_OR_RETURN(double log_stddev, ReadDouble(archive, "log_std"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t count, ReadInt(archive, "members"));
+  if (count < 1) return Status::Error("saved model has no members");
+  std::vector<LannNet> members;
+  for (int64_t m = 0; m < count; ++m) {
+    torch::serialize::InputArchive member;
+    if (!archive.try_read("member" + std::to_string(m), member)) {
+      return Status::Error("saved model: member " + std::to_string(m) + " is missing");
+    }
+    LannNet net(inputs(), options.hidden);
+    net->load(member);
+    net->eval();
+    members.push_back(net);
+  }
+  options_ = options;
+  members_ = std::move(members);
+  input_stats_ = input_stats;
+  log_mean_ = log_mean;
+  log_stddev_ = log_stddev;
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace torch_models
+
+std::unique_ptr<PerformanceModel> MakeLannModel(const LannOptions& options,
+                                                const FeatureSchema& schema) {
+  return std::make_unique<torch_models::LannModel>(options, schema);
+}
+
+}  // namespace schedfarm

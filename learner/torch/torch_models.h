@@ -1,0 +1,66 @@
+// The neural performance models on LibTorch, each an ensemble of independently seeded
+// members whose disagreement is the uncertainty: the GCN of the GNN paper (with 0
+// layers, "gcn0", no message passing) and LANN (a tiny MLP on aggregated features plus
+// the analytic operation count), and the TorchScript export of the GCN. Torch-free.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "learner/features.h"
+#include "learner/model.h"
+
+namespace schedfarm {
+
+// Which neighbours a stage averages with itself in a graph convolution
+// (A' = rownorm(A + I)); the feature edges run from producer to consumer.
+enum class GcnEdges {
+  kBoth = 0,       // its producers and its consumers (the default)
+  kProducers = 1,  // its producers only
+  kConsumers = 2,  // its consumers only
+};
+
+struct GcnOptions {
+  int layers = 2;  // graph-convolution layers, 0 to 8; 0 is kind "gcn0"
+  GcnEdges edges = GcnEdges::kBoth;
+  int batch_size = 32;  // schedules (graphs) per minibatch
+  int epochs = 80;      // when TrainOptions.epochs is 0
+  int ensemble = 5;     // members when TrainOptions.ensemble is 0
+};
+
+struct LannOptions {
+  int hidden = 8;               // units of the one hidden layer
+  int epochs = 1500;            // full-batch Adam steps when TrainOptions.epochs is 0
+  double learning_rate = 0.01;  // Adam
+  int ensemble = 5;             // members when TrainOptions.ensemble is 0
+};
+
+// The models read features of `schema` (by default the one this build computes); a
+// model trained on one schema refuses features and saved bytes of another.
+std::unique_ptr<PerformanceModel> MakeGcnModel(
+    const GcnOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
+std::unique_ptr<PerformanceModel> MakeLannModel(
+    const LannOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
+// "gcn", "gcn0" or "lann" with default options; an error naming the known kinds
+// otherwise.
+StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& kind);
+
+// Intra-op threads Torch uses for Predict (process-wide; Train sets and restores its
+// own from TrainOptions.threads).
+int TorchThreads();
+void SetTorchThreads(int threads);
+
+// Writes a trained "gcn" or "gcn0" model as a TorchScript module (torch.jit.load in
+// Python, torch::jit::load in C++). Its forward takes the batched raw features of a
+// set of schedules, stages of all graphs stacked in graph order:
+//   invariant    float32 [N, invariant columns]
+//   dependent    float32 [N, dependent columns]
+//   scheduled    float32 [N], 1 for a stage the schedule decides, 0 otherwise
+//   edge_index   int64 [2, E], producer and consumer stage (rows of the batch)
+//   graph_index  int64 [N], the graph (0..G-1) of each stage
+// and returns (mean seconds [G], ensemble standard deviation [G]), the same numbers
+// as Predict. docs/MODELS.md describes the module.
+Status ExportGcnTorchScript(const PerformanceModel& model, const std::string& path);
+
+}  // namespace schedfarm

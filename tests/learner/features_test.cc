@@ -1,0 +1,645 @@
+// Features of hand-built pipelines: the invariant counts of a matmul, a transpose, a
+// broadcast add and transcendental functions; how the dependent part follows a split, a
+// vectorize, a parallel loop, inlining and compute_at (with the recompute of a stencil);
+// partial schedules; illegal schedules; the schema; reuse of the output buffers and
+// concurrent use. The loop nests themselves are checked against Halide in
+// features_crosscheck_test.
+#include "learner/features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "learner/schedule_eval.h"
+#include "learner/stage_model.h"
+#include "pipeline/builder.h"
+#include "pipeline/graph.h"
+#include "pipeline/zoo.h"
+#include "scheduler/schedule_space.h"
+
+namespace schedfarm {
+namespace {
+
+PipelineGraph MustBuild(PipelineBuilder& builder) {
+  StatusOr<PipelineSpec> spec = builder.Finish();
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec.value());
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return std::move(graph).value();
+}
+
+int StageIndex(const PipelineGraph& graph, const std::string& name) {
+  for (int s = 0; s < graph.num_stages(); ++s) {
+    if (graph.stage(s).name() == name) return s;
+  }
+  ADD_FAILURE() << "no stage " << name;
+  return 0;
+}
+
+int Column(const std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  EXPECT_NE(it, names.end()) << "no column " << name;
+  return it == names.end() ? 0 : static_cast<int>(it - names.begin());
+}
+
+// One stage's invariant and dependent values by column name (holds a copy).
+class Row {
+ public:
+  Row(PipelineFeatures f, int stage) : f_(std::move(f)), stage_(stage) {}
+  double Inv(const std::string& name) const {
+    const std::vector<std::string>& names = CurrentFeatureSchema().invariant_names;
+    return f_.invariant[stage_ * names.size() + Column(names, name)];
+  }
+  double Dep(const std::string& name) const {
+    const std::vector<std::string>& names = CurrentFeatureSchema().dependent_names;
+    return f_.dependent[stage_ * names.size() + Column(names, name)];
+  }
+
+ private:
+  PipelineFeatures f_;
+  int stage_;
+};
+
+PipelineFeatures MustFeaturize(const Featurizer& featurizer, const ScheduleSpec& spec) {
+  PipelineFeatures out;
+  const Status status = featurizer.Featurize(spec, &out);
+  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << spec.DebugString();
+  return out;
+}
+
+LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update = false) {
+  LoopRef ref;
+  ref.set_stage(stage);
+  ref.set_dim(dim);
+  ref.set_level(level);
+  ref.set_update(update);
+  return ref;
+}
+
+// ---------------------------------------------------------------------------------
+// Schema
+
+TEST(FeatureSchema, VersionOneWithUniqueNamedColumns) {
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  EXPECT_EQ(schema.version, 1);
+  EXPECT_GT(schema.invariant_names.size(), 100u);
+  EXPECT_GT(schema.dependent_names.size(), 80u);
+  std::set<std::string> seen;
+  for (const auto* names : {&schema.invariant_names, &schema.dependent_names}) {
+    for (const std::string& name : *names) {
+      EXPECT_FALSE(name.empty());
+      EXPECT_TRUE(seen.insert(name).second) << "duplicate column " << name;
+    }
+  }
+  EXPECT_EQ(&schema, &CurrentFeatureSchema());
+}
+
+// ---------------------------------------------------------------------------------
+// Invariant features
+
+TEST(InvariantFeatures, MatMulCountsPerOutputPoint) {
+  PipelineBuilder b("matmul");
+  const std::string a = b.Input("a", {8, 16});
+  const std::string w = b.Input("w", {16, 4});
+  const std::string mm = b.MatMul(a, w);
+  b.Output(mm);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  const PipelineFeatures f = MustFeaturize(featurizer, space.Empty());
+  const Row r(f, StageIndex(graph, mm));
+  EXPECT_EQ(r.Inv("op_matmul"), 1);
+  EXPECT_EQ(r.Inv("op_conv"), 0);
+  EXPECT_EQ(r.Inv("has_update"), 1);
+  EXPECT_EQ(r.Inv("is_output"), 1);
+  EXPECT_EQ(r.Inv("output_points"), 32);
+  EXPECT_EQ(r.Inv("reduction_points"), 16);
+  EXPECT_EQ(r.Inv("extent_d0"), 4);  // Halide order: the innermost output dim first
+  EXPECT_EQ(r.Inv("extent_d1"), 8);
+  EXPECT_EQ(r.Inv("reduction_extent_0"), 16);
+  EXPECT_EQ(r.Inv("flops"), 2.0 * 8 * 4 * 16);
+  // One multiply-add per reduction point, reading a and w each time.
+  EXPECT_EQ(r.Inv("ops_f32_mul"), 16);
+  EXPECT_EQ(r.Inv("ops_f32_add"), 16);
+  EXPECT_EQ(r.Inv("ops_f64_mul"), 0);
+  EXPECT_EQ(r.Inv("loads_input"), 32);
+  EXPECT_EQ(r.Inv("loads_self"), 16);
+  EXPECT_EQ(r.Inv("stores"), 17);
+  EXPECT_EQ(r.Inv("access_reduction"), 2);
+  EXPECT_EQ(r.Inv("inputs_from_pipeline_inputs"), 2);
+  // a[m, k]: its dim 1 (m) follows output var 1 (m), its dim 0 follows the reduction.
+  EXPECT_EQ(r.Inv("input0_a11"), 1);
+  EXPECT_EQ(r.Inv("input0_a00"), 0);
+  EXPECT_EQ(r.Inv("input0_a10"), 0);
+  // w[k, n]: its dim 0 (n) follows output var 0 (n).
+  EXPECT_EQ(r.Inv("input1_a00"), 1);
+  EXPECT_EQ(r.Inv("input1_a11"), 0);
+  EXPECT_EQ(r.Inv("input1_in_update"), 1);
+  EXPECT_EQ(f.flops, 2.0 * 8 * 4 * 16);
+  EXPECT_EQ(f.bytes, 4.0 * (8 * 16 + 16 * 4 + 8 * 4));
+}
+
+TEST(InvariantFeatures, TransposeIsAPermutedAccessMatrix) {
+  PipelineBuilder b("transpose");
+  const std::string x = b.Input("x", {2, 3, 4});
+  const std::string t = b.Transpose(x, {2, 0, 1});  // out [4, 2, 3]
+  b.Output(t);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  const Row r(MustFeaturize(featurizer, space.Empty()), 0);
+  EXPECT_EQ(r.Inv("op_transpose"), 1);
+  EXPECT_EQ(r.Inv("access_transposed"), 1);
+  EXPECT_EQ(r.Inv("ops_f32_add") + r.Inv("ops_f32_mul"), 0);
+  EXPECT_EQ(r.Inv("loads_input"), 1);
+  // Output dim d reads input dim perm[d]; in Halide order (innermost first) output var
+  // i = 2 - d reads input dim j = 2 - perm[d]: (2 -> 0), (1 -> 2), (0 -> 1).
+  double ones = 0, diagonal = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      const double v = r.Inv("input0_a" + std::to_string(i) + std::to_string(j));
+      ones += v;
+      if (i == j) diagonal += v;
+    }
+  }
+  EXPECT_EQ(ones, 3);
+  EXPECT_EQ(r.Inv("input0_a20"), 1);
+  EXPECT_EQ(r.Inv("input0_a12"), 1);
+  EXPECT_EQ(r.Inv("input0_a01"), 1);
+  EXPECT_EQ(diagonal, 0);
+}
+
+TEST(InvariantFeatures, BroadcastAddReadsOneOperandAlongOneDim) {
+  PipelineBuilder b("broadcast");
+  const std::string x = b.Input("x", {4, 8});
+  const std::string bias = b.Input("bias", {1, 8});
+  const std::string y = b.Add(x, bias);
+  b.Output(y);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  const Row r(MustFeaturize(featurizer, space.Empty()), 0);
+  EXPECT_EQ(r.Inv("op_binary"), 1);
+  EXPECT_EQ(r.Inv("ops_f32_add"), 1);
+  EXPECT_EQ(r.Inv("access_pointwise"), 1);
+  EXPECT_EQ(r.Inv("access_broadcast"), 1);
+  EXPECT_EQ(r.Inv("loads_input"), 2);
+  EXPECT_EQ(r.Inv("input0_a00"), 1);
+  EXPECT_EQ(r.Inv("input0_a11"), 1);
+  EXPECT_EQ(r.Inv("input1_a00"), 1);
+  EXPECT_EQ(r.Inv("input1_a11"), 0);  // the size-1 dim of bias is read at 0
+}
+
+TEST(InvariantFeatures, PadeMathBecomesArithmeticAndDtypeSelectsTheHistogram) {
+  auto build = [](MathMode math, DataType dtype) {
+    PipelineBuilder b("tanh", dtype);
+    b.set_math(math);
+    b.Output(b.Tanh(b.Input("x", {16})));
+    return MustBuild(b);
+  };
+  const PipelineGraph exact = build(EXACT, FLOAT32);
+  const PipelineGraph pade = build(PADE, FLOAT32);
+  const PipelineGraph pade64 = build(PADE, FLOAT64);
+  const ScheduleSpace s1(exact), s2(pade), s3(pade64);
+  const Featurizer f1(s1), f2(s2), f3(s3);
+  const PipelineFeatures e = MustFeaturize(f1, s1.Empty());
+  const PipelineFeatures p = MustFeaturize(f2, s2.Empty());
+  const PipelineFeatures p64 = MustFeaturize(f3, s3.Empty());
+  const Row re(e, 0), rp(p, 0), rp64(p64, 0);
+  EXPECT_EQ(re.Inv("ops_f32_tanh"), 1);
+  EXPECT_EQ(re.Inv("ops_f32_mul"), 0);
+  EXPECT_EQ(rp.Inv("ops_f32_tanh"), 0);
+  EXPECT_GE(rp.Inv("ops_f32_mul"), 8);
+  EXPECT_GE(rp.Inv("ops_f32_div"), 2);
+  EXPECT_EQ(rp.Inv("ops_f32_min"), 1);  // the clamp
+  EXPECT_EQ(rp64.Inv("ops_f32_mul"), 0);
+  EXPECT_EQ(rp64.Inv("dtype_f64"), 1);
+  // f64 takes more halvings of the argument: more multiplies than f32.
+  EXPECT_GT(rp64.Inv("ops_f64_mul"), rp.Inv("ops_f32_mul"));
+}
+
+// ---------------------------------------------------------------------------------
+// Dependent features
+
+// x [64, 64] -> relu -> exp (output). Decision order: exp, then relu.
+class TwoStages : public testing::Test {
+ protected:
+  TwoStages() : graph_(Build()), space_(graph_), featurizer_(space_) {
+    relu_ = StageIndex(graph_, relu_name_);
+    exp_ = StageIndex(graph_, exp_name_);
+  }
+
+  PipelineGraph Build() {
+    PipelineBuilder b("two_stages");
+    relu_name_ = b.Relu(b.Input("x", {64, 64}));
+    exp_name_ = b.Exp(relu_name_);
+    b.Output(exp_name_);
+    return MustBuild(b);
+  }
+
+  // exp at root with the given pure schedule, relu at `relu`.
+  ScheduleSpec Spec(const DefinitionSchedule& exp_pure, const StageSchedule& relu) const {
+    ScheduleSpec spec = space_.Empty();
+    StageSchedule* e = spec.add_stages();
+    e->set_stage(exp_name_);
+    e->set_compute(ROOT);
+    *e->mutable_pure() = exp_pure;
+    *spec.add_stages() = relu;
+    spec.set_partial(false);
+    return spec;
+  }
+  StageSchedule Relu(ComputeLocation location) const {
+    StageSchedule s;
+    s.set_stage(relu_name_);
+    s.set_compute(location);
+    return s;
+  }
+
+  std::string relu_name_, exp_name_;
+  PipelineGraph graph_;
+  ScheduleSpace space_;
+  Featurizer featurizer_;
+  int relu_ = 0, exp_ = 0;
+};
+
+TEST_F(TwoStages, SplitVectorizeAndParallelChangeTheLoops) {
+  DefinitionSchedule pure;
+  const PipelineFeatures base = MustFeaturize(featurizer_, Spec(pure, Relu(ROOT)));
+  const Row b(base, exp_);
+  EXPECT_EQ(b.Dep("loc_root"), 1);
+  EXPECT_EQ(b.Dep("num_loops"), 2);
+  EXPECT_EQ(b.Dep("loop0_extent"), 64);
+  EXPECT_EQ(b.Dep("loop1_extent"), 64);
+  EXPECT_EQ(b.Dep("loop2_extent"), 0);
+  EXPECT_EQ(b.Dep("vector_width"), 0);
+  EXPECT_EQ(b.Dep("num_scalars"), 4096);
+  EXPECT_EQ(b.Dep("num_vectors"), 0);
+  EXPECT_EQ(b.Dep("parallel_tasks"), 1);
+  EXPECT_EQ(b.Dep("points_computed"), 4096);
+  EXPECT_EQ(b.Dep("realizations"), 1);
+  EXPECT_EQ(b.Dep("allocation_bytes"), 0);  // an output: the caller's buffer
+  EXPECT_EQ(b.Dep("unique_bytes_read"), 64 * 64 * 4);
+  EXPECT_EQ(b.Dep("loop0_footprint_bytes"), 64 * 4);  // one row of relu
+  EXPECT_EQ(b.Dep("loop0_footprint_lines"), 4);
+  const Row relu(base, relu_);
+  EXPECT_EQ(relu.Dep("loc_root"), 1);
+  EXPECT_EQ(relu.Dep("allocation_bytes"), 64 * 64 * 4);
+  EXPECT_EQ(relu.Dep("allocations"), 1);
+
+  // Split the innermost dim (d1) by 8.
+  DimSplit* split = pure.add_splits();
+  split->set_dim("d1");
+  split->add_factors(8);
+  const PipelineFeatures split_f = MustFeaturize(featurizer_, Spec(pure, Relu(ROOT)));
+  const Row s(split_f, exp_);
+  EXPECT_EQ(s.Dep("num_loops"), 3);
+  EXPECT_EQ(s.Dep("loop0_extent"), 8);
+  EXPECT_EQ(s.Dep("loop1_extent"), 8);
+  EXPECT_EQ(s.Dep("loop2_extent"), 64);
+  EXPECT_EQ(s.Dep("points_computed"), 4096);
+  EXPECT_EQ(s.Dep("loop0_footprint_bytes"), 8 * 4);
+
+  // Vectorize its inner level.
+  *pure.mutable_vectorize() = Ref(exp_name_, "d1", 1);
+  pure.set_vector_width(8);
+  const PipelineFeatures vec_f = MustFeaturize(featurizer_, Spec(pure, Relu(ROOT)));
+  const Row v(vec_f, exp_);
+  EXPECT_EQ(v.Dep("vector_width"), 8);
+  EXPECT_EQ(v.Dep("loop0_vectorized"), 1);
+  EXPECT_EQ(v.Dep("num_vectors"), 512);
+  EXPECT_EQ(v.Dep("num_scalars"), 0);
+  EXPECT_EQ(v.Dep("scalar_float_ops"), 0);
+  EXPECT_EQ(v.Dep("vector_float_ops") * 8, s.Dep("scalar_float_ops"));
+
+  // Run the outer loop (d0) in parallel.
+  *pure.add_parallel() = Ref(exp_name_, "d0", 0);
+  const PipelineFeatures par_f = MustFeaturize(featurizer_, Spec(pure, Relu(ROOT)));
+  const Row p(par_f, exp_);
+  EXPECT_EQ(p.Dep("loop2_parallel"), 1);
+  EXPECT_EQ(p.Dep("inner_parallel_tasks"), 64);
+  EXPECT_EQ(p.Dep("parallel_tasks"), 64);
+  EXPECT_EQ(p.Dep("core_utilization"), 1);
+  EXPECT_EQ(p.Dep("parallel_launches"), 1);
+  EXPECT_EQ(p.Dep("thread_wakeups"), 2);  // TargetParams default: 2 cores
+  EXPECT_EQ(p.Dep("bytes_per_task"), 64 * 4);
+  EXPECT_EQ(v.Dep("parallel_tasks"), 1);
+}
+
+TEST_F(TwoStages, InliningMovesTheWorkIntoTheConsumer) {
+  const DefinitionSchedule pure;
+  const PipelineFeatures root = MustFeaturize(featurizer_, Spec(pure, Relu(ROOT)));
+  const PipelineFeatures inl = MustFeaturize(featurizer_, Spec(pure, Relu(INLINE)));
+  const Row relu(inl, relu_), exp_root(root, exp_), exp_inl(inl, exp_);
+  EXPECT_EQ(relu.Dep("loc_inline"), 1);
+  EXPECT_EQ(relu.Dep("loc_root"), 0);
+  EXPECT_EQ(relu.Dep("inline_evaluations"), 4096);
+  EXPECT_EQ(relu.Dep("inline_sites"), 1);
+  EXPECT_EQ(relu.Dep("recompute_ratio"), 1);
+  EXPECT_EQ(relu.Dep("allocation_bytes"), 0);
+  EXPECT_EQ(relu.Dep("num_loops"), 0);
+  EXPECT_EQ(exp_root.Dep("inlined_float_ops"), 0);
+  EXPECT_EQ(exp_inl.Dep("inlined_float_ops"), 1);  // relu's max
+  EXPECT_EQ(exp_inl.Dep("float_ops"), exp_root.Dep("float_ops") + 4096);
+  EXPECT_EQ(exp_inl.Dep("loads_per_iteration"), 1);  // x instead of relu
+}
+
+TEST_F(TwoStages, ComputeAtGivesOneRowPerRealization) {
+  const DefinitionSchedule pure;
+  StageSchedule at = Relu(AT);
+  *at.mutable_compute_at() = Ref(exp_name_, "d0", 0);
+  const PipelineFeatures f = MustFeaturize(featurizer_, Spec(pure, at));
+  const Row relu(f, relu_);
+  EXPECT_EQ(relu.Dep("loc_at"), 1);
+  EXPECT_EQ(relu.Dep("compute_depth"), 1);
+  EXPECT_EQ(relu.Dep("realizations"), 64);
+  EXPECT_EQ(relu.Dep("region_d0"), 64);
+  EXPECT_EQ(relu.Dep("region_d1"), 1);
+  EXPECT_EQ(relu.Dep("allocation_bytes"), 64 * 4);
+  EXPECT_EQ(relu.Dep("allocations"), 64);
+  EXPECT_EQ(relu.Dep("allocation_bytes_total"), 64 * 64 * 4);
+  EXPECT_EQ(relu.Dep("points_computed"), 4096);
+  EXPECT_EQ(relu.Dep("recompute_ratio"), 1);
+  EXPECT_EQ(relu.Dep("num_loops"), 2);
+  EXPECT_EQ(relu.Dep("loop1_extent"), 1);
+}
+
+// A 3x3 convolution (pad 1) of relu(x): relu inlined is evaluated once per tap, and
+// computed at a tile of the convolution it recomputes the tile's halo.
+TEST(DependentFeatures, StencilProducersRecompute) {
+  PipelineBuilder b("stencil");
+  const std::string relu = b.Relu(b.Input("x", {1, 1, 32, 32}));
+  const std::string conv = b.Conv2d(relu, 1, 3, 1, 1, 1, 1, /*bias=*/false);
+  b.Output(conv);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  auto spec_with = [&](const StageSchedule& relu_decision) {
+    ScheduleSpec spec = space.Empty();
+    StageSchedule* c = spec.add_stages();
+    c->set_stage(conv);
+    c->set_compute(ROOT);
+    DimSplit* split = c->mutable_update()->add_splits();  // d3 (width) by 8
+    split->set_dim("d3");
+    split->add_factors(8);
+    *spec.add_stages() = relu_decision;
+    spec.set_partial(false);
+    return spec;
+  };
+  StageSchedule inlined;
+  inlined.set_stage(relu);
+  inlined.set_compute(INLINE);
+  const Row in(MustFeaturize(featurizer, spec_with(inlined)), StageIndex(graph, relu));
+  EXPECT_EQ(in.Dep("inline_evaluations"), 32 * 32 * 9);
+  EXPECT_EQ(in.Dep("recompute_ratio"), 9);
+
+  // At the conv update's d3_0 loop (a row of 8 outputs): 3 rows of 10 inputs, clamped at
+  // the image border; the representative tile is interior.
+  StageSchedule at;
+  at.set_stage(relu);
+  at.set_compute(AT);
+  *at.mutable_compute_at() = Ref(conv, "d3", 0, /*update=*/true);
+  const PipelineFeatures f = MustFeaturize(featurizer, spec_with(at));
+  const Row r(f, StageIndex(graph, relu));
+  EXPECT_EQ(r.Dep("region_d0"), 10);
+  EXPECT_EQ(r.Dep("region_d1"), 3);
+  EXPECT_EQ(r.Dep("realizations"), 32 * 4);
+  EXPECT_GT(r.Dep("recompute_ratio"), 3);
+  EXPECT_LT(r.Dep("recompute_ratio"), 4);
+  EXPECT_GT(r.Dep("recompute_float_ops"), 0);
+}
+
+TEST(DependentFeatures, PartialSchedulesLeaveUndecidedStagesAtZero) {
+  StatusOr<PipelineSpec> spec = MakeZooBlock("resnet18_basic");
+  ASSERT_TRUE(spec.ok());
+  const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  const ScheduleSpec full = space.RandomSchedule(3);
+  const size_t width = CurrentFeatureSchema().dependent_names.size();
+  for (int decided : {0, 1, 4, graph.num_stages()}) {
+    SCOPED_TRACE(decided);
+    ScheduleSpec partial = full;
+    partial.mutable_stages()->DeleteSubrange(decided, partial.stages_size() - decided);
+    partial.set_partial(decided < graph.num_stages());
+    const PipelineFeatures f = MustFeaturize(featurizer, partial);
+    ASSERT_EQ(f.num_stages, graph.num_stages());
+    ASSERT_EQ(f.dependent.size(), graph.num_stages() * width);
+    ASSERT_EQ(f.scheduled.size(), static_cast<size_t>(graph.num_stages()));
+    for (int pos = 0; pos < graph.num_stages(); ++pos) {
+      const int s = space.decision_order()[pos];
+      const float* row = &f.dependent[s * width];
+      const bool any = std::any_of(row, row + width, [](float v) { return v != 0; });
+      EXPECT_EQ(f.scheduled[s], pos < decided ? 1 : 0);
+      EXPECT_EQ(any, pos < decided) << graph.stage(s).name();
+      if (pos < decided) {
+        const Row r(f, s);
+        EXPECT_EQ(r.Dep("loc_inline") + r.Dep("loc_root") + r.Dep("loc_at"), 1);
+      }
+    }
+    // The invariant part and the graph do not depend on the schedule.
+    EXPECT_EQ(f.invariant, MustFeaturize(featurizer, space.Empty()).invariant);
+  }
+}
+
+TEST(DependentFeatures, DecisionsKeepTheirFeaturesAsLaterStagesAreDecided) {
+  // Consumers are decided first; a later decision (a producer) may change how they read
+  // their inputs (inlining), but never their loops or regions.
+  StatusOr<PipelineSpec> spec = MakeZooBlock("mobilenetv2_inverted_residual");
+  ASSERT_TRUE(spec.ok());
+  const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  const ScheduleSpec full = space.RandomSchedule(11);
+  ScheduleSpec half = full;
+  const int decided = graph.num_stages() / 2;
+  half.mutable_stages()->DeleteSubrange(decided, half.stages_size() - decided);
+  half.set_partial(true);
+  const PipelineFeatures a = MustFeaturize(featurizer, half);
+  const PipelineFeatures b = MustFeaturize(featurizer, full);
+  for (int pos = 0; pos < decided; ++pos) {
+    const int s = space.decision_order()[pos];
+    const Row ra(a, s), rb(b, s);
+    for (const char* name :
+         {"num_loops", "loop0_extent", "loop1_extent", "region_d0", "region_d1", "realizations",
+          "allocation_bytes", "vector_width", "parallel_tasks"}) {
+      EXPECT_EQ(ra.Dep(name), rb.Dep(name)) << graph.stage(s).name() << " " << name;
+    }
+  }
+}
+
+// The evaluator resolves decisions itself (it runs for every candidate); its loops are
+// the space's: for every definition of every non-inlined stage, the same loops
+// (dim, level) in the same order with the same vectorized / parallel / unrolled flags as
+// ScheduleSpace::DefinitionLoops, and the same extents where the stage covers its whole
+// shape (the space's extents are nominal).
+TEST(DependentFeatures, LoopsAreTheSpacesLoops) {
+  int compared = 0;
+  for (const std::string& name : ZooNames()) {
+    SCOPED_TRACE(name);
+    StatusOr<PipelineSpec> spec = MakeZooBlock(name);
+    ASSERT_TRUE(spec.ok());
+    const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+    const ScheduleSpace space(graph);
+    const features_internal::PipelineModel model =
+        features_internal::BuildPipelineModel(graph, space.target().vector_bytes);
+    features_internal::ScheduleEvaluator evaluator;
+    for (int k = 0; k < 20; ++k) {
+      const ScheduleSpec schedule = space.RandomSchedule(500 + k);
+      evaluator.Evaluate(space, model, schedule);
+      for (int pos = 0; pos < schedule.stages_size(); ++pos) {
+        const int s = space.decision_order()[pos];
+        const features_internal::StageState& st = evaluator.stage(s);
+        if (st.inlined) continue;
+        bool whole = true;
+        for (int j = 0; j < graph.stage(s).shape_size(); ++j) {
+          whole = whole && st.region[j].extent() == model.stages[s].shape[j];
+        }
+        for (int def = 0; def < (model.stages[s].has_update ? 2 : 1); ++def) {
+          const std::vector<ScheduledLoop> expected =
+              space.DefinitionLoops(s, def == 1, schedule.stages(pos));
+          const features_internal::DefState& d = st.defs[def];
+          ASSERT_EQ(d.num_loops, static_cast<int>(expected.size())) << graph.stage(s).name();
+          for (int q = 0; q < d.num_loops; ++q) {
+            const features_internal::LoopState& loop = d.loops[q];
+            const ScheduledLoop& e = expected[q];
+            EXPECT_EQ(model.stages[s].defs[def][loop.dim].name, e.ref.dim());
+            EXPECT_EQ(loop.level, e.ref.level());
+            EXPECT_EQ(loop.vectorized, e.vectorized);
+            EXPECT_EQ(loop.parallel, e.parallel);
+            EXPECT_EQ(loop.unrolled, e.unrolled);
+            EXPECT_EQ(loop.reduction, e.reduction);
+            if (whole) {
+              EXPECT_EQ(loop.extent, e.extent) << graph.stage(s).name() << " " << q;
+            }
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 5000);
+}
+
+TEST(DependentFeatures, ValuesAreFiniteAndNonNegative) {
+  for (const std::string& name : ZooNames()) {
+    StatusOr<PipelineSpec> spec = MakeZooBlock(name);
+    ASSERT_TRUE(spec.ok());
+    const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+    const ScheduleSpace space(graph);
+    const Featurizer featurizer(space);
+    PipelineFeatures f;
+    for (int k = 0; k < 10; ++k) {
+      ASSERT_TRUE(featurizer.Featurize(space.RandomSchedule(900 + k), &f).ok());
+      for (const std::vector<float>* values : {&f.invariant, &f.dependent}) {
+        for (size_t i = 0; i < values->size(); ++i) {
+          const float v = (*values)[i];
+          ASSERT_TRUE(std::isfinite(v) && v >= 0) << name << " value " << i << " = " << v;
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Errors, graph, reuse, threads
+
+TEST(Featurize, RefusesIllegalSchedulesNamingTheProblem) {
+  PipelineBuilder b("two");
+  const std::string relu = b.Relu(b.Input("x", {64, 64}));
+  const std::string out = b.Exp(relu);
+  b.Output(out);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  PipelineFeatures f;
+
+  ScheduleSpec bad_width = space.Empty();
+  StageSchedule* s = bad_width.add_stages();
+  s->set_stage(out);
+  s->set_compute(ROOT);
+  *s->mutable_pure()->mutable_vectorize() = Ref(out, "d1", 0);
+  s->mutable_pure()->set_vector_width(8);  // the loop has extent 64
+  const Status width = featurizer.Featurize(bad_width, &f);
+  ASSERT_FALSE(width.ok());
+  EXPECT_NE(width.message().find("illegal schedule"), std::string::npos) << width.message();
+  EXPECT_NE(width.message().find("vector_width"), std::string::npos) << width.message();
+  EXPECT_NE(width.message().find("'" + out + "'"), std::string::npos) << width.message();
+
+  ScheduleSpec inline_output = space.Empty();
+  StageSchedule* o = inline_output.add_stages();
+  o->set_stage(out);
+  o->set_compute(INLINE);
+  const Status inlined = featurizer.Featurize(inline_output, &f);
+  ASSERT_FALSE(inlined.ok());
+  EXPECT_NE(inlined.message().find("outputs"), std::string::npos) << inlined.message();
+
+  ScheduleSpec other = space.Empty();
+  other.set_pipeline_id("0123456789abcdef0123456789abcdef");
+  EXPECT_FALSE(featurizer.Featurize(other, &f).ok());
+}
+
+TEST(Featurize, EdgesFollowTheStageGraph) {
+  StatusOr<PipelineSpec> spec = MakeZooBlock("squeezenet_fire");
+  ASSERT_TRUE(spec.ok());
+  const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  const PipelineFeatures f = MustFeaturize(featurizer, space.Empty());
+  std::set<std::pair<int, int>> expected;
+  for (int s = 0; s < graph.num_stages(); ++s) {
+    for (int c : graph.consumers(s)) expected.insert({s, c});
+  }
+  const std::set<std::pair<int, int>> edges(f.edges.begin(), f.edges.end());
+  EXPECT_EQ(edges, expected);
+  EXPECT_EQ(f.edges.size(), expected.size());
+  double flops = 0;
+  for (int s = 0; s < graph.num_stages(); ++s) flops += graph.cost(s).flops;
+  EXPECT_EQ(f.flops, flops);
+  EXPECT_GT(f.bytes, 0);
+}
+
+TEST(Featurize, ReusedOutputEqualsAFreshOneAndThreadsAgree) {
+  StatusOr<PipelineSpec> spec = MakeZooBlock("inception_module");
+  ASSERT_TRUE(spec.ok());
+  const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  std::vector<ScheduleSpec> specs;
+  for (int k = 0; k < 8; ++k) specs.push_back(space.RandomSchedule(100 + k));
+  std::vector<PipelineFeatures> fresh;
+  for (const ScheduleSpec& s : specs) fresh.push_back(MustFeaturize(featurizer, s));
+
+  PipelineFeatures reused;
+  for (size_t k = 0; k < specs.size(); ++k) {
+    ASSERT_TRUE(featurizer.Featurize(specs[k], &reused).ok());
+    EXPECT_EQ(reused.dependent, fresh[k].dependent);
+    EXPECT_EQ(reused.scheduled, fresh[k].scheduled);
+  }
+  // Featurize is const and keeps its scratch space per thread.
+  std::vector<int> mismatches(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      PipelineFeatures out;
+      for (int round = 0; round < 20; ++round) {
+        for (size_t k = 0; k < specs.size(); ++k) {
+          if (!featurizer.Featurize(specs[k], &out).ok() || out.dependent != fresh[k].dependent) {
+            ++mismatches[t];
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches, std::vector<int>(2, 0));
+  // Different schedules give different features.
+  EXPECT_NE(fresh[0].dependent, fresh[1].dependent);
+}
+
+}  // namespace
+}  // namespace schedfarm

@@ -1,0 +1,216 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "learner/gbt/gbt_model.h"
+#include "learner/metrics.h"
+#include "learner/split.h"
+
+namespace schedfarm {
+namespace {
+
+// Synthetic samples in the shape of the current feature schema (values are random, not
+// featurized pipelines). Each pipeline has 2-6 stages with random invariant values; each
+// of its schedules draws random dependent values. The runtime is a known function of
+// invariant column 0 and dependent column 0 of every stage:
+//   seconds = 1e-4 * sum_s (1 + 3 * inv[s][0]) * (1 + 4 * dep[s][0])
+std::vector<Sample> SyntheticSamples(int pipelines, int schedules, uint64_t seed) {
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  const size_t ni = schema.invariant_names.size();
+  const size_t nd = schema.dependent_names.size();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::vector<Sample> samples;
+  for (int p = 0; p < pipelines; ++p) {
+    const int stages = 2 + static_cast<int>(rng() % 5);
+    PipelineFeatures base;
+    base.num_stages = stages;
+    base.invariant.resize(stages * ni);
+    for (float& v : base.invariant) v = unit(rng);
+    for (int s = 0; s + 1 < stages; ++s) base.edges.push_back({s, s + 1});
+    base.scheduled.assign(stages, 1);
+    base.flops = 1e6 * stages;
+    base.bytes = 4e5 * stages;
+    for (int k = 0; k < schedules; ++k) {
+      Sample sample;
+      sample.pipeline_id = "synthetic-" + std::to_string(seed) + "-" + std::to_string(p);
+      sample.schedule_hash = std::to_string(k);
+      sample.features = base;
+      sample.features.dependent.resize(stages * nd);
+      for (float& v : sample.features.dependent) v = unit(rng);
+      double seconds = 0;
+      for (int s = 0; s < stages; ++s) {
+        seconds += (1 + 3 * base.invariant[s * ni]) * (1 + 4 * sample.features.dependent[s * nd]);
+      }
+      sample.seconds = 1e-4 * seconds;
+      samples.push_back(std::move(sample));
+    }
+  }
+  return samples;
+}
+
+std::vector<const PipelineFeatures*> Pointers(const std::vector<Sample>& samples) {
+  std::vector<const PipelineFeatures*> out;
+  for (const Sample& s : samples) out.push_back(&s.features);
+  return out;
+}
+
+TEST(Gbt, ColumnsAggregateSumAndMax) {
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  const std::vector<std::string> names = GbtColumnNames(schema);
+  ASSERT_EQ(names.size(), 5 + 2 * (schema.invariant_names.size() + schema.dependent_names.size()));
+  std::vector<Sample> one = SyntheticSamples(1, 1, 3);
+  const PipelineFeatures& f = one[0].features;
+  std::vector<float> row;
+  ASSERT_TRUE(AggregateFeatures(f, schema, &row).ok());
+  ASSERT_EQ(row.size(), names.size());
+  EXPECT_EQ(row[0], f.num_stages);
+  EXPECT_EQ(row[1], f.edges.size());
+  EXPECT_EQ(row[2], f.num_stages);  // every stage scheduled
+  const size_t ni = schema.invariant_names.size();
+  float sum = 0;
+  float max = 0;
+  for (int s = 0; s < f.num_stages; ++s) {
+    sum += f.invariant[s * ni];
+    max = std::max(max, f.invariant[s * ni]);
+  }
+  EXPECT_EQ(names[5], "sum:" + schema.invariant_names[0]);
+  EXPECT_NEAR(row[5], sum, 1e-5);
+  EXPECT_EQ(row[6], max);
+}
+
+TEST(Gbt, TrainsAndBeatsTheTrainingMeanOnHeldOutPipelines) {
+  std::vector<Sample> samples = SyntheticSamples(60, 16, 11);
+  std::vector<std::string> ids;
+  for (const Sample& s : samples) ids.push_back(s.pipeline_id);
+  auto split = SplitByPipeline(ids, 5, 0.2);
+  ASSERT_TRUE(split.ok());
+  std::vector<Sample> train;
+  std::vector<Sample> test;
+  ASSERT_TRUE(SplitSamples(samples, *split, &train, &test).ok());
+
+  GbtModel model;
+  TrainOptions options;
+  options.threads = 1;
+  ASSERT_TRUE(model.Train(train, options).ok());
+  EXPECT_EQ(model.rounds(), GbtParams().rounds);
+  auto gbt = EvaluateModel(model, test);
+  ASSERT_TRUE(gbt.ok()) << gbt.status().message();
+
+  // The baseline: the geometric mean of the training runtimes for every schedule.
+  double mean_log = 0;
+  for (const Sample& s : train) mean_log += std::log(s.seconds) / train.size();
+  std::vector<std::string> test_ids;
+  std::vector<double> truth;
+  for (const Sample& s : test) {
+    test_ids.push_back(s.pipeline_id);
+    truth.push_back(s.seconds);
+  }
+  auto mean = ComputeMetrics(test_ids, truth, std::vector<double>(test.size(), std::exp(mean_log)));
+  ASSERT_TRUE(mean.ok());
+  std::printf("%s", FormatMetricsTable({{"gbt", *gbt}, {"train-mean", *mean}}).c_str());
+  EXPECT_LT(gbt->mape, 0.5 * mean->mape);
+  EXPECT_GT(gbt->r2_log, 0.5);
+  EXPECT_GT(gbt->pairwise_accuracy, 0.7);
+  EXPECT_LT(gbt->top1_regret, mean->top1_regret);
+}
+
+TEST(Gbt, SaveLoadGivesIdenticalPredictions) {
+  std::vector<Sample> samples = SyntheticSamples(12, 8, 21);
+  GbtModel model;
+  TrainOptions options;
+  options.epochs = 20;
+  options.threads = 1;
+  ASSERT_TRUE(model.Train(samples, options).ok());
+  EXPECT_EQ(model.rounds(), 20);
+  auto bytes = model.Save();
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  GbtModel loaded;
+  ASSERT_TRUE(loaded.Load(*bytes).ok());
+  EXPECT_EQ(loaded.rounds(), 20);
+  std::vector<Sample> other = SyntheticSamples(4, 5, 22);
+  auto a = model.Predict(Pointers(other));
+  auto b = loaded.Predict(Pointers(other));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), other.size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    EXPECT_EQ((*a)[i].mean_seconds, (*b)[i].mean_seconds);
+    EXPECT_EQ((*a)[i].stddev_seconds, 0);
+    EXPECT_GT((*a)[i].mean_seconds, 0);
+  }
+  // Saving the loaded model gives the same bytes.
+  auto again = loaded.Save();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *bytes);
+  // Training is deterministic for a seed.
+  GbtModel twin;
+  ASSERT_TRUE(twin.Train(samples, options).ok());
+  auto c = twin.Predict(Pointers(other));
+  ASSERT_TRUE(c.ok());
+  for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].mean_seconds, (*c)[i].mean_seconds);
+}
+
+TEST(Gbt, ClearErrors) {
+  GbtModel model;
+  std::vector<Sample> samples = SyntheticSamples(3, 4, 31);
+  auto early = model.Predict(Pointers(samples));
+  ASSERT_FALSE(early.ok());
+  EXPECT_NE(early.status().message().find("before training"), std::string::npos);
+  EXPECT_FALSE(model.Save().ok());
+
+  auto empty = model.Train({}, {});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.message().find("empty training set"), std::string::npos);
+
+  std::vector<Sample> bad = samples;
+  bad[5].seconds = 0;
+  auto zero = model.Train(bad, {});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.message().find("training sample 5"), std::string::npos) << zero.message();
+
+  bad = samples;
+  bad[2].features.invariant.pop_back();
+  auto shape = model.Train(bad, {});
+  ASSERT_FALSE(shape.ok());
+  EXPECT_NE(shape.message().find("another schema"), std::string::npos) << shape.message();
+
+  bad = samples;
+  bad[1].features.dependent[0] = NAN;
+  auto nan = model.Train(bad, {});
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.message().find("not finite"), std::string::npos) << nan.message();
+
+  TrainOptions options;
+  options.epochs = 5;
+  options.threads = 1;
+  ASSERT_TRUE(model.Train(samples, options).ok());
+  PipelineFeatures wrong = samples[0].features;
+  wrong.scheduled.push_back(1);
+  auto predict = model.Predict({&samples[0].features, &wrong});
+  ASSERT_FALSE(predict.ok());
+  EXPECT_NE(predict.status().message().find("features 1"), std::string::npos);
+
+  auto bytes = model.Save();
+  ASSERT_TRUE(bytes.ok());
+  GbtModel loaded;
+  EXPECT_FALSE(loaded.Load("not a model").ok());
+  auto truncated = loaded.Load(bytes->substr(0, bytes->size() - 10));
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.message().find("bytes of XGBoost model"), std::string::npos);
+  // A model of another schema version is refused.
+  std::string other = *bytes;
+  const size_t at = other.find("schema ") + 7;
+  other.replace(at, other.find(' ', at) - at, "999");
+  auto schema = loaded.Load(other);
+  ASSERT_FALSE(schema.ok());
+  EXPECT_NE(schema.message().find("feature schema v999"), std::string::npos) << schema.message();
+  // A corrupt XGBoost buffer is XGBoost's error, as a Status.
+  std::string corrupt = *bytes;
+  for (size_t i = corrupt.size() - 40; i < corrupt.size(); ++i) corrupt[i] = 'x';
+  EXPECT_FALSE(loaded.Load(corrupt).ok());
+  EXPECT_FALSE(loaded.Predict(Pointers(samples)).ok());  // still untrained
+}
+
+}  // namespace
+}  // namespace schedfarm

@@ -1,0 +1,130 @@
+// farm-learner end to end on loopback: the real coordinator, a real worker and the real
+// learner as processes run a model-guided campaign. The learner follows the
+// measurements, trains and evaluates the models on held-out pipelines, stores them in
+// the coordinator's store, and proposes candidates scored by its model.
+#include "learner/daemon/learner_daemon.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "campaign/campaign_pipelines.h"
+#include "campaign/campaign_yaml.h"
+#include "tests/support/farm_rig.h"
+#include "tests/support/scratch_dir.h"
+
+namespace schedfarm {
+namespace {
+
+using testing_support::ChildProcess;
+using testing_support::CoordinatorProcess;
+using testing_support::TestClient;
+
+constexpr char kCampaign[] = R"(name: guided
+pipelines:
+  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
+  - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
+  - zoo: {block: resnet18_basic, spatial_scale: 0.25, channel_scale: 0.25}
+strategy: {name: model-guided, settings: {batch: 3, sample_size: 60, retrain_every: 9, model: gcn, epsilon: 0.34}}
+budget: {benchmarks: 24}
+measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
+)";
+
+TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
+                                        "--compile-slots", "1", "--children", "1"});
+  ChildProcess learner(FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--models", "gcn,gbt,roofline",
+                        "--ensemble", "2", "--epochs", "60", "--threads", "1", "--poll-ms", "200"});
+  TestClient client(coordinator.endpoint());
+
+  ClientRequest submit;
+  submit.mutable_submit()->set_yaml_source(kCampaign);
+  submit.mutable_submit()->set_file_name("guided.yaml");
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(kCampaign, "guided.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  for (const PipelineSource& source : config->pipelines()) {
+    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
+  }
+  std::optional<ClientReply> reply = client.Call(submit);
+  ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
+  const std::string id = reply->submitted().id();
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(400);
+  CampaignState state = CAMPAIGN_RUNNING;
+  while (state != CAMPAIGN_DONE && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::optional<ClientReply> status = client.Status(id);
+    if (status && status->status().campaigns_size() == 1) {
+      state = status->status().campaigns(0).campaign().state();
+    }
+  }
+  ASSERT_EQ(state, CAMPAIGN_DONE) << "learner log:\n" << learner.Log();
+
+  // Models: trained on the campaign, evaluated on held-out pipelines, stored.
+  ClientRequest models;
+  models.mutable_models()->set_campaign(id);
+  reply = client.Call(models);
+  ASSERT_TRUE(reply.has_value());
+  std::set<std::string> kinds;
+  for (const Model& model : reply->models().models()) {
+    kinds.insert(model.kind());
+    EXPECT_GT(model.training_set_size(), 0);
+    EXPECT_EQ(model.held_out_pipelines_size(), 1) << "a fifth of 3 pipelines rounds to 1";
+    EXPECT_TRUE(model.metrics().count("mape")) << model.kind();
+    EXPECT_TRUE(model.metrics().count("pairwise_accuracy") || model.held_out_size() < 2);
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"gcn", "gbt", "roofline"})) << learner.Log();
+
+  // Candidates: the learner proposed them all (the coordinator proposes none for a
+  // model-guided campaign); once a model existed, most were chosen by it.
+  std::set<std::string> origins;
+  int scored = 0;
+  uint64_t from = 0;
+  while (true) {
+    ClientRequest page;
+    page.mutable_export_measurements()->set_campaign(id);
+    page.mutable_export_measurements()->set_from_seq(from);
+    reply = client.Call(page);
+    ASSERT_TRUE(reply.has_value());
+    for (const StoredMeasurementRecord& row : reply->export_page().rows()) {
+      const Candidate& candidate = row.measurement().candidate();
+      origins.insert(candidate.origin());
+      if (!candidate.model_version().empty()) {
+        ++scored;
+        EXPECT_GT(candidate.prediction().mean_seconds(), 0);
+      }
+    }
+    if (reply->export_page().done()) break;
+    from = reply->export_page().next_seq();
+  }
+  EXPECT_TRUE(origins.count("random")) << "before the first model, and the epsilon share";
+  EXPECT_TRUE(origins.count("model-guided")) << learner.Log();
+  EXPECT_GT(scored, 0);
+  EXPECT_NE(learner.Log().find("event=models_evaluated"), std::string::npos);
+}
+
+TEST(LearnerDaemonTest, RefusesBadArguments) {
+  ChildProcess no_coordinator(FARM_LEARNER_BIN, {});
+  std::optional<int> status = no_coordinator.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(no_coordinator.Log().find("--coordinator is required"), std::string::npos);
+  ChildProcess bad_model(FARM_LEARNER_BIN,
+                         {"--coordinator", "tcp://127.0.0.1:1", "--models", "gcn,forest"});
+  status = bad_model.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(bad_model.Log().find("unknown model kind 'forest'"), std::string::npos)
+      << bad_model.Log();
+  EXPECT_FALSE(MakePerformanceModel("forest").ok());
+}
+
+}  // namespace
+}  // namespace schedfarm

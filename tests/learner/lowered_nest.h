@@ -1,0 +1,75 @@
+// What Halide's bounds inference makes of a scheduled pipeline, at one representative
+// point of its loop nest: the features' cross-check reads loop extents, loop types and
+// realized regions from it. Halide-free header.
+//
+// The statement is lowered like Halide's own lower() up to allocation bounds inference
+// (loop nests, then the bounds of every loop and realization as let statements), then
+// walked along one path: every loop takes its lower-middle iteration (floor((extent - 1)
+// / 2)), or the largest iteration below it whose tail guards (`if (likely(...))`) hold.
+// Along that path each loop's extent and each realization's region are evaluated. The
+// whole statement can be walked too, counting how often each definition runs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace schedfarm {
+
+struct LoweredPipeline;  // pipeline/halide/lowering.h
+
+namespace lowered_nest {
+
+struct PathLoop {
+  std::string name;    // "conv.s1.d1.d1_0"
+  std::string func;    // "conv"
+  int definition = 0;  // 0 pure, 1 update
+  std::string var;     // "d1_0"
+  std::string type;    // "for", "parallel", "vectorized", "unrolled"
+  int64_t extent = 0;
+};
+
+struct PathRealization {
+  std::string func;
+  // The region allocated (the realization's bounds) and the region its definitions
+  // compute (the union of their bounds "<func>.s<k>.<var>.min/max"), Halide order: dim
+  // 0 innermost. Halide may allocate more than it computes: its allocation bounds come
+  // from the boxes its consumers touch, evaluated over whole loop ranges.
+  std::vector<int64_t> extents;
+  std::vector<int64_t> computed;
+  double enclosing_iterations = 1;  // product of the extents of the loops around it
+};
+
+// How often one definition's body (its Provide) runs over the whole statement, every
+// loop at every iteration and tail guards evaluated, and its float operations.
+struct DefinitionCount {
+  double iterations = 0;  // body executions (a vector counts its lanes)
+  // Inside a vectorized loop, the executions where every lane runs (one per vector);
+  // elsewhere, and the lanes of a vectorized loop whose guard holds for some lanes only
+  // (which Halide scalarizes), scalar executions.
+  double vectors = 0;
+  double scalars = 0;
+  // Float arithmetic of the Provide's values, inlined Funcs included: float add, sub,
+  // mul, div, min, max, casts to or from float and reinterpretations, and calls of
+  // float functions (exp, floor...); each distinct expression node once.
+  double float_ops_per_iteration = 0;
+};
+
+struct PathNest {
+  std::vector<PathLoop> loops;                // in program order along the path
+  std::vector<PathRealization> realizations;  // one per non-inlined Func
+  // Per Func: its definitions (0 pure, 1 update) over the whole statement.
+  std::map<std::string, std::vector<DefinitionCount>> definitions;
+};
+
+// Lowers a copy of `lowered.pipeline` (as scheduled) and walks it: along the
+// representative path, and (with `count_iterations`) over every iteration. Errors:
+// Halide refusing the schedule, or an expression of the loop bounds or of a guard the
+// walk cannot evaluate.
+StatusOr<PathNest> WalkLoweredNest(const LoweredPipeline& lowered, bool count_iterations = false);
+
+}  // namespace lowered_nest
+}  // namespace schedfarm
