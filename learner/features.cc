@@ -474,16 +474,19 @@ void MakeDependentRow(const PipelineModel& model, ScheduleEvaluator& ev, int s, 
   // extent 1 leaves the boxes as they were one level in (unless the pipeline has index
   // arithmetic that Halide evaluates exactly only on fixed variables).
   double elements = 0;
-  double dim_iterations[features_internal::kMaxDefDims];  // body iterations per dim
+  double iterations = 1;  // of the loops 0..q on the representative path
+  double dim_iterations[features_internal::kMaxDefDims];  // their factor per dim (>= 1)
   std::fill(dim_iterations, dim_iterations + d.num_dims, 1.0);
   const int slots = std::min(d.num_loops, kLoopSlots);
   ev.IterationBox(s, md, -1, pure, red);
   for (int q = 0; q < slots; ++q) {
     DependentRow::Loop& l = r.loops[q];
     const int dim = d.loops[q].dim;
-    dim_iterations[dim] = ev.DimIterations(s, md, dim, q);
-    double iterations = 1;  // of the loops 0..q on the representative path
-    for (int i = 0; i < d.num_dims; ++i) iterations *= dim_iterations[i];
+    if (d.loops[q].extent > 1) {  // a loop of extent 1 leaves the count as it was
+      const double dim_it = ev.DimIterations(s, md, dim, q);
+      iterations = iterations / dim_iterations[dim] * dim_it;  // exact: integers
+      dim_iterations[dim] = dim_it;
+    }
     ev.UpdateIterationBox(s, md, dim, q, pure, red);
     if (q > 0 && d.loops[q].extent == 1 && !model.exact_on_symbols) {
       l.footprint_bytes = r.loops[q - 1].footprint_bytes;

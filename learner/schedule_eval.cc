@@ -227,25 +227,36 @@ void ScheduleEvaluator::SetExtentsAndIndices(int s) {
 // most significant first, against the digits of E - 1.
 double ScheduleEvaluator::DimCount(const DefState& d, int i, int free_upto, int64_t extent) {
   const int n = d.levels[i];
+  const int8_t* pos = d.pos[i];
+  if (n == 1) return pos[0] <= free_upto ? static_cast<double>(d.loops[pos[0]].extent) : 1.0;
+  if (d.shift_inwards) {  // every iteration runs
+    double product = 1;
+    for (int k = 0; k < n; ++k) {
+      if (pos[k] <= free_upto) product *= static_cast<double>(d.loops[pos[k]].extent);
+    }
+    return product;
+  }
+  int num_free = 0;
+  for (int k = 0; k < n; ++k) num_free += pos[k] <= free_upto;
+  if (extent <= 0) return 0;
+  if (num_free == 0) return 1;  // the representative path runs
+  if (num_free == n) return static_cast<double>(extent);
   int64_t ext[kMaxLevels];
   bool free[kMaxLevels];
-  double all_free = 1;
-  for (int k = 0; k < n; ++k) {
-    ext[k] = d.loops[d.pos[i][k]].extent;
-    free[k] = d.pos[i][k] <= free_upto;
-    if (free[k]) all_free *= static_cast<double>(ext[k]);
-  }
-  if (n == 1 || d.shift_inwards) return all_free;  // every iteration runs
-  if (extent <= 0) return 0;
   int64_t stride[kMaxLevels];
   double rest[kMaxLevels + 1];  // iterations of the free levels inside level k
+  int64_t highest = 0;          // v_0 with every free level at its last iteration
   stride[n - 1] = 1;
   rest[n] = 1;
   for (int k = n - 1; k >= 0; --k) {
+    ext[k] = d.loops[pos[k]].extent;
+    free[k] = pos[k] <= free_upto;
     if (k < n - 1) stride[k] = stride[k + 1] * ext[k + 1];
     rest[k] = rest[k + 1] * (free[k] ? static_cast<double>(ext[k]) : 1.0);
+    highest += (free[k] ? ext[k] - 1 : d.loops[pos[k]].index) * stride[k];
   }
   const int64_t last = extent - 1;
+  if (highest <= last) return rest[0];  // no tail inside: all of them run
   double count = 0;
   for (int k = 0; k < n; ++k) {
     const int64_t digit = k == 0 ? last / stride[0] : (last / stride[k]) % ext[k];
@@ -253,7 +264,7 @@ double ScheduleEvaluator::DimCount(const DefState& d, int i, int free_upto, int6
       count += static_cast<double>(std::min(digit, ext[k])) * rest[k + 1];
       if (digit >= ext[k]) return count;
     } else {
-      const int64_t index = d.loops[d.pos[i][k]].index;
+      const int64_t index = d.loops[pos[k]].index;
       if (index < digit) return count + rest[k + 1];
       if (index > digit) return count;
     }

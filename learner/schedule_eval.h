@@ -12,6 +12,8 @@
 // (floor((extent - 1) / 2)), or, where a guarded split tail would skip that iteration,
 // the largest earlier one that runs. Regions, allocations, footprints and per-loop
 // extents are those of that path; counts (realizations, points) multiply its extents.
+// Iterations count only those that run: a guarded split tail skips the iterations of
+// its loops beyond the dim's extent.
 #pragma once
 
 #include <cstdint>
@@ -113,8 +115,9 @@ class ScheduleEvaluator {
   double DefinitionIterations(int s, int def) const;
   // Body iterations of dim `dim` of definition `def` of stage `s` when its loops at
   // positions up to `free_upto` run over their ranges and the others stay at their
-  // representative iterations (1 if none runs): the factor of that dim in the
-  // iterations of a loop level (their product over the dims).
+  // representative iterations (1 when none of them runs over its range): that dim's
+  // factor in the iterations of one execution of a loop level (their product over the
+  // dims). At least 1: the representative path runs.
   double DimIterations(int s, int def, int dim, int free_upto) const;
   // Times the loop at `position` of definition `def` of stage `s` starts in one
   // realization: the iterations of the loops around it whose tail guards hold.

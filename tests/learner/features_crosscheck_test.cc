@@ -5,8 +5,12 @@
 // Per stage, the features must give exactly what Halide built: the loops of each
 // definition (count, extents, vectorized / parallel / unrolled, so the vector width),
 // the region of each realization and its allocation in bytes, and the number of
-// realizations; inlined stages have neither loops nor realizations. Any difference
-// fails the test with the schedule printed. Allocations: the features hold the region
+// realizations; inlined stages have neither loops nor realizations. And the totals: how
+// often each definition runs in Halide's realization on the path (every iteration, tail
+// guards evaluated) times the realizations, as update iterations, vectors and scalars,
+// stores, and operations and loads at the features' counts per iteration; how often
+// the outermost parallel loop starts. Any difference fails the test with the schedule
+// printed. Allocations: the features hold the region
 // Halide computes in each realization; Halide's allocation holds it and, in about 1% of
 // realizations, more (its allocation bounds are evaluated over whole loop ranges).
 #include <algorithm>
@@ -18,6 +22,8 @@
 
 #include "gtest/gtest.h"
 #include "learner/features.h"
+#include "learner/schedule_eval.h"
+#include "learner/stage_model.h"
 #include "pipeline/builder.h"
 #include "pipeline/halide/lowering.h"
 #include "pipeline/random_pipeline.h"
@@ -90,6 +96,12 @@ std::vector<std::string> Differences(const ScheduleSpace& space, const ScheduleS
   StatusOr<PathNest> nest = lowered_nest::WalkLoweredNest(*lowered, /*count_iterations=*/true);
   if (!nest.ok()) return {nest.status().message()};
 
+  // The operation counts per iteration of each definition (inlined stages included).
+  const features_internal::PipelineModel model =
+      features_internal::BuildPipelineModel(graph, space.target().vector_bytes);
+  features_internal::ScheduleEvaluator evaluator;
+  evaluator.Evaluate(space, model, spec);
+
   const std::vector<std::string>& names = CurrentFeatureSchema().dependent_names;
   const Columns col(names);
   const size_t width = names.size();
@@ -117,27 +129,33 @@ std::vector<std::string> Differences(const ScheduleSpace& space, const ScheduleS
       continue;
     }
 
-    // Totals over the whole nest: how often each definition runs (guarded tails
-    // skipped), as vectors or scalars, and its float operations.
+    // Totals: how often each definition runs in Halide's realization on the path, times
+    // the realizations (guarded tails skip iterations), as vectors or scalars; and the
+    // operations and bytes, at the features' counts per iteration.
     {
       const auto found = nest->definitions.find(func);
       const std::vector<DefinitionCount> none;
       const std::vector<DefinitionCount>& defs =
           found == nest->definitions.end() ? none : found->second;
-      double it[2] = {0, 0}, vectors = 0, scalars = 0, float_ops = 0;
+      const double bytes = BytesPerElement(graph.stage(s).dtype());
+      double it[2] = {0, 0}, vectors = 0, scalars = 0, float_ops = 0, int_ops = 0;
+      double bool_ops = 0, loads = 0;
       for (size_t def = 0; def < defs.size() && def < 2; ++def) {
+        const features_internal::OpCounts& ops = evaluator.DefinitionOps(s, static_cast<int>(def));
         it[def] = defs[def].iterations;
         vectors += defs[def].vectors;
         scalars += defs[def].scalars;
-        float_ops += defs[def].iterations * defs[def].float_ops_per_iteration;
+        float_ops += it[def] * ops.FloatTotal();
+        int_ops += it[def] * ops.IntTotal();
+        bool_ops += it[def] * ops.BoolTotal();
+        loads += it[def] * ops.LoadTotal();
       }
-      const double bytes = BytesPerElement(graph.stage(s).dtype());
       const std::pair<const char*, double> totals[] = {
-          {"update_iterations", it[1]},
-          {"bytes_written_total", (it[0] + it[1]) * bytes},
-          {"num_vectors", vectors},
-          {"num_scalars", scalars},
-          {"float_ops", float_ops}};
+          {"update_iterations", it[1]}, {"bytes_written_total", (it[0] + it[1]) * bytes},
+          {"num_vectors", vectors},     {"num_scalars", scalars},
+          {"float_ops", float_ops},     {"int_ops", int_ops},
+          {"bool_ops", bool_ops},       {"bytes_read_total", loads * bytes},
+      };
       for (const auto& [name, halide] : totals) {
         if (!Close(f(name), halide)) {
           out.push_back(where + ": " + name + " " + Num(f(name)) + ", Halide " + Num(halide) +
@@ -177,6 +195,16 @@ std::vector<std::string> Differences(const ScheduleSpace& space, const ScheduleS
                           ", parallel " + Num(f(slot + "_parallel")) + ", unrolled " +
                           Num(f(slot + "_unrolled")));
           }
+        }
+        // The outermost parallel loop: how often it starts.
+        const PathLoop* parallel = nullptr;
+        for (const PathLoop* h : halide) {
+          if (h->type == "parallel") parallel = h;
+        }
+        const double launches = parallel == nullptr ? 0 : nest->loop_starts[parallel->name];
+        if (!Close(f("parallel_launches"), launches)) {
+          out.push_back(dwhere + ": parallel_launches " + Num(f("parallel_launches")) +
+                        ", Halide " + Num(launches));
         }
         if (f("vector_width") != vector_width) {
           out.push_back(dwhere + ": vector width " + Num(f("vector_width")) + ", Halide " +
@@ -339,6 +367,127 @@ void Split(DefinitionSchedule* def, const std::string& dim, const std::vector<in
   DimSplit* split = def->add_splits();
   split->set_dim(dim);
   for (int64_t f : factors) split->add_factors(f);
+}
+
+// Reductions computed at an inner loop of their consumer, whose splits are wider than
+// the point each realization covers: Halide runs the iterations of that point only (the
+// guarded tails skip the rest), and so must the totals. The metrics' case first: matmul
+// (66x66, k=1024) of random pipeline 119 at a loop of silu, one point per realization.
+TEST(GuardedTailCrossCheck, FeaturesCountTheIterationsThatRunInsideConsumers) {
+  AllocationCounts counts;
+  {
+    RandomPipelineOptions options;
+    options.max_ops = 8;
+    const PipelineGraph graph = MustBuild(RandomPipeline(119, options));
+    const ScheduleSpace space(graph);
+    const ScheduleSpec spec = space.RandomSchedule(19005);
+    ExpectAgreement(space, spec, &counts);
+    // It still holds such a stage: an update at a consumer loop whose loops hold more
+    // iterations than its region and reduction have points.
+    const Featurizer featurizer(space);
+    PipelineFeatures f;
+    ASSERT_TRUE(featurizer.Featurize(spec, &f).ok());
+    const std::vector<std::string>& names = CurrentFeatureSchema().dependent_names;
+    const Columns col(names);
+    int clipped = 0;
+    for (int s = 0; s < graph.num_stages(); ++s) {
+      const float* row = &f.dependent[s * names.size()];
+      double reduction = 1, loops = row[col("loops_beyond_slots")];
+      for (const LoopDim& d : graph.loops(s).reduction) reduction *= d.extent;
+      for (int q = 0; q < kLoopSlots && q < row[col("num_loops")]; ++q) {
+        loops *= row[col("loop" + std::to_string(q) + "_extent")];
+      }
+      const double points =
+          static_cast<double>(row[col("realizations")]) * row[col("region_points")] * reduction;
+      if (row[col("loc_at")] == 1 && !graph.loops(s).reduction.empty() &&
+          loops * row[col("realizations")] > 2 * points) {
+        ++clipped;
+        EXPECT_TRUE(Close(row[col("update_iterations")], points)) << graph.stage(s).name();
+      }
+    }
+    EXPECT_GE(clipped, 1);
+  }
+
+  // matmul -> relu: matmul at relu's inner column loop (8 of 30, guarded), its update's
+  // d1 split by 16 and k by 16.
+  {
+    PipelineBuilder b("matmul_at");
+    const std::string mm = b.MatMul(b.Input("a", {30, 64}), b.Input("w", {64, 30}));
+    const std::string out = b.Relu(mm);
+    b.Output(out);
+    const PipelineGraph graph = MustBuild(b.Finish());
+    const ScheduleSpace space(graph);
+    ScheduleSpec spec = space.Empty();
+    spec.set_partial(false);
+    StageSchedule* o = spec.add_stages();
+    o->set_stage(out);
+    o->set_compute(ROOT);
+    Split(o->mutable_pure(), "d1", {8});
+    o->mutable_pure()->set_tail(TAIL_GUARD_WITH_IF);
+    StageSchedule* m = spec.add_stages();
+    m->set_stage(mm);
+    m->set_compute(AT);
+    *m->mutable_compute_at() = Ref(out, "d1", 1);
+    Split(m->mutable_update(), "d1", {16});
+    Split(m->mutable_update(), "rk", {16});
+    ExpectAgreement(space, spec, &counts);
+  }
+
+  // conv (3x3, 4 channels, pad 1) -> tanh: conv at tanh's inner column loop, its update's
+  // d3 split by 4 and vectorized, a parallel loop inside a guarded split of tanh.
+  {
+    PipelineBuilder b("conv_at");
+    const std::string conv =
+        b.Conv2d(b.Input("x", {1, 4, 12, 12}), 6, 3, 1, 1, 1, 1, /*bias=*/false);
+    const std::string out = b.Tanh(conv);
+    b.Output(out);
+    const PipelineGraph graph = MustBuild(b.Finish());
+    const ScheduleSpace space(graph);
+    ScheduleSpec spec = space.Empty();
+    spec.set_partial(false);
+    StageSchedule* o = spec.add_stages();
+    o->set_stage(out);
+    o->set_compute(ROOT);
+    DefinitionSchedule* pure = o->mutable_pure();
+    Split(pure, "d3", {8});
+    Split(pure, "d2", {5});
+    pure->set_tail(TAIL_GUARD_WITH_IF);
+    *pure->add_loop_order() = Ref(out, "d3", 1);  // innermost
+    *pure->add_loop_order() = Ref(out, "d3", 0);
+    *pure->add_loop_order() = Ref(out, "d1", 0);
+    *pure->add_loop_order() = Ref(out, "d2", 1);
+    *pure->add_loop_order() = Ref(out, "d2", 0);
+    *pure->add_parallel() = Ref(out, "d1", 0);
+    StageSchedule* c = spec.add_stages();
+    c->set_stage(conv);
+    c->set_compute(AT);
+    *c->mutable_compute_at() = Ref(out, "d3", 1);
+    Split(c->mutable_update(), "d3", {4});
+    *c->mutable_update()->mutable_vectorize() = Ref(conv, "d3", 1, true);
+    c->mutable_update()->set_vector_width(4);
+    ExpectAgreement(space, spec, &counts);
+  }
+
+  // x [5, 20] -> exp, d1 split by 8 and vectorized: guarded tails (4 scalar lanes a row)
+  // and ShiftInwards (an overlapping vector).
+  for (TailStrategy tail : {TAIL_GUARD_WITH_IF, TAIL_SHIFT_INWARDS}) {
+    PipelineBuilder b("tail");
+    const std::string out = b.Exp(b.Input("x", {5, 20}));
+    b.Output(out);
+    const PipelineGraph graph = MustBuild(b.Finish());
+    const ScheduleSpace space(graph);
+    ScheduleSpec spec = space.Empty();
+    spec.set_partial(false);
+    StageSchedule* o = spec.add_stages();
+    o->set_stage(out);
+    o->set_compute(ROOT);
+    Split(o->mutable_pure(), "d1", {8});
+    *o->mutable_pure()->mutable_vectorize() = Ref(out, "d1", 1);
+    o->mutable_pure()->set_vector_width(8);
+    o->mutable_pure()->set_tail(tail);
+    ExpectAgreement(space, spec, &counts);
+  }
+  Report(counts);
 }
 
 // Legal specs the space never samples: four split levels, levels reordered against each

@@ -1,8 +1,10 @@
 // Features of hand-built pipelines: the invariant counts of a matmul, a transpose, a
 // broadcast add and transcendental functions; how the dependent part follows a split, a
 // vectorize, a parallel loop, inlining and compute_at (with the recompute of a stencil);
-// partial schedules; illegal schedules; the schema; reuse of the output buffers and
-// concurrent use. The loop nests themselves are checked against Halide in
+// the iterations, operations and bytes of reductions computed inside their consumers,
+// of guarded vector tails and parallel launches (guarded tails run only the iterations
+// within their extents); partial schedules; illegal schedules; the schema; reuse of the
+// output buffers and concurrent use. The loop nests themselves are checked against Halide in
 // features_crosscheck_test.
 #include "learner/features.h"
 
@@ -411,6 +413,226 @@ TEST(DependentFeatures, StencilProducersRecompute) {
   EXPECT_GT(r.Dep("recompute_ratio"), 3);
   EXPECT_LT(r.Dep("recompute_ratio"), 4);
   EXPECT_GT(r.Dep("recompute_float_ops"), 0);
+}
+
+void Split(DefinitionSchedule* def, const std::string& dim, const std::vector<int64_t>& factors) {
+  DimSplit* split = def->add_splits();
+  split->set_dim(dim);
+  for (int64_t f : factors) split->add_factors(f);
+}
+
+// A matmul computed at the inner loop of a split of its consumer covers one point per
+// realization; its update's pure dim split by 16 still has a loop of 16, but the
+// guarded tail runs one iteration of it: the totals count realizations x region x K,
+// not realizations x the loop extents.
+TEST(DependentFeatures, MatMulAtAnInnerConsumerLoopCountsTheIterationsThatRun) {
+  PipelineBuilder b("matmul_at");
+  const std::string mm = b.MatMul(b.Input("a", {30, 64}), b.Input("w", {64, 30}));
+  const std::string out = b.Relu(mm);
+  b.Output(out);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  ScheduleSpec spec = space.Empty();
+  spec.set_partial(false);
+  StageSchedule* o = spec.add_stages();
+  o->set_stage(out);
+  o->set_compute(ROOT);
+  Split(o->mutable_pure(), "d1", {8});  // 30 columns: 4 x 8, the last 2 guarded out
+  o->mutable_pure()->set_tail(TAIL_GUARD_WITH_IF);
+  StageSchedule* m = spec.add_stages();
+  m->set_stage(mm);
+  m->set_compute(AT);
+  *m->mutable_compute_at() = Ref(out, "d1", 1);
+  Split(m->mutable_update(), "d1", {16});
+  Split(m->mutable_update(), "rk", {16});
+  ASSERT_TRUE(space.Check(spec).ok()) << space.Check(spec).ToString();
+  const PipelineFeatures f = MustFeaturize(featurizer, spec);
+
+  const Row r(f, StageIndex(graph, mm));
+  const double realizations = 8 * 4 * 30;  // every iteration of the consumer's loops
+  EXPECT_EQ(r.Dep("realizations"), realizations);
+  EXPECT_EQ(r.Dep("region_points"), 1);
+  EXPECT_EQ(r.Dep("num_loops"), 5);  // rk_1, rk_0, d1_1, d1_0, d0 (innermost first)
+  EXPECT_EQ(r.Dep("loop2_extent"), 16);
+  const double update = realizations * 64;  // not realizations * 16 * 64
+  EXPECT_EQ(r.Dep("update_iterations"), update);
+  EXPECT_EQ(r.Dep("float_ops"), 2 * update);  // a multiply-add per iteration
+  EXPECT_EQ(r.Dep("scalar_float_ops"), 2 * update);
+  EXPECT_EQ(r.Dep("num_scalars"), realizations + update);  // init, then the update
+  EXPECT_EQ(r.Dep("bytes_written_total"), 4 * (realizations + update));
+  EXPECT_EQ(r.Dep("bytes_read_total"), 4 * 3 * update);  // a, w and itself
+  // Per loop level: the d1_1 loop runs once, so its level does the work of the one
+  // inside it (one row of a and one column of w: 128 elements read 3 * 64 times).
+  EXPECT_EQ(r.Dep("loop1_reuse"), 3.0 * 64 / 128);
+  EXPECT_EQ(r.Dep("loop2_reuse"), r.Dep("loop1_reuse"));
+
+  // The consumer, an output with a guarded tail, computes its 900 points once.
+  const Row c(f, StageIndex(graph, out));
+  EXPECT_EQ(c.Dep("num_scalars"), 900);
+  EXPECT_EQ(c.Dep("float_ops"), 900);  // relu's max
+  EXPECT_EQ(c.Dep("bytes_written_total"), 4 * 900);
+}
+
+// A convolution computed at the inner loop of its consumer's split: realizations x 1
+// point x (channels x kernel) update iterations.
+TEST(DependentFeatures, ConvAtAnInnerConsumerLoopCountsTheIterationsThatRun) {
+  PipelineBuilder b("conv_at");
+  const std::string conv = b.Conv2d(b.Input("x", {1, 4, 12, 12}), 6, 3, 1, 1, 1, 1, /*bias=*/false);
+  const std::string out = b.Tanh(conv);
+  b.Output(out);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  ScheduleSpec spec = space.Empty();
+  spec.set_partial(false);
+  StageSchedule* o = spec.add_stages();
+  o->set_stage(out);
+  o->set_compute(ROOT);
+  Split(o->mutable_pure(), "d3", {8});  // 12 columns: 2 x 8
+  o->mutable_pure()->set_tail(TAIL_GUARD_WITH_IF);
+  StageSchedule* c = spec.add_stages();
+  c->set_stage(conv);
+  c->set_compute(AT);
+  *c->mutable_compute_at() = Ref(out, "d3", 1);
+  Split(c->mutable_update(), "d3", {4});
+  ASSERT_TRUE(space.Check(spec).ok()) << space.Check(spec).ToString();
+  const PipelineFeatures f = MustFeaturize(featurizer, spec);
+  const Row r(f, StageIndex(graph, conv));
+  const double realizations = 8 * 2 * 12 * 6;
+  EXPECT_EQ(r.Dep("realizations"), realizations);
+  EXPECT_EQ(r.Dep("region_points"), 1);
+  const double update = realizations * 4 * 3 * 3;
+  EXPECT_EQ(r.Dep("update_iterations"), update);
+  EXPECT_EQ(r.Dep("float_ops"), 2 * update);
+  EXPECT_EQ(r.Dep("bytes_written_total"), 4 * (realizations + update));
+}
+
+// x [5, 20] -> exp: d1 split by 8 and vectorized. With a guarded tail each row runs 2
+// vectors and 4 scalar lanes (Halide scalarizes a partial vector); with ShiftInwards 3
+// vectors, the last overlapping the second.
+TEST(DependentFeatures, GuardedVectorTailsRunAsScalars) {
+  PipelineBuilder b("tail");
+  const std::string out = b.Exp(b.Input("x", {5, 20}));
+  b.Output(out);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  auto spec_with = [&](TailStrategy tail) {
+    ScheduleSpec spec = space.Empty();
+    spec.set_partial(false);
+    StageSchedule* o = spec.add_stages();
+    o->set_stage(out);
+    o->set_compute(ROOT);
+    Split(o->mutable_pure(), "d1", {8});
+    *o->mutable_pure()->mutable_vectorize() = Ref(out, "d1", 1);
+    o->mutable_pure()->set_vector_width(8);
+    o->mutable_pure()->set_tail(tail);
+    return spec;
+  };
+  const Row g(MustFeaturize(featurizer, spec_with(TAIL_GUARD_WITH_IF)), 0);
+  const double ops = g.Dep("float_ops") / 100;  // per point
+  EXPECT_GT(ops, 0);
+  EXPECT_EQ(g.Dep("num_vectors"), 5 * 2);
+  EXPECT_EQ(g.Dep("num_scalars"), 5 * 4);
+  EXPECT_EQ(g.Dep("vector_float_ops"), 5 * 2 * ops);
+  EXPECT_EQ(g.Dep("scalar_float_ops"), 5 * 4 * ops);
+  EXPECT_EQ(g.Dep("bytes_written_total"), 4 * 100);
+
+  const Row s(MustFeaturize(featurizer, spec_with(TAIL_SHIFT_INWARDS)), 0);
+  EXPECT_EQ(s.Dep("num_vectors"), 5 * 3);
+  EXPECT_EQ(s.Dep("num_scalars"), 0);
+  EXPECT_EQ(s.Dep("float_ops"), 5 * 3 * 8 * ops);
+  EXPECT_EQ(s.Dep("points_computed"), 100);
+  EXPECT_EQ(s.Dep("bytes_written_total"), 4 * 5 * 3 * 8);
+}
+
+// A parallel loop inside the two levels of a guarded split starts once per iteration of
+// them that passes the guard: 20, not 7 x 3.
+TEST(DependentFeatures, ParallelLaunchesSkipGuardedIterations) {
+  PipelineBuilder b("launches");
+  const std::string out = b.Exp(b.Input("x", {5, 20}));
+  b.Output(out);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  ScheduleSpec spec = space.Empty();
+  spec.set_partial(false);
+  StageSchedule* o = spec.add_stages();
+  o->set_stage(out);
+  o->set_compute(ROOT);
+  DefinitionSchedule* pure = o->mutable_pure();
+  Split(pure, "d1", {3});
+  pure->set_tail(TAIL_GUARD_WITH_IF);
+  *pure->add_loop_order() = Ref(out, "d0", 0);  // innermost
+  *pure->add_loop_order() = Ref(out, "d1", 1);
+  *pure->add_loop_order() = Ref(out, "d1", 0);
+  *pure->add_parallel() = Ref(out, "d0", 0);
+  ASSERT_TRUE(space.Check(spec).ok()) << space.Check(spec).ToString();
+  const Row r(MustFeaturize(featurizer, spec), 0);
+  EXPECT_EQ(r.Dep("loop0_parallel"), 1);
+  EXPECT_EQ(r.Dep("parallel_launches"), 20);
+  EXPECT_EQ(r.Dep("thread_wakeups"), 20 * 2);  // 5 tasks on 2 cores
+  EXPECT_EQ(r.Dep("num_scalars"), 100);
+}
+
+// On random schedules of every zoo block, every definition runs once per point of its
+// realization's region (times the reduction points for updates), per realization:
+// guarded tails never add iterations, whatever the splits and compute locations.
+TEST(DependentFeatures, IterationsAreRegionPointsTimesRealizations) {
+  int checked = 0, clipped = 0;
+  for (const std::string& name : ZooNames()) {
+    SCOPED_TRACE(name);
+    StatusOr<PipelineSpec> spec = MakeZooBlock(name);
+    ASSERT_TRUE(spec.ok());
+    const PipelineGraph graph = PipelineGraph::Build(spec.value()).value();
+    const ScheduleSpace space(graph);
+    const Featurizer featurizer(space);
+    const std::vector<std::string>& names = CurrentFeatureSchema().dependent_names;
+    const size_t width = names.size();
+    const int updates = Column(names, "update_iterations");
+    const int realizations = Column(names, "realizations");
+    const int region = Column(names, "region_points");
+    const int written = Column(names, "bytes_written_total");
+    const int inlined = Column(names, "loc_inline");
+    const int loops_beyond = Column(names, "loops_beyond_slots");
+    const int num_loops = Column(names, "num_loops");
+    PipelineFeatures f;
+    for (int k = 0; k < 10; ++k) {
+      const ScheduleSpec schedule = space.RandomSchedule(700 + k);
+      ASSERT_TRUE(featurizer.Featurize(schedule, &f).ok());
+      for (int pos = 0; pos < schedule.stages_size(); ++pos) {
+        const int s = space.decision_order()[pos];
+        const float* row = &f.dependent[s * width];
+        if (row[inlined] == 1) continue;
+        const bool output = std::find(graph.output_stages().begin(), graph.output_stages().end(),
+                                      s) != graph.output_stages().end();
+        const double points = static_cast<double>(row[realizations]) * row[region];
+        double reduction = 0;
+        if (!graph.loops(s).reduction.empty()) {
+          reduction = 1;
+          for (const LoopDim& d : graph.loops(s).reduction) reduction *= d.extent;
+        }
+        EXPECT_NEAR(row[updates], points * reduction, 1e-6 * points * reduction)
+            << graph.stage(s).name();
+        if (!output) {  // guarded pure definitions too (outputs shift their tails)
+          const double stores = points * (1 + reduction);
+          EXPECT_NEAR(row[written], stores * BytesPerElement(graph.stage(s).dtype()),
+                      1e-6 * stores * 8)
+              << graph.stage(s).name();
+        }
+        // Schedules where the loops hold more iterations than run.
+        double loop_product = row[loops_beyond];
+        for (int q = 0; q < 8 && q < row[num_loops]; ++q) {
+          loop_product *= row[Column(names, "loop" + std::to_string(q) + "_extent")];
+        }
+        clipped += loop_product > row[region] * std::max(1.0, reduction);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(clipped, 100);
 }
 
 TEST(DependentFeatures, PartialSchedulesLeaveUndecidedStagesAtZero) {

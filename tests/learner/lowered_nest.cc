@@ -177,150 +177,6 @@ class ExprEvaluator {
   std::string error_;
 };
 
-// Walks the statement along the representative path (see the header).
-class PathWalker : public ExprEvaluator {
- public:
-  // `funcs`: the pure var names (Halide order) and the number of definitions of each
-  // Func, to read the regions its definitions compute.
-  struct FuncInfo {
-    std::vector<std::string> args;
-    int definitions = 1;
-  };
-  PathWalker(PathNest& nest, std::map<std::string, FuncInfo> funcs)
-      : nest_(nest), funcs_(std::move(funcs)) {}
-
-  // False when a tail guard failed on the way (the enclosing loop retries).
-  bool Walk(const Stmt& s) {
-    if (!s.defined() || !error_.empty()) return true;
-    switch (s->node_type) {
-      case IRNodeType::LetStmt: {
-        const auto* op = s.as<hi::LetStmt>();
-        int64_t v = 0;
-        const bool bound = Eval(op->value, &v);
-        if (bound) Push(op->name, v);
-        const bool ok = Walk(op->body);
-        if (bound) Pop(op->name);
-        return ok;
-      }
-      case IRNodeType::For:
-        return WalkFor(s.as<hi::For>());
-      case IRNodeType::Realize: {
-        const auto* op = s.as<hi::Realize>();
-        PathRealization r;
-        r.func = op->name;
-        for (const Halide::Range& range : op->bounds) {
-          int64_t extent = 0;
-          if (!Eval(range.extent, &extent)) return Fail("the extent of realization " + op->name);
-          r.extents.push_back(extent);
-        }
-        r.enclosing_iterations = iterations_;
-        const auto info = funcs_.find(op->name);
-        if (info != funcs_.end()) {
-          for (const std::string& arg : info->second.args) {
-            int64_t lo = 0, hi = -1;
-            for (int k = 0; k < info->second.definitions; ++k) {
-              const std::string prefix = op->name + ".s" + std::to_string(k) + "." + arg;
-              const auto min = env_.find(prefix + ".min"), max = env_.find(prefix + ".max");
-              if (min == env_.end() || max == env_.end()) {
-                return Fail("the region of " + prefix);
-              }
-              lo = k == 0 ? min->second.back() : std::min(lo, min->second.back());
-              hi = k == 0 ? max->second.back() : std::max(hi, max->second.back());
-            }
-            r.computed.push_back(hi - lo + 1);
-          }
-        }
-        nest_.realizations.push_back(r);
-        return Walk(op->body);
-      }
-      case IRNodeType::ProducerConsumer:
-        return Walk(s.as<hi::ProducerConsumer>()->body);
-      case IRNodeType::Block: {
-        const auto* op = s.as<hi::Block>();
-        return Walk(op->first) && Walk(op->rest);
-      }
-      case IRNodeType::IfThenElse: {
-        const auto* op = s.as<hi::IfThenElse>();
-        int64_t c = 0;
-        if (!Eval(op->condition, &c)) {
-          return Walk(op->then_case) && Walk(op->else_case);
-        }
-        if (c) return Walk(op->then_case);
-        if (op->else_case.defined()) return Walk(op->else_case);
-        return !IsGuard(op->condition);
-      }
-      case IRNodeType::Atomic:
-        return Walk(s.as<hi::Atomic>()->body);
-      case IRNodeType::Fork: {
-        const auto* op = s.as<hi::Fork>();
-        return Walk(op->first) && Walk(op->rest);
-      }
-      default:
-        return true;  // provides, asserts, evaluates: nothing to record
-    }
-  }
-
-
- private:
-  bool WalkFor(const hi::For* op) {
-    int64_t min = 0, extent = 0;
-    if (!Eval(op->min, &min) || !Eval(op->extent, &extent)) {
-      return Fail("the bounds of loop " + op->name);
-    }
-    PathLoop loop;
-    loop.name = op->name;
-    const size_t first = op->name.find('.');
-    const size_t second = op->name.find('.', first + 1);
-    loop.func = op->name.substr(0, first);
-    if (first != std::string::npos && second != std::string::npos &&
-        op->name.compare(first + 1, 1, "s") == 0) {
-      loop.definition = std::stoi(op->name.substr(first + 2, second - first - 2));
-    }
-    loop.var = op->name.substr(op->name.rfind('.') + 1);
-    std::ostringstream type;
-    type << op->for_type;
-    loop.type = type.str();
-    loop.extent = extent;
-    nest_.loops.push_back(loop);
-    if (extent <= 0) return true;
-    const size_t loops_before = nest_.loops.size(), realizations_before = nest_.realizations.size();
-    for (int64_t i = (extent - 1) / 2; i >= 0; --i) {
-      nest_.loops.resize(loops_before);
-      nest_.realizations.resize(realizations_before);
-      Push(op->name, min + i);
-      iterations_ *= static_cast<double>(extent);
-      const bool ok = Walk(op->body);
-      iterations_ /= static_cast<double>(extent);
-      Pop(op->name);
-      if (ok) return true;
-    }
-    return false;
-  }
-
-  // Whether a condition holds a likely() call: Halide's tail guards do.
-  static bool IsGuard(const Expr& e) {
-    class FindLikely : public hi::IRVisitor {
-     public:
-      bool found = false;
-
-     private:
-      using hi::IRVisitor::visit;
-      void visit(const Call* op) override {
-        if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost)) {
-          found = true;
-        }
-        hi::IRVisitor::visit(op);
-      }
-    } finder;
-    e.accept(&finder);
-    return finder.found;
-  }
-
-  PathNest& nest_;
-  const std::map<std::string, FuncInfo> funcs_;
-  double iterations_ = 1;  // product of the extents of the loops around the walk
-};
-
 // The variables an expression reads.
 void AddVariables(const Expr& e, std::set<std::string>* out) {
   class Finder : public hi::IRGraphVisitor {
@@ -335,64 +191,22 @@ void AddVariables(const Expr& e, std::set<std::string>* out) {
   e.accept(&finder);
 }
 
-// Float operations of a Provide's values, each distinct node once (see DefinitionCount).
-double FloatOps(const hi::Provide* op) {
-  class Counter : public hi::IRGraphVisitor {
-   public:
-    double count = 0;
-
-   private:
-    using hi::IRGraphVisitor::visit;
-    void visit(const hi::Add* op) override {
-      count += op->type.is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const hi::Sub* op) override {
-      count += op->type.is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const hi::Mul* op) override {
-      count += op->type.is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const hi::Div* op) override {
-      count += op->type.is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const hi::Min* op) override {
-      count += op->type.is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const hi::Max* op) override {
-      count += op->type.is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const hi::Cast* op) override {
-      count += op->type.is_float() || op->value.type().is_float();
-      hi::IRGraphVisitor::visit(op);
-    }
-    void visit(const Call* op) override {
-      if (op->is_intrinsic(Call::reinterpret)) {
-        count += op->type.is_float() || op->args[0].type().is_float();
-      } else if (op->is_intrinsic(Call::abs)) {
-        count += op->args[0].type().is_float();
-      } else if (op->call_type == Call::PureExtern && op->type.is_float()) {
-        count += 1;  // exp_f32, floor_f32, ...
-      }
-      hi::IRGraphVisitor::visit(op);
-    }
-  } counter;
-  for (const Expr& e : op->values) e.accept(&counter);
-  return counter.count;
-}
-
-// Walks every iteration of the statement and counts each definition's executions.
+// Walks every iteration of one realization of a Func (its produce statement) and counts
+// how often each of its definitions runs; the producers computed inside it are skipped.
 // A loop whose body's control flow (nested loop bounds, guards, and the lets they read)
 // does not depend on its variable runs its body once, counted `extent` times.
 class IterationCounter : public ExprEvaluator {
  public:
-  explicit IterationCounter(std::map<std::string, std::vector<DefinitionCount>>& counts)
-      : counts_(counts) {}
+  // `env`: the values of the variables around the produce statement.
+  IterationCounter(std::string func, std::map<std::string, std::vector<int64_t>> env)
+      : func_(std::move(func)) {
+    env_ = std::move(env);
+  }
+
+  // Per definition (0 pure, 1 update), after Count.
+  const std::vector<DefinitionCount>& counts() const { return counts_; }
+  // Per loop of the Func: times it starts (with a positive extent).
+  const std::map<std::string, double>& loop_starts() const { return loop_starts_; }
 
   void Count(const Stmt& s, double times) {
     if (!s.defined() || !error_.empty()) return;
@@ -421,8 +235,11 @@ class IterationCounter : public ExprEvaluator {
         return Provide(s.as<hi::Provide>(), times);
       case IRNodeType::Realize:
         return Count(s.as<hi::Realize>()->body, times);
-      case IRNodeType::ProducerConsumer:
-        return Count(s.as<hi::ProducerConsumer>()->body, times);
+      case IRNodeType::ProducerConsumer: {
+        const auto* op = s.as<hi::ProducerConsumer>();
+        if (op->is_producer && op->name != func_) return;  // another Func's work
+        return Count(op->body, times);
+      }
       case IRNodeType::Block: {
         const auto* op = s.as<hi::Block>();
         Count(op->first, times);
@@ -456,6 +273,7 @@ class IterationCounter : public ExprEvaluator {
       return;
     }
     if (extent <= 0) return;
+    if (!by_lane_) loop_starts_[op->name] += times;
     const bool varies = Control(op->body).count(op->name) > 0;
     if (op->for_type == hi::ForType::Vectorized && !by_lane_) {
       if (!varies) {  // every lane runs the same statements: vectors
@@ -504,6 +322,7 @@ class IterationCounter : public ExprEvaluator {
   }
 
   void Provide(const hi::Provide* op, double times) {
+    if (op->name != func_) return;
     if (by_lane_) {
       LaneRuns& runs = lane_runs_[LaneKey(op, inner_)];
       runs.lanes += 1;
@@ -539,11 +358,9 @@ class IterationCounter : public ExprEvaluator {
       } self(op->name);
       for (const Expr& e : op->values) e.accept(&self);
       found = definition_.emplace(op, self.found ? 1 : 0).first;
-      std::vector<DefinitionCount>& defs = counts_[op->name];
-      if (defs.size() <= static_cast<size_t>(found->second)) defs.resize(found->second + 1);
-      defs[found->second].float_ops_per_iteration = FloatOps(op);
+      if (counts_.size() <= static_cast<size_t>(found->second)) counts_.resize(found->second + 1);
     }
-    return counts_[op->name][found->second];
+    return counts_[found->second];
   }
 
   // The variables the control flow of `s` reads: nested loop bounds, if conditions, and
@@ -582,9 +399,11 @@ class IterationCounter : public ExprEvaluator {
       case IRNodeType::Realize:
         add(s.as<hi::Realize>()->body);
         break;
-      case IRNodeType::ProducerConsumer:
-        add(s.as<hi::ProducerConsumer>()->body);
+      case IRNodeType::ProducerConsumer: {
+        const auto* op = s.as<hi::ProducerConsumer>();
+        if (!op->is_producer || op->name == func_) add(op->body);
         break;
+      }
       case IRNodeType::Block:
         add(s.as<hi::Block>()->first);
         add(s.as<hi::Block>()->rest);
@@ -602,13 +421,201 @@ class IterationCounter : public ExprEvaluator {
     return control_.emplace(s.get(), std::move(vars)).first->second;
   }
 
-  std::map<std::string, std::vector<DefinitionCount>>& counts_;
+  const std::string func_;
+  std::vector<DefinitionCount> counts_;
+  std::map<std::string, double> loop_starts_;
   std::map<const hi::Provide*, int> definition_;
   std::map<const hi::IRNode*, std::set<std::string>> control_;
-  int64_t vector_width_ = 0;  // > 0 inside a vectorized loop whose lanes run together
-  bool by_lane_ = false;      // walking a vectorized loop lane by lane
+  int64_t vector_width_ = 0;    // > 0 inside a vectorized loop whose lanes run together
+  bool by_lane_ = false;        // walking a vectorized loop lane by lane
   std::vector<int64_t> inner_;  // iterations of the loops iterated inside it
   std::map<LaneKey, LaneRuns> lane_runs_;
+};
+
+// Walks the statement along the representative path (see the header).
+class PathWalker : public ExprEvaluator {
+ public:
+  // `funcs`: the pure var names (Halide order) and the number of definitions of each
+  // Func, to read the regions its definitions compute.
+  struct FuncInfo {
+    std::vector<std::string> args;
+    int definitions = 1;
+  };
+  // With `count_iterations`, each realization on the path counts its definitions' runs
+  // (times the iterations of the loops around it).
+  PathWalker(PathNest& nest, std::map<std::string, FuncInfo> funcs, bool count_iterations)
+      : nest_(nest), funcs_(std::move(funcs)), count_iterations_(count_iterations) {}
+
+  // The counts of the realizations on the path, per Func.
+  void SaveCounts() {
+    for (Produced& p : produced_) {
+      nest_.definitions[p.func] = std::move(p.definitions);
+      nest_.loop_starts.insert(p.loop_starts.begin(), p.loop_starts.end());
+    }
+  }
+
+  // False when a tail guard failed on the way (the enclosing loop retries).
+  bool Walk(const Stmt& s) {
+    if (!s.defined() || !error_.empty()) return true;
+    switch (s->node_type) {
+      case IRNodeType::LetStmt: {
+        const auto* op = s.as<hi::LetStmt>();
+        int64_t v = 0;
+        const bool bound = Eval(op->value, &v);
+        if (bound) Push(op->name, v);
+        const bool ok = Walk(op->body);
+        if (bound) Pop(op->name);
+        return ok;
+      }
+      case IRNodeType::For:
+        return WalkFor(s.as<hi::For>());
+      case IRNodeType::Realize: {
+        const auto* op = s.as<hi::Realize>();
+        PathRealization r;
+        r.func = op->name;
+        for (const Halide::Range& range : op->bounds) {
+          int64_t extent = 0;
+          if (!Eval(range.extent, &extent)) return Fail("the extent of realization " + op->name);
+          r.extents.push_back(extent);
+        }
+        r.enclosing_iterations = iterations_;
+        const auto info = funcs_.find(op->name);
+        if (info != funcs_.end()) {
+          for (const std::string& arg : info->second.args) {
+            int64_t lo = 0, hi = -1;
+            for (int k = 0; k < info->second.definitions; ++k) {
+              const std::string prefix = op->name + ".s" + std::to_string(k) + "." + arg;
+              const auto min = env_.find(prefix + ".min"), max = env_.find(prefix + ".max");
+              if (min == env_.end() || max == env_.end()) {
+                return Fail("the region of " + prefix);
+              }
+              lo = k == 0 ? min->second.back() : std::min(lo, min->second.back());
+              hi = k == 0 ? max->second.back() : std::max(hi, max->second.back());
+            }
+            r.computed.push_back(hi - lo + 1);
+          }
+        }
+        nest_.realizations.push_back(r);
+        return Walk(op->body);
+      }
+      case IRNodeType::ProducerConsumer: {
+        const auto* op = s.as<hi::ProducerConsumer>();
+        if (op->is_producer && count_iterations_) {
+          IterationCounter counter(op->name, env_);
+          counter.Count(op->body, 1);
+          if (!counter.error().empty()) {
+            if (error_.empty()) {
+              error_ = counter.error() + " (counting the runs of " + op->name + ")";
+            }
+            return true;
+          }
+          Produced& p = produced_.emplace_back();
+          p.func = op->name;
+          p.definitions = counter.counts();
+          for (DefinitionCount& c : p.definitions) {
+            c.iterations *= iterations_;
+            c.vectors *= iterations_;
+            c.scalars *= iterations_;
+          }
+          for (const auto& [loop, starts] : counter.loop_starts()) {
+            p.loop_starts.emplace_back(loop, starts * iterations_);
+          }
+        }
+        return Walk(op->body);
+      }
+      case IRNodeType::Block: {
+        const auto* op = s.as<hi::Block>();
+        return Walk(op->first) && Walk(op->rest);
+      }
+      case IRNodeType::IfThenElse: {
+        const auto* op = s.as<hi::IfThenElse>();
+        int64_t c = 0;
+        if (!Eval(op->condition, &c)) {
+          return Walk(op->then_case) && Walk(op->else_case);
+        }
+        if (c) return Walk(op->then_case);
+        if (op->else_case.defined()) return Walk(op->else_case);
+        return !IsGuard(op->condition);
+      }
+      case IRNodeType::Atomic:
+        return Walk(s.as<hi::Atomic>()->body);
+      case IRNodeType::Fork: {
+        const auto* op = s.as<hi::Fork>();
+        return Walk(op->first) && Walk(op->rest);
+      }
+      default:
+        return true;  // provides, asserts, evaluates: nothing to record
+    }
+  }
+
+ private:
+  bool WalkFor(const hi::For* op) {
+    int64_t min = 0, extent = 0;
+    if (!Eval(op->min, &min) || !Eval(op->extent, &extent)) {
+      return Fail("the bounds of loop " + op->name);
+    }
+    PathLoop loop;
+    loop.name = op->name;
+    const size_t first = op->name.find('.');
+    const size_t second = op->name.find('.', first + 1);
+    loop.func = op->name.substr(0, first);
+    if (first != std::string::npos && second != std::string::npos &&
+        op->name.compare(first + 1, 1, "s") == 0) {
+      loop.definition = std::stoi(op->name.substr(first + 2, second - first - 2));
+    }
+    loop.var = op->name.substr(op->name.rfind('.') + 1);
+    std::ostringstream type;
+    type << op->for_type;
+    loop.type = type.str();
+    loop.extent = extent;
+    nest_.loops.push_back(loop);
+    if (extent <= 0) return true;
+    const size_t loops_before = nest_.loops.size(), realizations_before = nest_.realizations.size();
+    const size_t produced_before = produced_.size();
+    for (int64_t i = (extent - 1) / 2; i >= 0; --i) {
+      nest_.loops.resize(loops_before);
+      nest_.realizations.resize(realizations_before);
+      produced_.resize(produced_before);
+      Push(op->name, min + i);
+      iterations_ *= static_cast<double>(extent);
+      const bool ok = Walk(op->body);
+      iterations_ /= static_cast<double>(extent);
+      Pop(op->name);
+      if (ok) return true;
+    }
+    return false;
+  }
+
+  // Whether a condition holds a likely() call: Halide's tail guards do.
+  static bool IsGuard(const Expr& e) {
+    class FindLikely : public hi::IRVisitor {
+     public:
+      bool found = false;
+
+     private:
+      using hi::IRVisitor::visit;
+      void visit(const Call* op) override {
+        if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost)) {
+          found = true;
+        }
+        hi::IRVisitor::visit(op);
+      }
+    } finder;
+    e.accept(&finder);
+    return finder.found;
+  }
+
+  PathNest& nest_;
+  const std::map<std::string, FuncInfo> funcs_;
+  const bool count_iterations_;
+  double iterations_ = 1;  // product of the extents of the loops around the walk
+  // The counts of the realizations on the path so far.
+  struct Produced {
+    std::string func;
+    std::vector<DefinitionCount> definitions;
+    std::vector<std::pair<std::string, double>> loop_starts;
+  };
+  std::vector<Produced> produced_;
 };
 
 StatusOr<PathNest> Lower(const LoweredPipeline& lowered, bool count_iterations) {
@@ -643,14 +650,10 @@ StatusOr<PathNest> Lower(const LoweredPipeline& lowered, bool count_iterations) 
     info.definitions = 1 + static_cast<int>(function.updates().size());
   }
   PathNest nest;
-  PathWalker walker(nest, std::move(funcs));
+  PathWalker walker(nest, std::move(funcs), count_iterations);
   walker.Walk(s);
   if (!walker.error().empty()) return Status::Error("lowered loop nest: " + walker.error());
-  if (count_iterations) {
-    IterationCounter counter(nest.definitions);
-    counter.Count(s, 1);
-    if (!counter.error().empty()) return Status::Error("lowered loop nest: " + counter.error());
-  }
+  walker.SaveCounts();
   return nest;
 }
 

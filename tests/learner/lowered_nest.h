@@ -6,8 +6,8 @@
 // (loop nests, then the bounds of every loop and realization as let statements), then
 // walked along one path: every loop takes its lower-middle iteration (floor((extent - 1)
 // / 2)), or the largest iteration below it whose tail guards (`if (likely(...))`) hold.
-// Along that path each loop's extent and each realization's region are evaluated. The
-// whole statement can be walked too, counting how often each definition runs.
+// Along that path each loop's extent and each realization's region are evaluated, and
+// optionally how often each definition runs in the realization on the path.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +43,9 @@ struct PathRealization {
   double enclosing_iterations = 1;  // product of the extents of the loops around it
 };
 
-// How often one definition's body (its Provide) runs over the whole statement, every
-// loop at every iteration and tail guards evaluated, and its float operations.
+// How often one definition's body (its Provide) runs: over every iteration of the
+// realization on the path (tail guards evaluated), times the realizations (the
+// iterations of the loops around it, as PathRealization), as the features count.
 struct DefinitionCount {
   double iterations = 0;  // body executions (a vector counts its lanes)
   // Inside a vectorized loop, the executions where every lane runs (one per vector);
@@ -52,23 +53,23 @@ struct DefinitionCount {
   // (which Halide scalarizes), scalar executions.
   double vectors = 0;
   double scalars = 0;
-  // Float arithmetic of the Provide's values, inlined Funcs included: float add, sub,
-  // mul, div, min, max, casts to or from float and reinterpretations, and calls of
-  // float functions (exp, floor...); each distinct expression node once.
-  double float_ops_per_iteration = 0;
 };
 
 struct PathNest {
   std::vector<PathLoop> loops;                // in program order along the path
   std::vector<PathRealization> realizations;  // one per non-inlined Func
-  // Per Func: its definitions (0 pure, 1 update) over the whole statement.
+  // With count_iterations, per Func produced on the path: its definitions (0 pure,
+  // 1 update).
   std::map<std::string, std::vector<DefinitionCount>> definitions;
+  // With count_iterations, per loop of those Funcs (PathLoop::name): how often it starts
+  // with a positive extent, counted as DefinitionCount::iterations.
+  std::map<std::string, double> loop_starts;
 };
 
-// Lowers a copy of `lowered.pipeline` (as scheduled) and walks it: along the
-// representative path, and (with `count_iterations`) over every iteration. Errors:
-// Halide refusing the schedule, or an expression of the loop bounds or of a guard the
-// walk cannot evaluate.
+// Lowers a copy of `lowered.pipeline` (as scheduled) and walks it along the
+// representative path; with `count_iterations`, also every iteration of each
+// realization on it. Errors: Halide refusing the schedule, or an expression of the loop
+// bounds or of a guard the walk cannot evaluate.
 StatusOr<PathNest> WalkLoweredNest(const LoweredPipeline& lowered, bool count_iterations = false);
 
 }  // namespace lowered_nest
