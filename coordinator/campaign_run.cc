@@ -52,6 +52,9 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     run->specs_.push_back(entry.spec);
     run->entries_.push_back(std::move(entry));
   }
+  if (run->campaign_.pipeline_ids().empty()) {  // a new campaign
+    for (const PipelineEntry& entry : run->entries_) run->campaign_.add_pipeline_ids(entry.id);
+  }
   run->baselines_proposed_ = run->campaign_.counters().proposed() > 0;
   return run;
 }

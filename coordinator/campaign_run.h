@@ -40,7 +40,8 @@ bool IsDeterministicFailure(MeasurementStatus status);
 class CampaignRun {
  public:
   // The run of a campaign, with its pipelines in the order of config.pipelines
-  // expanded (each random range in seed order). Fails when a pipeline does not build.
+  // expanded (each random range in seed order; a pipeline listed twice once). A new
+  // campaign (no pipeline_ids yet) gets their ids. Fails when a pipeline does not build.
   static StatusOr<std::unique_ptr<CampaignRun>> Create(Campaign campaign, CampaignConfig config,
                                                        std::vector<PipelineSpec> pipelines);
 

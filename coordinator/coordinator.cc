@@ -18,8 +18,6 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "coordinator/group_commit.h"
-#include "pipeline/graph.h"
-#include "pipeline/spec.h"
 #include "protocol/security.h"
 #include "storage/store.h"
 
@@ -131,6 +129,7 @@ class Coordinator::Impl {
   ClientReply HandleModels(const ModelsRequest& request);
 
   Worker* WorkerOfPeer(const std::string& peer);
+  static WorkerState StateOf(const Worker& worker);
   void WorkerDead(Worker& worker, const std::string& why);
   void ReleaseLease(const std::string& lease_id, MeasurementStatus status, const std::string& why);
   void Tick(int64_t now_ms);
@@ -395,6 +394,12 @@ void Coordinator::Impl::HandleFrame(const std::string& peer, std::string_view fr
       Send(peer, MakeErrorReply(std::string("a coordinator does not take ") + BodyName(envelope)));
       return;
   }
+}
+
+WorkerState Coordinator::Impl::StateOf(const Worker& worker) {
+  if (!worker.alive) return WORKER_DEAD;
+  if (worker.credits == 0) return WORKER_DRAINING;
+  return worker.leases.empty() ? WORKER_IDLE : WORKER_BUSY;
 }
 
 Coordinator::Impl::Worker* Coordinator::Impl::WorkerOfPeer(const std::string& peer) {
@@ -886,11 +891,8 @@ ClientReply Coordinator::Impl::HandleSubmit(const ClientRequest& request, bool* 
       CampaignRun::Create(campaign, *config, std::move(pipelines));
   if (!run.ok()) return Refuse(CLIENT_INVALID_ARGUMENT, run.status().message());
   Campaign& created = (*run)->campaign();
-  for (const PipelineSpec& spec : (*run)->pipelines()) {
-    StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
-    const std::string pipeline_id = PipelineId(*graph);
-    created.add_pipeline_ids(pipeline_id);
-    batch_.PutPipeline(pipeline_id, spec);
+  for (int i = 0; i < created.pipeline_ids_size(); ++i) {
+    batch_.PutPipeline(created.pipeline_ids(i), (*run)->pipelines()[i]);
   }
   dirty_campaigns_.insert(id);
   AddEvent("campaign_submitted", id, "", "", submit.file_name());
@@ -973,13 +975,7 @@ ClientReply Coordinator::Impl::HandleStatus(const StatusRequest& request) {
     entry->set_results_per_second(run->ResultsPerSecond(now));
   }
   for (const auto& [id, worker] : workers_) {
-    WorkerState state = WORKER_DEAD;
-    if (worker.alive) {
-      state = worker.credits == 0     ? WORKER_DRAINING
-              : worker.leases.empty() ? WORKER_IDLE
-                                      : WORKER_BUSY;
-    }
-    (*status->mutable_workers_by_state())[WorkerState_Name(state)]++;
+    (*status->mutable_workers_by_state())[WorkerState_Name(StateOf(worker))]++;
   }
   return reply;
 }
@@ -996,13 +992,7 @@ ClientReply Coordinator::Impl::HandleWorkers() {
     *entry->mutable_record() = worker->record;
     entry->mutable_record()->set_last_seen_unix_ms(
         std::max(worker->record.last_seen_unix_ms(), worker->last_heard_ms));
-    WorkerState state = WORKER_DEAD;
-    if (worker->alive) {
-      state = worker->credits == 0     ? WORKER_DRAINING
-              : worker->leases.empty() ? WORKER_IDLE
-                                       : WORKER_BUSY;
-    }
-    entry->set_state(state);
+    entry->set_state(StateOf(*worker));
     entry->set_credits(worker->credits);
     entry->set_leases(static_cast<int32_t>(worker->leases.size()));
   }
