@@ -1,6 +1,7 @@
 #include "farmctl/local.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -27,12 +28,14 @@ constexpr auto kStartTimeout = std::chrono::seconds(30);
 constexpr auto kWorkerStopTimeout = std::chrono::seconds(30);
 constexpr auto kCoordinatorStopTimeout = std::chrono::seconds(10);
 
-// A process of the farm, in its own process group, its stderr in a log file; it gets
-// SIGTERM if farmctl dies first.
+// A process of the farm, in its own session (so in its own process group, and in its
+// own scheduler autogroup where the kernel has them), its stderr in a log file; it gets
+// SIGTERM if farmctl dies first. With `avoid_last_cpu` (and two cpus or more allowed)
+// it runs on every allowed cpu but the last, which is a worker's benchmark core.
 class FarmProcess {
  public:
   FarmProcess(const std::string& binary, const std::vector<std::string>& args,
-              const std::string& log_path)
+              const std::string& log_path, bool avoid_last_cpu = false)
       : log_path_(log_path) {
     const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     std::vector<char*> argv;
@@ -42,9 +45,10 @@ class FarmProcess {
     const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
-      setpgid(0, 0);
+      setsid();  // its own session: its own process group, and its own scheduler autogroup
       prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (getppid() != parent) _exit(1);
+      if (avoid_last_cpu) AvoidLastCpu();
       if (log_fd >= 0) {
         dup2(log_fd, STDOUT_FILENO);
         dup2(log_fd, STDERR_FILENO);
@@ -55,6 +59,19 @@ class FarmProcess {
     if (log_fd >= 0) close(log_fd);
   }
   ~FarmProcess() { Stop(std::chrono::seconds(0)); }
+
+  static void AvoidLastCpu() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2) return;
+    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+      if (CPU_ISSET(cpu, &set)) {
+        CPU_CLR(cpu, &set);
+        break;
+      }
+    }
+    sched_setaffinity(0, sizeof(set), &set);
+  }
 
   bool running() {
     if (exited_ || pid_ <= 0) return false;
@@ -188,10 +205,9 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
         (dir / "logs" / (id + ".log")).string()));
   }
 
-  // The learner trains on one thread at low priority: the worker's benchmark core
-  // comes first.
+  // The learner trains on one thread at low priority, off the worker's benchmark core.
   FarmProcess learner(learner_bin, {"--coordinator", endpoint, "--threads", "1", "--nice", "10"},
-                      (dir / "logs" / "learner.log").string());
+                      (dir / "logs" / "learner.log").string(), /*avoid_last_cpu=*/true);
 
   FarmClientOptions client_options;
   client_options.endpoint = endpoint;

@@ -62,7 +62,6 @@ struct CampaignData {
   std::vector<Sample> samples;
   std::unordered_set<std::string> known;  // measured or proposed: pipeline\0hash
   int64_t since_training = 0;
-  int trainings = 0;
   std::unique_ptr<PerformanceModel> scorer;  // the strategy's model, latest version
   std::string scorer_version;
   uint64_t next_sample_index = 0;
@@ -83,7 +82,7 @@ struct LearnerDaemon::State {
 
   Status Load(const Campaign& campaign, CampaignData* data);
   Status Follow(CampaignData& data);
-  Status Train(CampaignData& data);
+  Status Train(CampaignData& data, std::vector<NamedMetrics>* table);
   Status Propose(CampaignData& data, const CampaignStatus& status);
 };
 
@@ -152,7 +151,7 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
 
 // Trains every kind on the same split, evaluates each on the held-out pipelines and
 // stores it; the strategy's kind becomes the campaign's scorer.
-Status LearnerDaemon::State::Train(CampaignData& data) {
+Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>* table) {
   std::vector<std::string> ids;
   for (const Sample& sample : data.samples) ids.push_back(sample.pipeline_id);
   const std::set<std::string> distinct(ids.begin(), ids.end());
@@ -174,8 +173,7 @@ Status LearnerDaemon::State::Train(CampaignData& data) {
   if (std::find(kinds.begin(), kinds.end(), strategy_model) == kinds.end()) {
     kinds.push_back(strategy_model);
   }
-  ++data.trainings;
-  std::vector<NamedMetrics> table;
+  table->clear();
   for (const std::string& kind : kinds) {
     SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model, MakePerformanceModel(kind));
     const auto started = std::chrono::steady_clock::now();
@@ -189,10 +187,11 @@ Status LearnerDaemon::State::Train(CampaignData& data) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     Model record;
     record.set_kind(kind);
-    record.set_version(data.id + "-" + kind + "-" + std::to_string(data.trainings));
+    record.set_created_unix_ms(UnixMillis());
+    // Unique across retrainings, restarts and learners: the store keys models by version.
+    record.set_version(data.id + "-" + kind + "-" + std::to_string(record.created_unix_ms()));
     record.set_campaign(data.id);
     record.set_training_set_size(static_cast<int64_t>(train.size()));
-    record.set_created_unix_ms(UnixMillis());
     record.set_feature_schema_version(CurrentFeatureSchema().version);
     for (const std::string& id : split.held_out) record.add_held_out_pipelines(id);
     record.set_held_out_size(static_cast<int64_t>(held_out.size()));
@@ -202,7 +201,7 @@ Status LearnerDaemon::State::Train(CampaignData& data) {
         for (const auto& [name, value] : MetricsAsMap(*metrics)) {
           (*record.mutable_metrics())[name] = value;
         }
-        table.push_back({kind, *metrics});
+        table->push_back({kind, *metrics});
       }
     }
     (*record.mutable_metrics())["train_seconds"] = seconds;
@@ -222,9 +221,9 @@ Status LearnerDaemon::State::Train(CampaignData& data) {
       data.scorer_version = record.version();
     }
   }
-  if (!table.empty()) {
+  if (!table->empty()) {
     LogEvent("info", "models_evaluated",
-             {{"campaign", data.id}, {"table", "\n" + FormatMetricsTable(table)}});
+             {{"campaign", data.id}, {"table", "\n" + FormatMetricsTable(*table)}});
   }
   data.since_training = 0;
   return Status::Ok();
@@ -362,7 +361,8 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
                                                        : s.options.default_retrain_every;
         if (step.ok() && data.since_training >= every &&
             static_cast<int>(data.samples.size()) >= s.options.min_training_samples) {
-          step = s.Train(data);
+          std::vector<NamedMetrics> table;
+          step = s.Train(data, &table);
         }
         if (step.ok() && LearnerStrategy(strategy) && campaign.state() == CAMPAIGN_RUNNING) {
           step = s.Propose(data, status);
@@ -380,6 +380,28 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
     }
   }
   return Status::Ok();
+}
+
+StatusOr<std::vector<NamedMetrics>> LearnerDaemon::TrainCampaign(const std::string& campaign_id) {
+  State& s = *state_;
+  ClientRequest request;
+  request.mutable_status()->set_campaign(campaign_id);
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, s.Call(request));
+  if (reply.status().campaigns_size() != 1) {
+    return Status::Error("the coordinator has no campaign '" + campaign_id + "'");
+  }
+  CampaignData data;
+  SCHEDFARM_RETURN_IF_ERROR(s.Load(reply.status().campaigns(0).campaign(), &data));
+  SCHEDFARM_RETURN_IF_ERROR(s.Follow(data));
+  if (static_cast<int>(data.samples.size()) < s.options.min_training_samples) {
+    return Status::Error("campaign '" + campaign_id + "' has " +
+                         std::to_string(data.samples.size()) +
+                         " OK measurements of scheduled candidates; training needs " +
+                         std::to_string(s.options.min_training_samples));
+  }
+  std::vector<NamedMetrics> table;
+  SCHEDFARM_RETURN_IF_ERROR(s.Train(data, &table));
+  return table;
 }
 
 }  // namespace schedfarm

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "learner/metrics.h"
 #include "learner/model.h"
 #include "protocol/control_client.h"
 
@@ -45,6 +46,11 @@ class LearnerDaemon {
   // Serves until `stop` is set. An error only when the coordinator refuses the learner
   // for good (unreachable coordinators are retried).
   Status Run(const std::atomic<bool>& stop);
+
+  // Trains every kind once on all the OK measurements of `campaign_id`, whatever its
+  // state (a finished dataset campaign, say), stores the models like a retraining does
+  // and returns their held-out metrics, one row per kind.
+  StatusOr<std::vector<NamedMetrics>> TrainCampaign(const std::string& campaign_id);
 
  private:
   struct State;

@@ -2,11 +2,14 @@
 // performance models on their measurements, stores every model version, and proposes
 // the candidates of model-guided and uncertainty campaigns
 // (learner/daemon/learner_daemon.h). SIGTERM or SIGINT stops it.
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -23,6 +26,9 @@ constexpr char kUsage[] =
     "usage: farm-learner --coordinator ENDPOINT [options]\n"
     "options:\n"
     "  --coordinator ENDPOINT  the coordinator (tcp://host:port or ipc://path)\n"
+    "  --train CAMPAIGN        train every kind once on all of CAMPAIGN's measurements\n"
+    "                          (any state: a finished dataset, say), store the models,\n"
+    "                          print their held-out metrics and exit\n"
     "  --models A,B            kinds trained side by side at each retraining (default\n"
     "                          gcn,gcn0,lann,gbt,roofline)\n"
     "  --held-out F            share of a campaign's pipelines held out for the metrics\n"
@@ -34,12 +40,40 @@ constexpr char kUsage[] =
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
     "  --poll-ms N             how often the coordinator is asked for news (default 1000)\n"
     "  --nice N                lower the learner's CPU priority by N (0-19), to leave a\n"
-    "                          worker on the same host its benchmark core\n"
+    "                          worker on the same host its cores; a learner that leads\n"
+    "                          its session (setsid) also lowers its scheduler autogroup,\n"
+    "                          without which nice does not count against other sessions\n"
+    "                          (such as a worker's sandbox)\n"
     "  --curve-key BASE        secure mode: this learner's key pair BASE.key / BASE.pub\n"
     "  --server-key FILE       secure mode: the coordinator's public key\n";
 
 std::atomic<bool> g_stop{false};
 void OnStopSignal(int) { g_stop = true; }
+
+// The cpus this process may run on, as "0,1,3" (farmctl local keeps the learner off a
+// worker's benchmark core).
+std::string AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "?";
+  std::string list;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+  }
+  return list;
+}
+
+// With scheduler autogroups (Linux's default) the CPU is first shared between sessions,
+// and nice only orders the processes within one; so a learner that leads its session
+// also lowers its autogroup by `nice`. True when it did.
+bool LowerAutogroup(int nice) {
+  if (getsid(0) != getpid()) return false;
+  std::ofstream autogroup("/proc/self/autogroup");
+  if (!autogroup) return false;  // a kernel without autogroups
+  autogroup << nice;
+  autogroup.flush();
+  return static_cast<bool>(autogroup);
+}
 
 int UsageError(const std::string& message) {
   std::cerr << "farm-learner: " << message << "\n" << kUsage;
@@ -49,6 +83,7 @@ int UsageError(const std::string& message) {
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv,
                                  {{"--coordinator", true},
+                                  {"--train", true},
                                   {"--models", true},
                                   {"--held-out", true},
                                   {"--ensemble", true},
@@ -102,8 +137,12 @@ int Main(int argc, char** argv) {
   options.seed = static_cast<uint64_t>(seed);
   options.default_retrain_every = static_cast<int>(every);
   options.poll_interval_ms = static_cast<int>(poll);
-  if (nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(nice)) != 0) {
-    LogEvent("warn", "nice_failed", {{"nice", std::to_string(nice)}});
+  bool autogroup_lowered = false;
+  if (nice > 0) {
+    if (setpriority(PRIO_PROCESS, 0, static_cast<int>(nice)) != 0) {
+      LogEvent("warn", "nice_failed", {{"nice", std::to_string(nice)}});
+    }
+    autogroup_lowered = LowerAutogroup(static_cast<int>(nice));
   }
   StatusOr<std::optional<CurveClientKeys>> keys = ReadCurveClientKeys(
       flags.get("--curve-key"), flags.get("--server-key"), "--curve-key", "--server-key");
@@ -114,9 +153,22 @@ int Main(int argc, char** argv) {
   }
   StatusOr<std::unique_ptr<LearnerDaemon>> daemon = LearnerDaemon::Create(options);
   if (!daemon.ok()) return UsageError(daemon.status().message());
+  if (flags.has("--train")) {
+    StatusOr<std::vector<NamedMetrics>> table = (*daemon)->TrainCampaign(flags.get("--train"));
+    if (!table.ok()) {
+      std::cerr << "farm-learner: " << table.status().message() << "\n";
+      return 1;
+    }
+    std::cout << FormatMetricsTable(*table);
+    return 0;
+  }
   signal(SIGTERM, OnStopSignal);
   signal(SIGINT, OnStopSignal);
-  LogEvent("info", "learner_started", {{"coordinator", options.client.endpoint}});
+  LogEvent("info", "learner_started",
+           {{"coordinator", options.client.endpoint},
+            {"nice", std::to_string(nice)},
+            {"autogroup", autogroup_lowered ? "lowered" : "shared"},
+            {"cpus", AllowedCpus()}});
   const Status status = (*daemon)->Run(g_stop);
   if (!status.ok()) {
     LogEvent("error", "stopped", {{"error", status.message()}});

@@ -13,7 +13,7 @@ namespace torch_models {
 namespace {
 
 // The identification of saved bytes; bumped when their layout changes.
-constexpr char kFormat[] = "schedfarm.torch_model.v1";
+constexpr char kFormat[] = "schedfarm.torch_model.v2";
 
 std::string SampleName(const std::vector<Sample>& samples, size_t i) {
   return "training sample " + std::to_string(i) + " (pipeline '" + samples[i].pipeline_id +

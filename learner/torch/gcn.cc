@@ -17,8 +17,6 @@ constexpr double kLearningRate = 0.0075;
 constexpr double kWeightDecay = 1e-4;
 // beta = 1 / max(coefficient of variation, kMinVariation), then scaled to mean 1.
 constexpr double kMinVariation = 0.01;
-// A member's prediction is at least this share of the fastest training runtime.
-constexpr double kFloorShare = 1e-3;
 // Graphs per forward pass in Predict.
 constexpr int64_t kPredictBatch = 1024;
 
@@ -101,23 +99,20 @@ GraphSet Normalize(const StackedStages& stacked,
   return set;
 }
 
-// The training targets and weights, per sample: runtime in units of the time scale,
-// and the loss weight alpha * beta.
+// The training targets and weights, per sample: the log of the runtime in units of
+// the time scale, and the loss weight alpha * beta.
 struct Targets {
-  torch::Tensor runtime;  // float32 [samples]
-  torch::Tensor weight;   // float32 [samples]
+  torch::Tensor log_runtime;  // float32 [samples]
+  torch::Tensor weight;       // float32 [samples]
   double time_scale = 1;
-  double floor_seconds = 0;
 };
 
 Targets MakeTargets(const std::vector<Sample>& train) {
   Targets t;
   double log_sum = 0;
-  double fastest = train[0].seconds;
   std::map<std::string, double> best;  // per pipeline
   for (const Sample& s : train) {
     log_sum += std::log(s.seconds);
-    fastest = std::min(fastest, s.seconds);
     auto it = best.find(s.pipeline_id);
     if (it == best.end()) {
       best[s.pipeline_id] = s.seconds;
@@ -126,15 +121,14 @@ Targets MakeTargets(const std::vector<Sample>& train) {
     }
   }
   t.time_scale = std::exp(log_sum / train.size());
-  t.floor_seconds = kFloorShare * fastest;
-  std::vector<float> runtime, alpha, beta;
+  std::vector<float> log_runtime, alpha, beta;
   for (const Sample& s : train) {
-    runtime.push_back(static_cast<float>(s.seconds / t.time_scale));
+    log_runtime.push_back(static_cast<float>(std::log(s.seconds / t.time_scale)));
     alpha.push_back(static_cast<float>(best[s.pipeline_id] / s.seconds));
     beta.push_back(static_cast<float>(1.0 / std::max(s.stddev_seconds / s.seconds, kMinVariation)));
   }
   torch::Tensor beta_t = FloatTensor(beta);
-  t.runtime = FloatTensor(runtime);
+  t.log_runtime = FloatTensor(log_runtime);
   t.weight = FloatTensor(alpha) * beta_t / beta_t.mean();
   return t;
 }
@@ -155,6 +149,10 @@ Status CheckOptions(const GcnOptions& o) {
 }
 
 }  // namespace
+
+torch::Tensor GcnRuntime(const torch::Tensor& output) {
+  return torch::nn::functional::softplus(output.clamp_min(kGcnMinOutput));
+}
 
 GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs) {
   std::vector<int64_t> rows, graph_index, source, target;
@@ -255,8 +253,10 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
         // BatchNorm needs two stages; only a last batch of one 1-stage graph has fewer.
         if (batch.invariant.size(0) < 2) continue;
         const torch::Tensor index = LongTensor(graphs);
-        const torch::Tensor xi =
-            (net->forward(batch) / targets.runtime.index_select(0, index) - 1).abs();
+        // xi = |log(predicted / measured)|.
+        const torch::Tensor xi = (GcnRuntime(net->forward(batch)).log() -
+                                  targets.log_runtime.index_select(0, index))
+                                     .abs();
         const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
         optimizer.zero_grad();
         loss.backward();
@@ -275,7 +275,6 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
   invariant_stats_ = invariant_stats;
   dependent_stats_ = dependent_stats;
   time_scale_ = targets.time_scale;
-  floor_seconds_ = targets.floor_seconds;
   return Status::Ok();
 }
 
@@ -292,7 +291,7 @@ torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*
       GcnNet net = members_[m];
       seconds[m]
           .narrow(0, begin, graphs.size())
-          .copy_((net->forward(batch) * time_scale_).clamp_min(floor_seconds_));
+          .copy_(GcnRuntime(net->forward(batch)) * time_scale_);
     }
   }
   return seconds;
@@ -305,7 +304,6 @@ void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {
   archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
   archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
   archive.write("time_scale", c10::IValue(time_scale_));
-  archive.write("floor_seconds", c10::IValue(floor_seconds_));
   archive.write("invariant_mean", invariant_stats_.mean);
   archive.write("invariant_std", invariant_stats_.stddev);
   archive.write("dependent_mean", dependent_stats_.mean);
@@ -332,7 +330,6 @@ Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
   options.ensemble = ensemble;
   SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
   SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
-  SCHEDFARM_ASSIGN_OR_RETURN(double floor_seconds, ReadDouble(archive, "floor_seconds"));
   ColumnStats invariant_stats, dependent_stats;
   SCHEDFARM_ASSIGN_OR_RETURN(invariant_stats.mean,
                              ReadTensor(archive, "invariant_mean", {invariant_columns()}));
@@ -360,7 +357,6 @@ Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
   invariant_stats_ = invariant_stats;
   dependent_stats_ = dependent_stats;
   time_scale_ = time_scale;
-  floor_seconds_ = floor_seconds;
   return Status::Ok();
 }
 

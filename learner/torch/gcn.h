@@ -51,7 +51,13 @@ GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs);
 // Embedding (Linear to 220 and to 60, concatenated, ReLU), `layers` graph convolutions
 // (Linear, rownorm(A + I), BatchNorm over the stages of the batch, ReLU), the sum over
 // each graph's stages of the embedding and of every layer's output, concatenated, and
-// one Linear to the runtime (in units of the model's time scale).
+// one Linear whose GcnRuntime is the runtime in units of the model's time scale.
+// The runtime, in units of the time scale, that a network's output o stands for:
+// softplus(o), positive, about o for large outputs and about exp(o) for very negative
+// ones; o is taken at least kGcnMinOutput, so the runtime never underflows to 0.
+constexpr double kGcnMinOutput = -40;
+torch::Tensor GcnRuntime(const torch::Tensor& output);
+
 class GcnNetImpl : public torch::nn::Module {
  public:
   GcnNetImpl(int64_t invariant_columns, int64_t dependent_inputs, int layers);
@@ -77,7 +83,6 @@ class GcnModel : public TorchEnsembleModel {
   const ColumnStats& invariant_stats() const { return invariant_stats_; }
   const ColumnStats& dependent_stats() const { return dependent_stats_; }
   double time_scale() const { return time_scale_; }
-  double floor_seconds() const { return floor_seconds_; }
 
  protected:
   int default_ensemble() const override { return options_.ensemble; }
@@ -91,8 +96,7 @@ class GcnModel : public TorchEnsembleModel {
   GcnOptions options_;
   std::vector<GcnNet> members_;
   ColumnStats invariant_stats_, dependent_stats_;
-  double time_scale_ = 1;     // seconds per unit of the network's output
-  double floor_seconds_ = 0;  // the least runtime a member predicts
+  double time_scale_ = 1;  // seconds per unit of GcnRuntime
 };
 
 }  // namespace torch_models

@@ -63,7 +63,8 @@ def forward(self, invariant: Tensor, dependent: Tensor, scheduled: Tensor,
             e = torch.relu(h)
             pooled.append(torch.zeros(num_graphs, e.size(1)).index_add(0, graph_index, e))
         out = torch.addmm(self.readout_bias[m], torch.cat(pooled, 1), self.readout_weight[m].t())
-        predictions.append(torch.clamp_min(out.squeeze(1) * self.time_scale, self.floor_seconds))
+        runtime = torch.softplus(torch.clamp_min(out.squeeze(1), self.min_output), 1.0, 20.0)
+        predictions.append(runtime * self.time_scale)
     p = torch.stack(predictions, 0)
     return p.mean(0), p.std(0, unbiased=False)
 )TS";
@@ -120,7 +121,7 @@ Status ExportGcnTorchScript(const PerformanceModel& model, const std::string& pa
     module.register_attribute("edges", c10::IntType::get(),
                               static_cast<int64_t>(gcn->options().edges));
     module.register_attribute("time_scale", c10::FloatType::get(), gcn->time_scale());
-    module.register_attribute("floor_seconds", c10::FloatType::get(), gcn->floor_seconds());
+    module.register_attribute("min_output", c10::FloatType::get(), torch_models::kGcnMinOutput);
     module.register_attribute("norm_eps", c10::FloatType::get(), torch_models::kBatchNormEps);
     module.register_buffer("invariant_mean", gcn->invariant_stats().mean.clone());
     module.register_buffer("invariant_std", gcn->invariant_stats().stddev.clone());

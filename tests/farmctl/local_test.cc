@@ -2,6 +2,7 @@
 // on this machine, runs a small campaign to its end and prints the status table and
 // the best schedules as Halide source; a bad campaign file starts nothing.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -9,11 +10,28 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/scratch_dir.h"
 
 namespace schedfarm {
 namespace {
+
+// The cpus farmctl's learner should get: every cpu this process may use but the last
+// (a worker's benchmark core), or all of them when there is only one.
+std::string LearnerCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  if (cpus.size() > 1) cpus.pop_back();
+  std::string list;
+  for (int cpu : cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+  return list;
+}
 
 struct CliRun {
   int exit_code = -1;
@@ -55,6 +73,14 @@ TEST(FarmctlLocalTest, RunsACampaignToItsEndOnThisMachine) {
   EXPECT_NE(learner_log.str().find("event=campaign_followed"), std::string::npos)
       << "the local farm has a learner:\n"
       << learner_log.str();
+  EXPECT_NE(learner_log.str().find(" cpus=" + LearnerCpus() + "\n"), std::string::npos)
+      << "the learner keeps off the benchmark core:\n"
+      << learner_log.str();
+  if (std::filesystem::exists("/proc/self/autogroup")) {
+    EXPECT_NE(learner_log.str().find(" nice=10 autogroup=lowered "), std::string::npos)
+        << "the learner leads its session and lowers its autogroup:\n"
+        << learner_log.str();
+  }
   std::ifstream log(dir.Sub("farm/logs/local-1.log"));
   std::stringstream worker_log;
   worker_log << log.rdbuf();

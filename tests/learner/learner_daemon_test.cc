@@ -108,6 +108,33 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   EXPECT_TRUE(origins.count("model-guided")) << learner.Log();
   EXPECT_GT(scored, 0);
   EXPECT_NE(learner.Log().find("event=models_evaluated"), std::string::npos);
+
+  // One training on the finished campaign: every kind asked for, stored, its table
+  // printed; an unknown campaign is an error naming it.
+  ChildProcess once(FARM_LEARNER_BIN,
+                    {"--coordinator", coordinator.endpoint(), "--train", id, "--models",
+                     "lann,roofline", "--ensemble", "2", "--epochs", "50", "--threads", "1"});
+  std::optional<int> exit = once.Wait(120000);
+  ASSERT_TRUE(exit.has_value()) << once.Log();
+  EXPECT_EQ(WEXITSTATUS(*exit), 0) << once.Log();
+  EXPECT_NE(once.Log().find("\nlann "), std::string::npos) << once.Log();
+  EXPECT_NE(once.Log().find("\nroofline "), std::string::npos) << once.Log();
+  reply = client.Call(models);
+  ASSERT_TRUE(reply.has_value());
+  int lann = 0;
+  for (const Model& model : reply->models().models()) {
+    if (model.kind() != "lann") continue;
+    ++lann;
+    EXPECT_GT(model.training_set_size(), 0);
+    EXPECT_TRUE(model.metrics().count("mape"));
+  }
+  EXPECT_EQ(lann, 1) << "lann was trained only by --train";
+  ChildProcess unknown(FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--train", "nope"});
+  exit = unknown.Wait(30000);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(WEXITSTATUS(*exit), 1);
+  EXPECT_NE(unknown.Log().find("no campaign 'nope'"), std::string::npos) << unknown.Log();
 }
 
 TEST(LearnerDaemonTest, RefusesBadArguments) {

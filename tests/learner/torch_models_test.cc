@@ -43,8 +43,7 @@ double SignedLog1p(double x) { return std::copysign(std::log1p(std::fabs(x)), x)
 // directions, a stage costs exp(0.8 tanh(u . zi) + 0.8 tanh(v . zd)) ms and 30% more
 // or less as its producers' dependent features point along v (a term only message
 // passing sees stage by stage); the pipeline's runtime is the sum over its stages, the
-// form the GCN's sum-pooled readout assumes. (Runtimes spanning several decades, e.g.
-// this times a power of the pipeline's flops, train far more slowly: docs/MODELS.md.)
+// form the GCN's sum-pooled readout assumes.
 class KnownRuntime {
  public:
   KnownRuntime(const FeatureSchema& schema, const std::vector<const PipelineFeatures*>& all)
@@ -285,6 +284,28 @@ TEST(TorchModelsTest, GcnBeatsTrainingMeanOnHeldOutPipelines) {
   std::unique_ptr<PerformanceModel> model = MakeGcnModel();
   EXPECT_EQ(model->kind(), "gcn");
   ExpectBeatsTrainingMean(*model, Fast(2));
+}
+
+// Runtimes spanning decades, as random schedules of random pipelines give: the known
+// runtimes times (flops / 1e6)^0.3. The GCN must fit its own training set; with the
+// paper's linear output and |predicted/measured - 1| loss it stayed above 100% MAPE
+// (docs/MODELS.md, "Why the log output").
+TEST(TorchModelsTest, GcnFitsRuntimesSpanningDecades) {
+  Dataset data = ZooDataset(96, 4, 7);
+  double fastest = 1e300, slowest = 0;
+  for (Sample& s : data.train) {
+    const double factor = std::pow(std::max(s.features.flops, 1.0) / 1e6, 0.3);
+    s.seconds *= factor;
+    s.stddev_seconds *= factor;
+    fastest = std::min(fastest, s.seconds);
+    slowest = std::max(slowest, s.seconds);
+  }
+  ASSERT_GT(slowest / fastest, 1e3) << "the runtimes must span decades";
+  std::unique_ptr<PerformanceModel> model = MakeGcnModel();
+  ASSERT_TRUE(model->Train(data.train, Fast(1, 40)).ok());
+  const double mape = Mape(data.train, Means(PredictOrDie(*model, data.train)));
+  std::printf("gcn: runtimes spanning %.0fx; training MAPE %.1f%%\n", slowest / fastest, mape);
+  EXPECT_LT(mape, 50);
 }
 
 TEST(TorchModelsTest, Gcn0BeatsTrainingMeanOnHeldOutPipelines) {

@@ -1,5 +1,6 @@
 // A child process of the tests and benchmarks (a farm-worker, a farm-coordinator...)
-// whose stderr, the structured log, is kept in a file; and whether a pid is alive.
+// whose stderr (the structured log) and stdout are kept in a file; and whether a pid
+// is alive.
 #pragma once
 
 #include <signal.h>
@@ -20,8 +21,8 @@
 namespace schedfarm {
 namespace testing_support {
 
-// A process started with `args`; its stderr (the structured log) goes to a file. The
-// destructor kills it if it still runs.
+// A process started with `args`; its stderr (the structured log) and stdout go to one
+// file. The destructor kills it if it still runs.
 class ChildProcess {
  public:
   ChildProcess(const std::string& binary, const std::vector<std::string>& args) {
@@ -32,6 +33,7 @@ class ChildProcess {
     pid_ = fork();
     if (pid_ == 0) {
       dup2(log_fd, STDERR_FILENO);
+      dup2(log_fd, STDOUT_FILENO);
       std::vector<char*> argv;
       argv.push_back(const_cast<char*>(binary.c_str()));
       for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
