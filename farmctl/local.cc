@@ -1,7 +1,6 @@
 #include "farmctl/local.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpus.h"
 #include "farmctl/submission.h"
 #include "protocol/control_client.h"
 
@@ -61,16 +61,10 @@ class FarmProcess {
   ~FarmProcess() { Stop(std::chrono::seconds(0)); }
 
   static void AvoidLastCpu() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2) return;
-    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
-      if (CPU_ISSET(cpu, &set)) {
-        CPU_CLR(cpu, &set);
-        break;
-      }
-    }
-    sched_setaffinity(0, sizeof(set), &set);
+    std::vector<int> cpus = AllowedCpus();
+    if (cpus.size() < 2) return;
+    cpus.pop_back();
+    SetAllowedCpus(cpus);
   }
 
   bool running() {

@@ -1,7 +1,6 @@
 #include "worker/fingerprint.h"
 
 #include <google/protobuf/stubs/common.h>
-#include <sched.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -9,7 +8,9 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
+#include "common/cpus.h"
 #include "common/sha256.h"
 #include "pipeline/halide/runner.h"
 
@@ -79,9 +80,8 @@ void FillCaches(HostFingerprint& host) {
 }
 
 int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  const std::vector<int> cpus = AllowedCpus();
+  if (!cpus.empty()) return static_cast<int>(cpus.size());
   return static_cast<int>(std::thread::hardware_concurrency());
 }
 

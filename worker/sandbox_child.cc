@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cpus.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
@@ -76,18 +77,6 @@ void SendFinished(const Measurement& measurement) {
   SandboxEvent event;
   *event.mutable_finished() = measurement;
   Send(event);
-}
-
-// The cpus this process may run on, as found at start.
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 // Pins every thread of the process (Halide's thread pool included) to `cpus`.

@@ -2,7 +2,6 @@
 // performance models on their measurements, stores every model version, and proposes
 // the candidates of model-guided and uncertainty campaigns
 // (learner/daemon/learner_daemon.h). SIGTERM or SIGINT stops it.
-#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/cpus.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "learner/daemon/learner_daemon.h"
@@ -49,19 +49,6 @@ constexpr char kUsage[] =
 
 std::atomic<bool> g_stop{false};
 void OnStopSignal(int) { g_stop = true; }
-
-// The cpus this process may run on, as "0,1,3" (farmctl local keeps the learner off a
-// worker's benchmark core).
-std::string AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "?";
-  std::string list;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) list += (list.empty() ? "" : ",") + std::to_string(cpu);
-  }
-  return list;
-}
 
 // With scheduler autogroups (Linux's default) the CPU is first shared between sessions,
 // and nice only orders the processes within one; so a learner that leads its session
@@ -168,7 +155,7 @@ int Main(int argc, char** argv) {
            {{"coordinator", options.client.endpoint},
             {"nice", std::to_string(nice)},
             {"autogroup", autogroup_lowered ? "lowered" : "shared"},
-            {"cpus", AllowedCpus()}});
+            {"cpus", CpuList(AllowedCpus())}});
   const Status status = (*daemon)->Run(g_stop);
   if (!status.ok()) {
     LogEvent("error", "stopped", {{"error", status.message()}});

@@ -51,6 +51,37 @@ StatusOr<torch::Tensor> ReadTensor(torch::serialize::InputArchive& archive, cons
 void WriteStrings(torch::serialize::OutputArchive& archive, const std::string& key,
                   const std::vector<std::string>& values);
 
+// The networks of an ensemble: their count under "members", each one's parameters and
+// buffers as a nested archive "member0", "member1"...
+template <typename Net>
+void WriteMembers(torch::serialize::OutputArchive& archive, const std::vector<Net>& members) {
+  archive.write("members", c10::IValue(static_cast<int64_t>(members.size())));
+  for (size_t m = 0; m < members.size(); ++m) {
+    torch::serialize::OutputArchive member;
+    members[m]->save(member);
+    archive.write("member" + std::to_string(m), member);
+  }
+}
+
+// Reads them back: each member is built by `make()`, loaded and put in eval mode.
+template <typename Net, typename MakeNet>
+StatusOr<std::vector<Net>> ReadMembers(torch::serialize::InputArchive& archive, MakeNet make) {
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t count, ReadInt(archive, "members"));
+  if (count < 1) return Status::Error("saved model has no members");
+  std::vector<Net> members;
+  for (int64_t m = 0; m < count; ++m) {
+    torch::serialize::InputArchive member;
+    if (!archive.try_read("member" + std::to_string(m), member)) {
+      return Status::Error("saved model: member " + std::to_string(m) + " is missing");
+    }
+    Net net = make();
+    net->load(member);
+    net->eval();
+    members.push_back(net);
+  }
+  return members;
+}
+
 // How the members of an ensemble are trained.
 struct MemberPlan {
   int members = 0;

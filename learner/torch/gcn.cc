@@ -254,9 +254,9 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
         if (batch.invariant.size(0) < 2) continue;
         const torch::Tensor index = LongTensor(graphs);
         // xi = |log(predicted / measured)|.
-        const torch::Tensor xi = (GcnRuntime(net->forward(batch)).log() -
-                                  targets.log_runtime.index_select(0, index))
-                                     .abs();
+        const torch::Tensor xi =
+            (GcnRuntime(net->forward(batch)).log() - targets.log_runtime.index_select(0, index))
+                .abs();
         const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
         optimizer.zero_grad();
         loss.backward();
@@ -308,12 +308,7 @@ void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {
   archive.write("invariant_std", invariant_stats_.stddev);
   archive.write("dependent_mean", dependent_stats_.mean);
   archive.write("dependent_std", dependent_stats_.stddev);
-  archive.write("members", c10::IValue(static_cast<int64_t>(members_.size())));
-  for (size_t m = 0; m < members_.size(); ++m) {
-    torch::serialize::OutputArchive member;
-    members_[m]->save(member);
-    archive.write("member" + std::to_string(m), member);
-  }
+  WriteMembers(archive, members_);
 }
 
 Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
@@ -339,19 +334,10 @@ Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
                              ReadTensor(archive, "dependent_mean", {dependent_columns()}));
   SCHEDFARM_ASSIGN_OR_RETURN(dependent_stats.stddev,
                              ReadTensor(archive, "dependent_std", {dependent_columns()}));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t count, ReadInt(archive, "members"));
-  if (count < 1) return Status::Error("saved model has no members");
-  std::vector<GcnNet> members;
-  for (int64_t m = 0; m < count; ++m) {
-    torch::serialize::InputArchive member;
-    if (!archive.try_read("member" + std::to_string(m), member)) {
-      return Status::Error("saved model: member " + std::to_string(m) + " is missing");
-    }
-    GcnNet net(invariant_columns(), dependent_columns() + 1, options.layers);
-    net->load(member);
-    net->eval();
-    members.push_back(net);
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<GcnNet> members, ReadMembers<GcnNet>(archive, [&] {
+                               return GcnNet(invariant_columns(), dependent_columns() + 1,
+                                             options.layers);
+                             }));
   options_ = options;
   members_ = std::move(members);
   invariant_stats_ = invariant_stats;

@@ -148,12 +148,7 @@ void LannModel::SaveBody(torch::serialize::OutputArchive& archive) const {
   archive.write("input_std", input_stats_.stddev);
   archive.write("log_mean", c10::IValue(log_mean_));
   archive.write("log_std", c10::IValue(log_stddev_));
-  archive.write("members", c10::IValue(static_cast<int64_t>(members_.size())));
-  for (size_t m = 0; m < members_.size(); ++m) {
-    torch::serialize::OutputArchive member;
-    members_[m]->save(member);
-    archive.write("member" + std::to_string(m), member);
-  }
+  WriteMembers(archive, members_);
 }
 
 Status LannModel::LoadBody(torch::serialize::InputArchive& archive) {
@@ -171,19 +166,9 @@ Status LannModel::LoadBody(torch::serialize::InputArchive& archive) {
   SCHEDFARM_ASSIGN_OR_RETURN(input_stats.stddev, ReadTensor(archive, "input_std", {inputs()}));
   SCHEDFARM_ASSIGN_OR_RETURN(double log_mean, ReadDouble(archive, "log_mean"));
   SCHEDFARM_ASSIGN_OR_RETURN(double log_stddev, ReadDouble(archive, "log_std"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t count, ReadInt(archive, "members"));
-  if (count < 1) return Status::Error("saved model has no members");
-  std::vector<LannNet> members;
-  for (int64_t m = 0; m < count; ++m) {
-    torch::serialize::InputArchive member;
-    if (!archive.try_read("member" + std::to_string(m), member)) {
-      return Status::Error("saved model: member " + std::to_string(m) + " is missing");
-    }
-    LannNet net(inputs(), options.hidden);
-    net->load(member);
-    net->eval();
-    members.push_back(net);
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<LannNet> members, ReadMembers<LannNet>(archive, [&] {
+                               return LannNet(inputs(), options.hidden);
+                             }));
   options_ = options;
   members_ = std::move(members);
   input_stats_ = input_stats;

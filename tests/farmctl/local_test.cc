@@ -2,7 +2,6 @@
 // on this machine, runs a small campaign to its end and prints the status table and
 // the best schedules as Halide source; a bad campaign file starts nothing.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cpus.h"
 #include "tests/support/scratch_dir.h"
 
 namespace schedfarm {
@@ -20,17 +20,9 @@ namespace {
 // The cpus farmctl's learner should get: every cpu this process may use but the last
 // (a worker's benchmark core), or all of them when there is only one.
 std::string LearnerCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
+  std::vector<int> cpus = AllowedCpus();
   if (cpus.size() > 1) cpus.pop_back();
-  std::string list;
-  for (int cpu : cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
-  return list;
+  return CpuList(cpus);
 }
 
 struct CliRun {

@@ -7,7 +7,6 @@
 #include "worker/sandbox.h"
 
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpus.h"
 #include "gtest/gtest.h"
 #include "tests/worker/worker_test_pipelines.h"
 #include "worker/measure.h"
@@ -104,17 +104,6 @@ std::string CpuList(const std::vector<int>& cpus) {
     i = j + 1;
   }
   return out;
-}
-
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  sched_getaffinity(0, sizeof(set), &set);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 // Waits until every thread of `pid` runs on exactly `expected`; false after 10 s.
