@@ -21,18 +21,13 @@
 #include "pipeline/yaml_reader.h"
 #include "pipeline/zoo.h"
 #include "protocol/measurement_settings.h"
+#include "scheduler/autoscheduler_names.h"
+#include "search/registry.h"
 
 namespace schedfarm {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The baselines a campaign may run: Halide's autoschedulers as the scheduler library
-// names them (scheduler/autoschedule/autoschedulers.h).
-const std::vector<std::string>& BaselineNames() {
-  static const std::vector<std::string> names = {"adams2019", "li2018", "mullapudi2016"};
-  return names;
-}
 
 // ISA flags a worker can report (worker/fingerprint.cc keeps the timing-relevant
 // flags of /proc/cpuinfo under these names).
@@ -65,19 +60,12 @@ const std::vector<std::string>& IsaNames() {
   return names;
 }
 
-// Defaults of the learner strategies' settings (docs/CAMPAIGN_YAML.md).
+// Defaults of the settings every strategy that uses a model has (docs/CAMPAIGN_YAML.md);
+// each strategy's own settings and their defaults are the registry's (search/registry.h).
 constexpr double kDefaultEpsilon = 0.05;  // Ansor's share of random candidates
-constexpr int64_t kDefaultSampleSize = 2048;
 constexpr int32_t kDefaultBatch = 16;
 constexpr int32_t kDefaultRetrainEvery = 32;
-
-const std::vector<std::pair<std::string, int>>& StrategyNames() {
-  static const std::vector<std::pair<std::string, int>> names = {
-      {"random", STRATEGY_RANDOM},
-      {"model-guided", STRATEGY_MODEL_GUIDED},
-      {"uncertainty", STRATEGY_UNCERTAINTY}};
-  return names;
-}
+constexpr char kDefaultModel[] = "gcn";
 
 const std::vector<std::pair<std::string, int>>& DtypeNames() {
   static const std::vector<std::pair<std::string, int>> names = {{"f32", FLOAT32},
@@ -117,6 +105,9 @@ class Reader : public YamlReader {
   StatusOr<double> Duration(const YAML::Node& n, const std::string& what) const;
   StatusOr<int> Choice(const YAML::Node& n, const std::string& what, const std::string& kind,
                        const std::vector<std::pair<std::string, int>>& names) const;
+  // A string that is one of `names`.
+  StatusOr<std::string> OneOf(const YAML::Node& n, const std::string& what,
+                              const std::string& kind, const std::vector<std::string>& names) const;
   // A list of distinct names, each one of `known` unless `known` is empty.
   StatusOr<std::vector<std::string>> Names(const YAML::Node& n, const std::string& what,
                                            const std::string& kind,
@@ -195,6 +186,14 @@ StatusOr<int> Reader::Choice(const YAML::Node& n, const std::string& what, const
   }
   return ErrorAt(
       n, "unknown " + kind + " '" + s + "' (" + NearMissHint(s, Keys(names), "known: ") + ")");
+}
+
+StatusOr<std::string> Reader::OneOf(const YAML::Node& n, const std::string& what,
+                                    const std::string& kind,
+                                    const std::vector<std::string>& names) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n, what));
+  if (std::find(names.begin(), names.end(), s) != names.end()) return s;
+  return ErrorAt(n, "unknown " + kind + " '" + s + "' (" + NearMissHint(s, names, "known: ") + ")");
 }
 
 StatusOr<std::vector<std::string>> Reader::Names(const YAML::Node& n, const std::string& what,
@@ -397,21 +396,27 @@ Status Reader::ReadPipeline(const YAML::Node& n, const std::string& what,
 Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
   SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "strategy", {"name", "settings"}));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", "strategy"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int kind,
-                             Choice(f.value("name"), "strategy.name", "strategy", StrategyNames()));
-  strategy->set_kind(static_cast<StrategyKind>(kind));
-  const bool learner = kind != STRATEGY_RANDOM;
-  if (learner) {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string name,
+                             OneOf(f.value("name"), "strategy.name", "strategy", StrategyNames()));
+  const StrategyInfo& info = *FindStrategy(name);
+  strategy->set_name(name);
+  if (info.uses_model) {
     strategy->set_epsilon(kDefaultEpsilon);
-    strategy->set_sample_size(kDefaultSampleSize);
     strategy->set_batch(kDefaultBatch);
     strategy->set_retrain_every(kDefaultRetrainEvery);
-    strategy->set_model("gcn");
+    strategy->set_model(kDefaultModel);
+    strategy->set_acquisition(info.default_acquisition);
   }
-  if (!f.has("settings")) return Status::Ok();
-  std::vector<std::string> keys = {"seed", "retrain_every"};
-  if (learner) keys.insert(keys.end(), {"epsilon", "sample_size", "batch", "model"});
-  SCHEDFARM_ASSIGN_OR_RETURN(Fields s, Map(f.value("settings"), "strategy.settings", keys));
+  std::map<std::string, double> values;
+  for (const SettingSpec& spec : info.settings) values[spec.name] = spec.default_value;
+  Fields s;
+  if (f.has("settings")) {
+    std::vector<std::string> keys = {"seed", "retrain_every"};
+    if (info.uses_model) keys.insert(keys.end(), {"epsilon", "batch", "model", "acquisition"});
+    for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
+    const std::string what = "strategy.settings (of strategy '" + name + "')";
+    SCHEDFARM_ASSIGN_OR_RETURN(s, Map(f.value("settings"), what, keys));
+  }
   if (s.has("seed")) {
     SCHEDFARM_ASSIGN_OR_RETURN(int64_t seed, IntIn(s.value("seed"), "strategy.settings.seed", 0,
                                                    std::numeric_limits<int64_t>::max()));
@@ -421,11 +426,6 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
     SCHEDFARM_ASSIGN_OR_RETURN(double epsilon,
                                DoubleIn(s.value("epsilon"), "strategy.settings.epsilon", 0, 1));
     strategy->set_epsilon(epsilon);
-  }
-  if (s.has("sample_size")) {
-    SCHEDFARM_ASSIGN_OR_RETURN(
-        int64_t size, IntIn(s.value("sample_size"), "strategy.settings.sample_size", 1, 1000000));
-    strategy->set_sample_size(size);
   }
   if (s.has("batch")) {
     SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch,
@@ -438,11 +438,42 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
     strategy->set_retrain_every(static_cast<int32_t>(every));
   }
   if (s.has("model")) {
-    static const std::vector<std::pair<std::string, int>> kModels = {
-        {"gcn", 0}, {"gcn0", 1}, {"lann", 2}, {"gbt", 3}, {"roofline", 4}};
     SCHEDFARM_ASSIGN_OR_RETURN(
-        int model, Choice(s.value("model"), "strategy.settings.model", "model", kModels));
-    strategy->set_model(kModels[model].first);
+        *strategy->mutable_model(),
+        OneOf(s.value("model"), "strategy.settings.model", "model kind", ModelKindNames()));
+  }
+  if (s.has("acquisition")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(*strategy->mutable_acquisition(),
+                               OneOf(s.value("acquisition"), "strategy.settings.acquisition",
+                                     "acquisition", AcquisitionNames()));
+  }
+  for (const SettingSpec& spec : info.settings) {
+    if (!s.has(spec.name)) continue;
+    const std::string what = "strategy.settings." + spec.name;
+    if (spec.integer) {
+      SCHEDFARM_ASSIGN_OR_RETURN(int64_t v, IntIn(s.value(spec.name), what,
+                                                  static_cast<int64_t>(spec.min),
+                                                  static_cast<int64_t>(spec.max)));
+      values[spec.name] = static_cast<double>(v);
+    } else {
+      SCHEDFARM_ASSIGN_OR_RETURN(values[spec.name],
+                                 DoubleIn(s.value(spec.name), what, spec.min, spec.max));
+    }
+  }
+  for (const auto& [setting, value] : values) {
+    StrategySetting* out = strategy->add_settings();
+    out->set_name(setting);
+    out->set_value(value);
+  }
+  if (info.uses_model) {
+    Status usable = CheckStrategyModel(info, *FindModelKind(strategy->model()),
+                                       *FindAcquisition(strategy->acquisition()));
+    if (!usable.ok()) {
+      const YAML::Node& at = s.has("model")         ? s.value("model")
+                             : s.has("acquisition") ? s.value("acquisition")
+                                                    : f.value("name");
+      return ErrorAt(at, usable.message());
+    }
   }
   return Status::Ok();
 }
@@ -589,7 +620,7 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
         ReadPipeline(pipelines[i], "pipelines[" + std::to_string(i) + "]", config.add_pipelines()));
   }
 
-  config.mutable_strategy()->set_kind(STRATEGY_RANDOM);
+  config.mutable_strategy()->set_name("random");
   if (top.has("strategy")) {
     SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(top.value("strategy"), config.mutable_strategy()));
   }
@@ -603,7 +634,7 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   if (top.has("baselines")) {
     SCHEDFARM_ASSIGN_OR_RETURN(
         std::vector<std::string> baselines,
-        Names(top.value("baselines"), "baselines", "baseline", BaselineNames()));
+        Names(top.value("baselines"), "baselines", "baseline", AutoschedulerNames()));
     for (const std::string& b : baselines) config.add_baselines(b);
   }
   if (top.has("workers")) {

@@ -4,14 +4,11 @@
 #include <cmath>
 
 #include "pipeline/spec.h"
+#include "search/registry.h"
 
 namespace schedfarm {
 
 namespace {
-
-// Consecutive random proposals that repeat known schedules before a pipeline's space
-// counts as exhausted.
-constexpr int kMaxRepeatedProposals = 64;
 
 bool IsFinal(CandidateState state) {
   return state == CANDIDATE_MEASURED || state == CANDIDATE_FAILED || state == CANDIDATE_QUARANTINED;
@@ -54,6 +51,23 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
   }
   if (run->campaign_.pipeline_ids().empty()) {  // a new campaign
     for (const PipelineEntry& entry : run->entries_) run->campaign_.add_pipeline_ids(entry.id);
+  }
+  // Each pipeline's random stream, where the stored campaign left it.
+  while (run->campaign_.random_positions_size() < static_cast<int>(run->entries_.size())) {
+    run->campaign_.add_random_positions(0);
+  }
+  for (size_t e = 0; e < run->entries_.size(); ++e) {
+    PipelineEntry& entry = run->entries_[e];
+    SearchContext context;
+    context.space = entry.space.get();
+    context.seed = MixSeed(run->config_.strategy().seed(), e);
+    CampaignRun* self = run.get();
+    context.known = [self, id = entry.id](const std::string& hash) {
+      const std::string key = Key(id, hash);
+      return self->live_.count(key) > 0 || self->final_.count(key) > 0;
+    };
+    SCHEDFARM_RETURN_IF_ERROR(entry.random.Init(context));
+    entry.random.set_position(run->campaign_.random_positions(static_cast<int>(e)));
   }
   run->baselines_proposed_ = run->campaign_.counters().proposed() > 0;
   return run;
@@ -159,45 +173,35 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
 }
 
 bool CampaignRun::ProposeRandom(int64_t now_ms, const ProposalVisitor& added) {
-  while (true) {
-    size_t open = 0;
-    for (const PipelineEntry& entry : entries_) open += entry.exhausted ? 0 : 1;
-    if (open == 0) return false;
+  for (size_t turn = 0; turn < entries_.size(); ++turn) {
     const uint64_t index = campaign_.proposal_index();
     campaign_.set_proposal_index(index + 1);
-    PipelineEntry& entry = entries_[index % entries_.size()];
-    if (entry.exhausted) continue;
-    int repeats = 0;
-    for (uint64_t attempt = 0;; ++attempt) {
-      const uint64_t seed = MixSeed(config_.strategy().seed(), index * 1000003 + attempt);
-      ScheduleSpec schedule = entry.space->RandomSchedule(seed);
-      std::string hash = ScheduleHash(*entry.space, schedule);
-      std::string key = Key(entry.id, hash);
-      if (live_.count(key) || final_.count(key)) {
-        if (++repeats >= kMaxRepeatedProposals) {
-          entry.exhausted = true;
-          break;
-        }
-        continue;
-      }
-      CandidateRecord record;
-      Candidate* candidate = record.mutable_candidate();
-      candidate->set_campaign(id());
-      candidate->set_pipeline_id(entry.id);
-      *candidate->mutable_schedule() = std::move(schedule);
-      candidate->set_schedule_hash(std::move(hash));
-      candidate->set_origin("random");
-      record.set_state(CANDIDATE_QUEUED);
-      record.set_updated_unix_ms(now_ms);
-      added(Add(key, std::move(record)));
-      return true;
-    }
+    const size_t e = index % entries_.size();
+    PipelineEntry& entry = entries_[e];
+    if (entry.random.Exhausted()) continue;
+    StatusOr<std::vector<SearchProposal>> proposal = entry.random.Propose(1);
+    campaign_.set_random_positions(static_cast<int>(e), entry.random.position());
+    if (!proposal.ok() || proposal->empty()) continue;
+    SearchProposal& chosen = (*proposal)[0];
+    std::string key = Key(entry.id, chosen.hash);
+    CandidateRecord record;
+    Candidate* candidate = record.mutable_candidate();
+    candidate->set_campaign(id());
+    candidate->set_pipeline_id(entry.id);
+    *candidate->mutable_schedule() = std::move(chosen.schedule);
+    candidate->set_schedule_hash(std::move(chosen.hash));
+    candidate->set_origin(entry.random.name());
+    record.set_state(CANDIDATE_QUEUED);
+    record.set_updated_unix_ms(now_ms);
+    added(Add(key, std::move(record)));
+    return true;
   }
+  return false;
 }
 
 bool CampaignRun::ProposesItself() const {
-  const StrategyKind kind = config_.strategy().kind();
-  return kind == STRATEGY_RANDOM || kind == STRATEGY_UNSPECIFIED;
+  const StrategyInfo* strategy = FindStrategy(config_.strategy().name());
+  return strategy == nullptr || !strategy->uses_model;
 }
 
 CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64_t now_ms,
@@ -387,7 +391,7 @@ bool CampaignRun::BudgetDone() const {
   if (campaign_.counters().finished() >= Budget()) return true;
   if (!live_.empty()) return false;
   for (const PipelineEntry& entry : entries_) {
-    if (!entry.exhausted) return false;
+    if (!entry.random.Exhausted()) return false;
   }
   return true;
 }

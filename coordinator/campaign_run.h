@@ -21,6 +21,7 @@
 #include "pipeline/graph.h"
 #include "schedfarm.pb.h"
 #include "scheduler/schedule_space.h"
+#include "search/strategies/random_search.h"
 
 namespace schedfarm {
 
@@ -122,7 +123,7 @@ class CampaignRun {
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
     std::unique_ptr<ScheduleSpace> space;
-    bool exhausted = false;  // random proposals keep repeating known schedules
+    RandomSearch random;  // the random strategy's stream of this pipeline
     PipelineProgress progress;
   };
 

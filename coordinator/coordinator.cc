@@ -1088,6 +1088,10 @@ ClientReply Coordinator::Impl::HandlePropose(const ProposeCandidates& request) {
         break;
     }
   }
+  for (const std::string& failure : request.search_failures()) {
+    AddEvent("search_failed", run.id(), "", "", failure);
+    LogEvent("warn", "search_failed", {{"campaign", run.id()}, {"error", failure}});
+  }
   if (proposed->accepted() > 0) {
     dirty_campaigns_.insert(run.id());
     dispatch_needed_ = true;

@@ -15,8 +15,8 @@
 #include "learner/metrics.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
-#include "scheduler/autoschedule/autoschedulers.h"
-#include "scheduler/halide/schedule_source.h"
+#include "scheduler/autoscheduler_names.h"
+#include "scheduler/schedule_source.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {

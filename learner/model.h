@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "learner/features.h"
+#include "search/cost_model.h"  // RuntimePrediction
 
 namespace schedfarm {
 
@@ -22,11 +23,6 @@ struct Sample {
   PipelineFeatures features;
   double seconds = 0;         // median runtime
   double stddev_seconds = 0;  // spread of its samples
-};
-
-struct RuntimePrediction {
-  double mean_seconds = 0;
-  double stddev_seconds = 0;  // ensemble disagreement; 0 for a single deterministic model
 };
 
 struct TrainOptions {

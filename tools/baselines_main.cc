@@ -24,6 +24,7 @@
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/autoschedule/autoschedulers.h"
+#include "scheduler/autoscheduler_names.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {

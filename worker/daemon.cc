@@ -17,6 +17,7 @@
 #include "pipeline/spec.h"
 #include "protocol/measurement_settings.h"
 #include "scheduler/autoschedule/autoschedulers.h"
+#include "scheduler/autoscheduler_names.h"
 #include "scheduler/schedule_space.h"
 
 namespace schedfarm {

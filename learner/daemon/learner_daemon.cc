@@ -4,14 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <numeric>
-#include <random>
 #include <set>
 #include <thread>
-#include <unordered_set>
 
 #include "campaign/campaign_yaml.h"
 #include "common/log.h"
+#include "learner/cost_model_adapter.h"
 #include "learner/features.h"
 #include "learner/gbt/gbt_model.h"
 #include "learner/metrics.h"
@@ -20,6 +18,8 @@
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"
 #include "scheduler/schedule_space.h"
+#include "search/pipeline_search.h"
+#include "search/registry.h"
 
 namespace schedfarm {
 
@@ -27,12 +27,10 @@ namespace {
 
 constexpr int kExportPageRows = 1000;
 
-std::string Key(const std::string& pipeline_id, const std::string& schedule_hash) {
-  return pipeline_id + '\0' + schedule_hash;
-}
-
+// Whether farm-learner proposes the campaign's candidates (its strategy uses a model).
 bool LearnerStrategy(const Strategy& strategy) {
-  return strategy.kind() == STRATEGY_MODEL_GUIDED || strategy.kind() == STRATEGY_UNCERTAINTY;
+  const StrategyInfo* info = FindStrategy(strategy.name());
+  return info != nullptr && info->uses_model;
 }
 
 }  // namespace
@@ -43,7 +41,9 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::stri
   if (kind == "roofline") {
     return std::unique_ptr<PerformanceModel>(std::make_unique<RooflineModel>());
   }
-  return Status::Error("unknown model kind '" + kind + "' (known: gcn, gcn0, lann, gbt, roofline)");
+  std::string known;
+  for (const std::string& name : ModelKindNames()) known += (known.empty() ? "" : ", ") + name;
+  return Status::Error("unknown model kind '" + kind + "' (known: " + known + ")");
 }
 
 // What the learner keeps of one campaign.
@@ -53,6 +53,7 @@ struct CampaignData {
     std::unique_ptr<PipelineGraph> graph;
     std::unique_ptr<ScheduleSpace> space;
     std::unique_ptr<Featurizer> featurizer;
+    std::unique_ptr<PipelineSearch> search;  // model strategies only
   };
   std::string id;
   CampaignConfig config;
@@ -60,11 +61,10 @@ struct CampaignData {
   std::map<std::string, size_t> pipeline_index;
   uint64_t next_seq = 0;
   std::vector<Sample> samples;
-  std::unordered_set<std::string> known;  // measured or proposed: pipeline\0hash
   int64_t since_training = 0;
-  std::unique_ptr<PerformanceModel> scorer;  // the strategy's model, latest version
+  std::shared_ptr<const PerformanceModel> scorer;  // the strategy's model, latest version
   std::string scorer_version;
-  uint64_t next_sample_index = 0;
+  uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
 };
 
 struct LearnerDaemon::State {
@@ -84,6 +84,7 @@ struct LearnerDaemon::State {
   Status Follow(CampaignData& data);
   Status Train(CampaignData& data, std::vector<NamedMetrics>* table);
   Status Propose(CampaignData& data, const CampaignStatus& status);
+  void SearchUnder(CampaignData& data);
 };
 
 Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) {
@@ -99,13 +100,24 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     pipeline.space = std::make_unique<ScheduleSpace>(*pipeline.graph);
     pipeline.id = pipeline.space->pipeline_id();
     pipeline.featurizer = std::make_unique<Featurizer>(*pipeline.space);
+    const Strategy& strategy = data->config.strategy();
+    if (LearnerStrategy(strategy)) {
+      PipelineSearch::Options options;
+      options.strategy = strategy.name();
+      options.settings = ResolvedSettings(strategy);
+      options.acquisition = strategy.acquisition();
+      options.seed = MixSeed(strategy.seed(), data->pipelines.size());
+      options.epsilon = strategy.epsilon();
+      SCHEDFARM_ASSIGN_OR_RETURN(pipeline.search,
+                                 PipelineSearch::Create(*pipeline.space, options));
+    }
     data->pipeline_index[pipeline.id] = data->pipelines.size();
     data->pipelines.push_back(std::move(pipeline));
   }
   LogEvent("info", "campaign_followed",
            {{"campaign", data->id},
             {"pipelines", std::to_string(data->pipelines.size())},
-            {"strategy", StrategyKind_Name(data->config.strategy().kind())}});
+            {"strategy", data->config.strategy().name()}});
   return Status::Ok();
 }
 
@@ -120,20 +132,26 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
     const ExportReply& page = reply.export_page();
     for (const StoredMeasurementRecord& row : page.rows()) {
       const Measurement& m = row.measurement();
-      data.known.insert(Key(m.candidate().pipeline_id(), m.candidate().schedule_hash()));
       const double median = m.stats().median_seconds();
-      if (m.status() != OK || !(median > 0) || m.candidate().schedule().stages_size() == 0) {
-        continue;
-      }
       auto pipeline = data.pipeline_index.find(m.candidate().pipeline_id());
       if (pipeline == data.pipeline_index.end()) continue;
+      CampaignData::PipelineData& entry = data.pipelines[pipeline->second];
+      const bool ok = m.status() == OK && median > 0;
+      if (entry.search) {
+        if (m.candidate().schedule().stages_size() == 0) {
+          entry.search->MarkKnown(m.candidate().schedule_hash());  // a baseline
+        } else {
+          entry.search->Notify(
+              {m.candidate().schedule_hash(), m.candidate().schedule(), ok, ok ? median : 0});
+        }
+      }
+      if (!ok || m.candidate().schedule().stages_size() == 0) continue;
       Sample sample;
       sample.pipeline_id = m.candidate().pipeline_id();
       sample.schedule_hash = m.candidate().schedule_hash();
       sample.seconds = median;
       sample.stddev_seconds = m.stats().stddev_seconds();
-      Status featurized = data.pipelines[pipeline->second].featurizer->Featurize(
-          m.candidate().schedule(), &sample.features);
+      Status featurized = entry.featurizer->Featurize(m.candidate().schedule(), &sample.features);
       if (!featurized.ok()) {
         LogEvent("warn", "sample_skipped",
                  {{"campaign", data.id},
@@ -219,6 +237,7 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
     if (kind == strategy_model) {
       data.scorer = std::move(model);
       data.scorer_version = record.version();
+      SearchUnder(data);
     }
   }
   if (!table->empty()) {
@@ -229,97 +248,62 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   return Status::Ok();
 }
 
-// One batch: random schedules of the pipelines in turn, scored by the model when there
-// is one; the best predicted (model-guided) or the most uncertain (uncertainty) of each
-// pipeline's share, plus an epsilon share of random ones.
+// Every pipeline's search goes on under the campaign's newest model.
+void LearnerDaemon::State::SearchUnder(CampaignData& data) {
+  for (CampaignData::PipelineData& pipeline : data.pipelines) {
+    if (!pipeline.search) continue;
+    Status set = pipeline.search->SetModel(
+        std::make_unique<PerformanceCostModel>(data.scorer, data.scorer_version, *pipeline.featurizer));
+    if (!set.ok()) {
+      LogEvent("warn", "search_refused_model",
+               {{"campaign", data.id}, {"pipeline", pipeline.id}, {"error", set.message()}});
+    }
+  }
+}
+
+// One batch, spread over the pipelines: each pipeline's search proposes its share.
 Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& status) {
   const Strategy& strategy = data.config.strategy();
   const int batch = std::max(1, strategy.batch());
   if (status.campaign().counters().queued() >= batch || data.pipelines.empty()) {
     return Status::Ok();
   }
-  const size_t num_pipelines = data.pipelines.size();
-  const int64_t sample_size = std::max<int64_t>(strategy.sample_size(), batch);
+  const int num_pipelines = static_cast<int>(data.pipelines.size());
   ProposeCandidates proposal;
   proposal.set_campaign(data.id);
-  for (size_t p = 0; p < num_pipelines; ++p) {
-    const int share = batch / static_cast<int>(num_pipelines) +
-                      (static_cast<int>(p) < batch % static_cast<int>(num_pipelines) ? 1 : 0);
-    if (share == 0) continue;
+  const auto started = std::chrono::steady_clock::now();
+  for (int p = 0; p < num_pipelines; ++p) {
+    // The pipelines take turns for the remainder, so that every one is served.
+    const int turn = (p + static_cast<int>(data.proposals_made % num_pipelines)) % num_pipelines;
+    const int share = batch / num_pipelines + (turn < batch % num_pipelines ? 1 : 0);
     CampaignData::PipelineData& pipeline = data.pipelines[p];
-    // Distinct new schedules of this pipeline.
-    std::vector<ScheduleSpec> schedules;
-    std::vector<std::string> hashes;
-    std::unordered_set<std::string> seen;
-    const int64_t wanted =
-        std::max<int64_t>(share, sample_size / static_cast<int64_t>(num_pipelines));
-    for (int64_t attempt = 0;
-         attempt < wanted * 4 && static_cast<int64_t>(schedules.size()) < wanted; ++attempt) {
-      ScheduleSpec schedule =
-          pipeline.space->RandomSchedule(MixSeed(strategy.seed(), data.next_sample_index++));
-      std::string hash = ScheduleHash(*pipeline.space, schedule);
-      if (data.known.count(Key(pipeline.id, hash)) || !seen.insert(hash).second) continue;
-      schedules.push_back(std::move(schedule));
-      hashes.push_back(std::move(hash));
+    if (share == 0 || !pipeline.search) continue;
+    std::string failure;
+    for (Candidate& candidate : pipeline.search->Propose(share, &failure)) {
+      *proposal.add_candidates() = std::move(candidate);
     }
-    if (schedules.empty()) continue;
-    std::vector<RuntimePrediction> predictions(schedules.size());
-    std::vector<size_t> order(schedules.size());
-    std::iota(order.begin(), order.end(), 0);
-    int random_share = share;
-    if (data.scorer) {
-      std::vector<PipelineFeatures> features(schedules.size());
-      std::vector<const PipelineFeatures*> pointers;
-      for (size_t i = 0; i < schedules.size(); ++i) {
-        SCHEDFARM_RETURN_IF_ERROR(pipeline.featurizer->Featurize(schedules[i], &features[i]));
-        pointers.push_back(&features[i]);
-      }
-      SCHEDFARM_ASSIGN_OR_RETURN(predictions, data.scorer->Predict(pointers));
-      const bool uncertainty = strategy.kind() == STRATEGY_UNCERTAINTY;
-      auto score = [&](size_t i) {
-        const RuntimePrediction& r = predictions[i];
-        return uncertainty ? -(r.stddev_seconds / std::max(r.mean_seconds, 1e-12)) : r.mean_seconds;
-      };
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return score(a) < score(b); });
-      random_share = static_cast<int>(std::lround(strategy.epsilon() * share));
-    }
-    const int guided = share - random_share;
-    std::vector<size_t> chosen(order.begin(),
-                               order.begin() + std::min<size_t>(guided, order.size()));
-    std::vector<size_t> rest(order.begin() + chosen.size(), order.end());
-    std::mt19937_64 rng(MixSeed(strategy.seed(), data.next_sample_index++));
-    std::shuffle(rest.begin(), rest.end(), rng);
-    for (size_t i = 0; i < rest.size() && static_cast<int>(chosen.size()) < share; ++i) {
-      chosen.push_back(rest[i]);
-    }
-    for (size_t rank = 0; rank < chosen.size(); ++rank) {
-      const size_t i = chosen[rank];
-      Candidate* candidate = proposal.add_candidates();
-      candidate->set_pipeline_id(pipeline.id);
-      *candidate->mutable_schedule() = schedules[i];
-      candidate->set_schedule_hash(hashes[i]);
-      const bool by_model = data.scorer && static_cast<int>(rank) < guided;
-      candidate->set_origin(
-          by_model ? (strategy.kind() == STRATEGY_UNCERTAINTY ? "uncertainty" : "model-guided")
-                   : "random");
-      if (data.scorer) {
-        candidate->set_model_version(data.scorer_version);
-        candidate->mutable_prediction()->set_mean_seconds(predictions[i].mean_seconds);
-        candidate->mutable_prediction()->set_stddev_seconds(predictions[i].stddev_seconds);
-      }
-      data.known.insert(Key(pipeline.id, hashes[i]));
+    if (!failure.empty()) {
+      LogEvent("warn", "search_failed",
+               {{"campaign", data.id}, {"pipeline", pipeline.id}, {"error", failure}});
+      proposal.add_search_failures("pipeline " + pipeline.id + ": " + failure);
     }
   }
-  if (proposal.candidates_size() == 0) return Status::Ok();
+  ++data.proposals_made;
+  if (proposal.candidates_size() == 0 && proposal.search_failures_size() == 0) {
+    return Status::Ok();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ClientRequest request;
   *request.mutable_propose() = std::move(proposal);
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
   LogEvent("info", "proposed",
            {{"campaign", data.id},
+            {"strategy", strategy.name()},
             {"accepted", std::to_string(reply.proposed().accepted())},
             {"duplicates", std::to_string(reply.proposed().duplicates())},
             {"refused", std::to_string(reply.proposed().refused_size())},
+            {"search_seconds", std::to_string(seconds)},
             {"model", data.scorer_version.empty() ? "none" : data.scorer_version}});
   return Status::Ok();
 }

@@ -2,7 +2,8 @@
 // campaign's measurements, keeps them as a featurized training set, retrains the
 // performance models on the campaign's cadence, evaluates them on held-out pipelines,
 // stores each model version with its metrics in the coordinator's store, and proposes
-// the next candidates of campaigns whose strategy is model-guided or uncertainty.
+// the next candidates of campaigns whose strategy searches under a model, each
+// pipeline through its PipelineSearch (search/pipeline_search.h).
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // farm-learner: follows the coordinator's campaigns, trains and evaluates the
 // performance models on their measurements, stores every model version, and proposes
-// the candidates of model-guided and uncertainty campaigns
+// the candidates of campaigns whose search strategy uses a model
 // (learner/daemon/learner_daemon.h). SIGTERM or SIGINT stops it.
 #include <signal.h>
 #include <sys/resource.h>

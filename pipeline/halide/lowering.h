@@ -3,7 +3,7 @@
 // parameters, and bounds estimates on everything so that autoschedulers and the
 // schedule space see the real extents. Func, Var and RVar names follow
 // pipeline/ops.h (LoopNestOf): the Func of stage s is named after the stage
-// (sanitized to an identifier), pure vars "d<i>", reduction vars as documented.
+// (pipeline/lowered_names.h), pure vars "d<i>", reduction vars as documented.
 //
 // This header includes Halide.h: include it only from code that links Halide.
 #pragma once

@@ -23,17 +23,17 @@ namespace {
 // Halide's MachineParams::generic() last-level cache, used when sysfs has none.
 constexpr uint64_t kGenericCacheBytes = 16ull * 1024 * 1024;
 
-struct Known {
-  const char* name;    // schedfarm's name
-  const char* halide;  // the name the plugin registers
-  const char* path;    // the plugin of Halide's CMake package (build-time path)
-  const char* plugin;  // its library name, searched on the library path if `path` is gone
+// The plugin of an autoscheduler.
+struct Plugin {
+  const char* halide;   // the name the plugin registers
+  const char* path;     // the plugin of Halide's CMake package (build-time path)
+  const char* library;  // its library name, searched on the library path if `path` is gone
 };
-constexpr Known kKnown[] = {
-    {"adams2019", "Adams2019", SCHEDFARM_ADAMS2019_PLUGIN, "autoschedule_adams2019"},
-    {"li2018", "Li2018", SCHEDFARM_LI2018_PLUGIN, "autoschedule_li2018"},
-    {"mullapudi2016", "Mullapudi2016", SCHEDFARM_MULLAPUDI2016_PLUGIN,
-     "autoschedule_mullapudi2016"},
+// In the order of AutoschedulerNames().
+constexpr Plugin kPlugins[] = {
+    {"Adams2019", SCHEDFARM_ADAMS2019_PLUGIN, "autoschedule_adams2019"},
+    {"Li2018", SCHEDFARM_LI2018_PLUGIN, "autoschedule_li2018"},
+    {"Mullapudi2016", SCHEDFARM_MULLAPUDI2016_PLUGIN, "autoschedule_mullapudi2016"},
 };
 
 // Every autoscheduler run and plugin load holds this lock: they use Halide's and the
@@ -43,31 +43,32 @@ std::mutex& AutoschedulerMutex() {
   return mutex;
 }
 
-StatusOr<const Known*> Find(const std::string& name) {
-  for (const Known& k : kKnown) {
-    if (name == k.name) return &k;
-  }
+StatusOr<const Plugin*> Find(const std::string& name) {
+  const std::vector<std::string>& names = AutoschedulerNames();
   std::string known;
-  for (const Known& k : kKnown) known += std::string(known.empty() ? "" : ", ") + k.name;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (name == names[i]) return &kPlugins[i];
+    known += (known.empty() ? "" : ", ") + names[i];
+  }
   return Status::Error("unknown autoscheduler '" + name + "' (known: " + known + ")");
 }
 
 // Loads the plugin once per process. REQUIRES: AutoschedulerMutex() held.
-Status LoadPlugin(const Known& k) {
+Status LoadPlugin(const Plugin& p) {
   static std::map<std::string, Status> loaded;
-  auto it = loaded.find(k.name);
+  auto it = loaded.find(p.halide);
   if (it != loaded.end()) return it->second;
-  const std::string path = k.path;
+  const std::string path = p.path;
   Status status;
   try {
     // A path with a '.' is opened as given; a bare name is searched for as lib<name>.so
     // on the library path.
-    Halide::load_plugin(access(path.c_str(), R_OK) == 0 ? path : std::string(k.plugin));
+    Halide::load_plugin(access(path.c_str(), R_OK) == 0 ? path : std::string(p.library));
   } catch (const Halide::Error& e) {
-    status = Status::Error("cannot load the " + std::string(k.halide) + " autoscheduler (" + path +
-                           " or lib" + k.plugin + ".so): " + e.what());
+    status = Status::Error("cannot load the " + std::string(p.halide) + " autoscheduler (" + path +
+                           " or lib" + p.library + ".so): " + e.what());
   }
-  loaded.emplace(k.name, status);
+  loaded.emplace(p.halide, status);
   return status;
 }
 
@@ -127,15 +128,6 @@ Halide::Target JitTarget() { return Halide::get_jit_target_from_environment(); }
 
 }  // namespace
 
-const std::vector<std::string>& AutoschedulerNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const Known& k : kKnown) n.push_back(k.name);
-    return n;
-  }();
-  return names;
-}
-
 HostMachineParams DetectMachineParams(int threads) {
   HostMachineParams params;
   params.parallelism = ResolveThreads(threads);
@@ -177,7 +169,7 @@ TargetParams HalideTargetParams(int threads) {
 StatusOr<HalideAutoscheduleResult> ApplyAutoscheduler(LoweredPipeline& lowered,
                                                       const std::string& autoscheduler,
                                                       const AutoscheduleOptions& options) {
-  SCHEDFARM_ASSIGN_OR_RETURN(const Known* known, Find(autoscheduler));
+  SCHEDFARM_ASSIGN_OR_RETURN(const Plugin* plugin, Find(autoscheduler));
   if (options.beam_size < 1) {
     return Status::Error("autoscheduler beam size must be >= 1, got " +
                          std::to_string(options.beam_size));
@@ -187,7 +179,7 @@ StatusOr<HalideAutoscheduleResult> ApplyAutoscheduler(LoweredPipeline& lowered,
   }
   const HostMachineParams machine = DetectMachineParams(options.threads);
   std::lock_guard<std::mutex> lock(AutoschedulerMutex());
-  SCHEDFARM_RETURN_IF_ERROR(LoadPlugin(*known));
+  SCHEDFARM_RETURN_IF_ERROR(LoadPlugin(*plugin));
   ScopedEnv env;
   env.Set("HL_BEAM_SIZE", std::to_string(options.beam_size));
   env.Set("HL_RANDOM_DROPOUT", "100");
@@ -204,14 +196,14 @@ StatusOr<HalideAutoscheduleResult> ApplyAutoscheduler(LoweredPipeline& lowered,
     const Halide::MachineParams params(machine.parallelism, machine.last_level_cache_bytes,
                                        machine.balance);
     const auto start = std::chrono::steady_clock::now();
-    Halide::AutoSchedulerResults r = lowered.pipeline.auto_schedule(known->halide, target, params);
+    Halide::AutoSchedulerResults r = lowered.pipeline.auto_schedule(plugin->halide, target, params);
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.schedule_source = r.schedule_source;
     result.machine_params = params.to_string();
     result.target = target.to_string();
   } catch (const Halide::Error& e) {
-    return Status::Error(std::string(known->halide) + " failed: " + e.what());
+    return Status::Error(std::string(plugin->halide) + " failed: " + e.what());
   }
   return result;
 }

@@ -14,13 +14,10 @@
 #include "pipeline/halide/runner.h"
 #include "pipeline/tensor.h"
 #include "schedfarm.pb.h"
+#include "scheduler/autoscheduler_names.h"
 #include "scheduler/schedule_space.h"
 
 namespace schedfarm {
-
-// The autoschedulers, by the names schedfarm uses (Candidate.origin):
-// "adams2019", "li2018", "mullapudi2016".
-const std::vector<std::string>& AutoschedulerNames();
 
 // Halide's MachineParams for this host.
 struct HostMachineParams {

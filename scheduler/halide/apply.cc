@@ -3,7 +3,7 @@
 #include <string>
 
 #include "pipeline/halide/lowering.h"
-#include "scheduler/halide/schedule_plan.h"
+#include "scheduler/schedule_plan.h"
 
 namespace schedfarm {
 namespace {

@@ -58,7 +58,7 @@ TEST(CampaignExamplesTest, QuickstartIsSmall) {
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->name(), "quickstart");
   EXPECT_LE(config->budget().benchmarks(), 50);
-  EXPECT_EQ(config->strategy().kind(), STRATEGY_RANDOM);
+  EXPECT_EQ(config->strategy().name(), "random");
   // The fast baselines only: Adams2019 at its real beam takes minutes on some blocks.
   EXPECT_EQ(config->baselines_size(), 2);
   for (const std::string& baseline : config->baselines()) EXPECT_NE(baseline, "adams2019");
@@ -72,7 +72,7 @@ TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
   StatusOr<CampaignConfig> config =
       Parse(kName + kPipelines + kBudget + "strategy: {name: model-guided}\n");
   ASSERT_TRUE(config.ok()) << config.status().message();
-  EXPECT_EQ(config->strategy().kind(), STRATEGY_MODEL_GUIDED);
+  EXPECT_EQ(config->strategy().name(), "model-guided");
   EXPECT_DOUBLE_EQ(config->strategy().epsilon(), 0.05);
   EXPECT_EQ(config->strategy().model(), "gcn");
   EXPECT_GT(config->strategy().batch(), 0);
@@ -80,14 +80,14 @@ TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
       Parse(kName + kPipelines + kBudget +
             "strategy: {name: uncertainty, settings: {epsilon: 0.2, batch: 4, model: lann}}\n");
   ASSERT_TRUE(config.ok()) << config.status().message();
-  EXPECT_EQ(config->strategy().kind(), STRATEGY_UNCERTAINTY);
+  EXPECT_EQ(config->strategy().name(), "uncertainty");
   EXPECT_DOUBLE_EQ(config->strategy().epsilon(), 0.2);
   EXPECT_EQ(config->strategy().batch(), 4);
   EXPECT_EQ(config->strategy().model(), "lann");
   config = Parse(kName + kPipelines + kBudget +
                  "strategy: {name: model-guided, settings: {model: gnn}}\n");
   ASSERT_FALSE(config.ok());
-  EXPECT_NE(config.status().message().find("unknown model 'gnn'"), std::string::npos)
+  EXPECT_NE(config.status().message().find("unknown model kind 'gnn'"), std::string::npos)
       << config.status().message();
   config = Parse(kName + kPipelines + kBudget +
                  "strategy: {name: random, settings: {retrain_every: 500}}\n");
@@ -102,10 +102,66 @@ TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
   ASSERT_FALSE(config.ok());
 }
 
+// Every strategy of the registry parses with its own settings, every default filled in.
+TEST(CampaignYamlTest, SearchStrategiesResolveTheirSettings) {
+  StatusOr<CampaignConfig> config = Parse(
+      kName + kPipelines + kBudget +
+      "strategy: {name: greedy, settings: {options: 50, noise: 0, model: lann, seed: 7}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Strategy& greedy = config->strategy();
+  EXPECT_EQ(greedy.name(), "greedy");
+  EXPECT_EQ(greedy.acquisition(), "exploit");
+  EXPECT_EQ(greedy.seed(), 7u);
+  ASSERT_EQ(greedy.settings_size(), 2);
+  EXPECT_EQ(greedy.settings(0).name(), "noise");
+  EXPECT_EQ(greedy.settings(0).value(), 0);
+  EXPECT_EQ(greedy.settings(1).name(), "options");
+  EXPECT_EQ(greedy.settings(1).value(), 50);
+  config = Parse(kName + kPipelines + kBudget + "strategy: {name: relaxed}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->strategy().settings_size(), 3);
+  EXPECT_EQ(config->strategy().settings(0).name(), "alpha");
+  EXPECT_DOUBLE_EQ(config->strategy().settings(0).value(), 1.05);
+  for (const char* name : {"beam", "anneal", "model-guided", "uncertainty"}) {
+    config = Parse(kName + kPipelines + kBudget + "strategy: {name: " + name + "}\n");
+    ASSERT_TRUE(config.ok()) << name << ": " << config.status().message();
+    EXPECT_GT(config->strategy().settings_size(), 0) << name;
+    EXPECT_EQ(config->strategy().model(), "gcn") << name;
+  }
+  // The canonical JSON keeps the settings.
+  StatusOr<CampaignConfig> back = CampaignConfigFromJson(CampaignConfigToJson(*config));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*back, *config));
+}
+
+TEST(CampaignYamlErrorTest, SearchStrategySettings) {
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: greedy, settings: {options: 0}}\n",
+              5, 46, {"strategy.settings.options must be between 1 and 1000000, got 0"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: relaxed, settings: {alpha: 0.9}}\n",
+              5, 45, {"strategy.settings.alpha must be between 1 and 10, got 0.9"});
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy:\n  name: anneal\n  settings:\n    temperature: -1\n",
+              8, 18, {"strategy.settings.temperature must be between", "got -1"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: beam, settings: {alpha: 2}}\n", 5,
+              35, {"unknown key 'alpha'", "strategy 'beam'", "width"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: greedy, settings: {width: 2}}\n",
+              5, 37, {"unknown key 'width'"});
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: beam, settings: {acquisition: thompson}}\n",
+              5, 48, {"unknown acquisition 'thompson'", "exploit"});
+  // An acquisition that reads the ensemble's spread needs a model kind that has one.
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: greedy, settings: {acquisition: uncertainty, model: gbt}}\n",
+              5, 70, {"acquisition 'uncertainty' reads the ensemble's spread",
+                      "model kind 'gbt' has none", "gcn"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: uncertainty, settings: {model: roofline}}\n",
+              5, 49, {"model kind 'roofline' has none"});
+}
+
 TEST(CampaignYamlTest, DefaultsFilled) {
   StatusOr<CampaignConfig> config = Parse(kName + kPipelines + kBudget);
   ASSERT_TRUE(config.ok()) << config.status().message();
-  EXPECT_EQ(config->strategy().kind(), STRATEGY_RANDOM);
+  EXPECT_EQ(config->strategy().name(), "random");
   EXPECT_EQ(config->strategy().seed(), 0u);
   EXPECT_EQ(config->budget().wall_time_seconds(), 0);
   const MeasurementSettings& m = config->measurement();
@@ -240,7 +296,8 @@ TEST(CampaignYamlErrorTest, UnknownNames) {
   ExpectError(kName + kPipelines + kBudget + "workers: {isa: [avx-2]}\n", 5, 17,
               {"unknown ISA flag 'avx-2'", "did you mean 'avx2'?"});
   ExpectError(kName + kPipelines + kBudget + "strategy: {name: bayesian}\n", 5, 18,
-              {"unknown strategy 'bayesian' (known: random, model-guided, uncertainty)"});
+              {"unknown strategy 'bayesian' (known: random, model-guided, uncertainty, greedy, "
+               "beam, anneal, relaxed)"});
   ExpectError(kName + kPipelines + kBudget + "baselines: [li2018, li2018]\n", 5, 21,
               {"baseline 'li2018' is listed twice"});
 }

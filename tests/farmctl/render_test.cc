@@ -16,7 +16,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
-#include "scheduler/halide/schedule_source.h"
+#include "scheduler/schedule_source.h"
 #include "scheduler/schedule_space.h"
 
 namespace schedfarm {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "pipeline/graph.h"
-#include "scheduler/halide/schedule_source.h"
+#include "scheduler/schedule_source.h"
 #include "tests/scheduler/halide/source_cases.h"
 
 namespace schedfarm {
@@ -40,7 +40,7 @@ StatusOr<std::string> Header() {
     const source_cases::SourceCase& c = cases[k];
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(c.pipeline));
     SCHEDFARM_ASSIGN_OR_RETURN(std::string source, ScheduleSource(graph, c.schedule));
-    SCHEDFARM_ASSIGN_OR_RETURN(std::vector<std::string> names, ScheduleSourceFuncNames(graph));
+    const std::vector<std::string> names = ScheduleSourceFuncNames(graph);
     out << "// Case " << k << ": " << c.name << "\n"
         << "inline void ApplyCase" << k
         << "(const std::vector<Halide::Func>& generated_stage_funcs) {\n"

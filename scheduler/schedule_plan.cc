@@ -1,4 +1,4 @@
-#include "scheduler/halide/schedule_plan.h"
+#include "scheduler/schedule_plan.h"
 
 #include <algorithm>
 #include <cstdint>

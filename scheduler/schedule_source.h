@@ -1,7 +1,7 @@
 // Exports a ScheduleSpec as Halide C++ schedule source, in the style of the schedules
 // Halide's autoschedulers print: one block per Func (reverse topological order) that
-// declares the Vars and RVars it uses and chains the scheduling calls. The source
-// makes exactly the calls ApplySchedule makes (docs/SCHEDULES.md). Halide-free header.
+// declares its Vars and RVars and chains exactly the calls ApplySchedule makes
+// (scheduler/halide/apply.h, docs/SCHEDULES.md). Text only: it needs no Halide.
 #pragma once
 
 #include <string>
@@ -16,12 +16,12 @@ namespace schedfarm {
 // The source, for pasting where `using namespace Halide;` holds and a Halide::Func of
 // the lowered pipeline is in scope for every stage, under the C++ name
 // ScheduleSourceFuncNames gives it. Errors: as ApplySchedule's for specs that do not
-// fit the graph, and lowering errors.
+// fit the graph.
 StatusOr<std::string> ScheduleSource(const PipelineGraph& graph, const ScheduleSpec& spec);
 
 // The C++ names the source uses for the Funcs, by stage index: the lowered Func's name
-// (pipeline/halide/lowering.h), with "_" appended while it is a C++ keyword, a Halide
+// (pipeline/lowered_names.h), with "_" appended while it is a C++ keyword, a Halide
 // name the source uses (Var, RVar, TailStrategy...), or already taken.
-StatusOr<std::vector<std::string>> ScheduleSourceFuncNames(const PipelineGraph& graph);
+std::vector<std::string> ScheduleSourceFuncNames(const PipelineGraph& graph);
 
 }  // namespace schedfarm

@@ -1,12 +1,12 @@
-#include "scheduler/halide/schedule_source.h"
+#include "scheduler/schedule_source.h"
 
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "pipeline/halide/lowering.h"
+#include "pipeline/lowered_names.h"
 #include "pipeline/spec.h"
-#include "scheduler/halide/schedule_plan.h"
+#include "scheduler/schedule_plan.h"
 
 namespace schedfarm {
 namespace {
@@ -47,13 +47,6 @@ std::vector<std::string> CppNames(const std::vector<std::string>& func_names) {
     }
     names.push_back(cpp);
   }
-  return names;
-}
-
-StatusOr<std::vector<std::string>> LoweredFuncNames(const PipelineGraph& graph) {
-  SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
-  std::vector<std::string> names;
-  for (const LoweredStage& stage : lowered.stages) names.push_back(stage.func.name());
   return names;
 }
 
@@ -138,14 +131,13 @@ void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const Stage
 
 }  // namespace
 
-StatusOr<std::vector<std::string>> ScheduleSourceFuncNames(const PipelineGraph& graph) {
-  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<std::string> names, LoweredFuncNames(graph));
-  return CppNames(names);
+std::vector<std::string> ScheduleSourceFuncNames(const PipelineGraph& graph) {
+  return CppNames(LoweredNamesOf(graph).stages);
 }
 
 StatusOr<std::string> ScheduleSource(const PipelineGraph& graph, const ScheduleSpec& spec) {
   SCHEDFARM_ASSIGN_OR_RETURN(std::vector<StagePlan> plans, PlanSchedule(graph, spec));
-  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<std::string> cpp_names, ScheduleSourceFuncNames(graph));
+  const std::vector<std::string> cpp_names = ScheduleSourceFuncNames(graph);
   std::ostringstream out;
   out << "// Halide schedule of pipeline '" << graph.spec().name() << "' (id " << PipelineId(graph)
       << "), " << graph.num_stages() << " stages, exported by schedfarm.\n"

@@ -1,0 +1,190 @@
+#include "search/registry.h"
+
+#include <algorithm>
+
+#include "search/factories.h"
+
+namespace schedfarm {
+namespace {
+
+template <typename Info>
+const Info* Find(const std::vector<Info>& infos, const std::string& name) {
+  for (const Info& info : infos) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+template <typename Info>
+std::vector<std::string> Names(const std::vector<Info>& infos) {
+  std::vector<std::string> names;
+  for (const Info& info : infos) names.push_back(info.name);
+  return names;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+SettingSpec Options(double default_value) {
+  return {"options", 1, 1e6, default_value, true,
+          "options of a stage scored at each step; a stage with more is sampled uniformly"};
+}
+
+}  // namespace
+
+const std::vector<StrategyInfo>& SearchStrategies() {
+  static const std::vector<StrategyInfo> strategies = {
+      {"random", "uniform random schedules, proposed by the coordinator", false, false, "", {},
+       MakeRandomSearch},
+      {"model-guided",
+       "the best predicted of a sample of random schedules (Ansor's policy)",
+       true,
+       false,
+       "exploit",
+       {{"sample_size", 1, 1e6, 256, true, "random schedules scored per proposal batch"}},
+       MakeModelGuidedSearch},
+      {"uncertainty",
+       "the schedules of a random sample where the model's ensemble disagrees most",
+       true,
+       false,
+       "uncertainty",
+       {{"sample_size", 1, 1e6, 256, true, "random schedules scored per proposal batch"}},
+       MakeUncertaintySearch},
+      {"greedy",
+       "one decision per stage, outputs first, the model's best option each time "
+       "(value-learning paper, Alg. 1); later walks take a random option with "
+       "probability `noise`",
+       true,
+       true,
+       "exploit",
+       {Options(1000),
+        {"noise", 0, 1, 0.1, false,
+         "walks after the first: probability of a random decision at each stage"}},
+       MakeGreedySearch},
+      {"beam",
+       "the greedy walk keeping the `width` best partial schedules; when their complete "
+       "schedules are measured, the beam doubles up to `max_width`",
+       true,
+       true,
+       "exploit",
+       {{"width", 1, 4096, 32, true, "partial schedules kept at each stage"},
+        Options(64),
+        {"max_width", 1, 65536, 256, true, "the widest beam tried"}},
+       MakeBeamSearch},
+      {"anneal",
+       "simulated annealing over complete schedules screened by the model (TPU paper's "
+       "autotuner): a move redecides one stage, Metropolis acceptance on the predicted "
+       "log runtime; the walk restarts from the best measured schedule",
+       true,
+       false,
+       "exploit",
+       {{"steps", 1, 1e6, 300, true, "annealing steps per proposal batch"},
+        {"neighbors", 1, 1024, 16, true, "moves scored per step, in one model call"},
+        {"temperature", 1e-6, 100, 0.5, false,
+         "initial temperature, in units of log predicted runtime"},
+        {"cooling", 1e-6, 1, 0.99, false, "temperature factor per step"}},
+       MakeAnnealSearch},
+      {"relaxed",
+       "best-first backtracking over partial schedules: a state is expanded while its "
+       "prediction is at most alpha x the best complete one found (relaxed graph "
+       "substitutions report)",
+       true,
+       true,
+       "exploit",
+       {{"alpha", 1, 10, 1.05, false, "expand states predicted at most alpha x the best"},
+        {"expansions", 1, 1e7, 400, true, "states expanded per proposal batch"},
+        Options(32)},
+       MakeRelaxedSearch},
+  };
+  return strategies;
+}
+
+const std::vector<AcquisitionInfo>& Acquisitions() {
+  static const std::vector<AcquisitionInfo> acquisitions = {
+      {"exploit", "the predicted mean: fastest predicted first", false, MakeExploitAcquisition},
+      {"uncertainty", "the ensemble's stddev over its mean: most uncertain first", true,
+       MakeUncertaintyAcquisition},
+  };
+  return acquisitions;
+}
+
+const std::vector<ModelKindInfo>& ModelKinds() {
+  static const std::vector<ModelKindInfo> kinds = {
+      {"gcn", "graph-convolutional network of the GNN paper, seed ensemble",
+       PartialMeaning::kDefaultCompletion, true},
+      {"gcn0", "the GCN without message passing, seed ensemble",
+       PartialMeaning::kDefaultCompletion, true},
+      {"lann", "lightweight augmented network, seed ensemble", PartialMeaning::kDefaultCompletion,
+       true},
+      {"gbt", "TVM-style gradient-boosted trees (XGBoost)", PartialMeaning::kDefaultCompletion,
+       false},
+      {"roofline", "analytic FLOPs/bytes roofline with fitted efficiencies",
+       PartialMeaning::kDefaultCompletion, false},
+  };
+  return kinds;
+}
+
+const StrategyInfo* FindStrategy(const std::string& name) { return Find(SearchStrategies(), name); }
+const AcquisitionInfo* FindAcquisition(const std::string& name) {
+  return Find(Acquisitions(), name);
+}
+const ModelKindInfo* FindModelKind(const std::string& name) { return Find(ModelKinds(), name); }
+
+std::vector<std::string> StrategyNames() { return Names(SearchStrategies()); }
+std::vector<std::string> AcquisitionNames() { return Names(Acquisitions()); }
+std::vector<std::string> ModelKindNames() { return Names(ModelKinds()); }
+
+StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& name) {
+  const StrategyInfo* info = FindStrategy(name);
+  if (info == nullptr) {
+    return Status::Error("unknown strategy '" + name + "' (known: " + Joined(StrategyNames()) +
+                         ")");
+  }
+  return info->make();
+}
+
+StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name) {
+  const AcquisitionInfo* info = FindAcquisition(name);
+  if (info == nullptr) {
+    return Status::Error("unknown acquisition '" + name + "' (known: " +
+                         Joined(AcquisitionNames()) + ")");
+  }
+  return info->make();
+}
+
+Status CheckStrategyModel(const StrategyInfo& strategy, const ModelKindInfo& model,
+                          const AcquisitionInfo& acquisition) {
+  if (strategy.scores_partial && model.partial == PartialMeaning::kCompleteOnly) {
+    return Status::Error("strategy '" + strategy.name +
+                         "' scores partial schedules, and model kind '" + model.name +
+                         "' scores complete schedules only");
+  }
+  if (acquisition.needs_spread && !model.has_spread) {
+    return Status::Error("acquisition '" + acquisition.name +
+                         "' reads the ensemble's spread, and model kind '" + model.name +
+                         "' has none (kinds with a spread: " + [] {
+                           std::vector<std::string> names;
+                           for (const ModelKindInfo& kind : ModelKinds()) {
+                             if (kind.has_spread) names.push_back(kind.name);
+                           }
+                           return Joined(names);
+                         }() + ")");
+  }
+  return Status::Ok();
+}
+
+StrategySettings ResolvedSettings(const Strategy& strategy) {
+  StrategySettings settings;
+  const StrategyInfo* info = FindStrategy(strategy.name());
+  if (info == nullptr) return settings;
+  for (const SettingSpec& spec : info->settings) settings[spec.name] = spec.default_value;
+  for (const StrategySetting& setting : strategy.settings()) {
+    if (settings.count(setting.name())) settings[setting.name()] = setting.value();
+  }
+  return settings;
+}
+
+}  // namespace schedfarm

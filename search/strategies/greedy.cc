@@ -1,0 +1,71 @@
+// greedy (value-learning paper, Alg. 1): one decision per stage in the space's order
+// (outputs first), each the option the acquisition scores best under the model, of all
+// the stage's options or of a uniform sample of `options` of them. The first walk is
+// the pure greedy one; each later walk takes, at every stage, a uniformly random
+// option with probability `noise` (seeded by the walk's index), so that a campaign
+// gets more than one schedule out of a model. Where no stage was sampled and noise is
+// 0, every walk is the same: the strategy is exhausted after the first.
+#include "search/factories.h"
+#include "search/stage_options.h"
+#include "search/strategies/model_search.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr int kMaxRepeatedWalks = 32;
+
+class GreedySearch : public ModelSearch {
+ public:
+  std::string name() const override { return "greedy"; }
+  bool Exhausted() const override { return exhausted_; }
+
+  StatusOr<std::vector<SearchProposal>> Propose(int n) override {
+    std::vector<SearchProposal> out;
+    const int64_t cap = static_cast<int64_t>(Setting("options"));
+    const double noise = Setting("noise");
+    int repeats = 0;
+    while (static_cast<int>(out.size()) < n && !exhausted_) {
+      const uint64_t walk = walks_;
+      if (walk > 0 && (noise == 0 && !sampled_any_)) {
+        exhausted_ = true;
+        break;
+      }
+      SpaceRng rng(MixSeed(seed(), walk));
+      ScheduleSpec state = space().Empty();
+      RuntimePrediction last;
+      int sampled_stages = 0;
+      while (!IsComplete(space(), state)) {
+        bool sampled = false;
+        std::vector<StageSchedule> options = CappedOptions(space(), state, cap, rng, &sampled);
+        sampled_stages += sampled ? 1 : 0;
+        SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions,
+                                   model().PredictOptions(state, options));
+        size_t pick = ArgMax(AcquisitionScores(acquisition(), predictions, incumbent_seconds()));
+        if (walk > 0 && Uniform(rng) < noise) pick = rng.Below(options.size());
+        state = WithOption(space(), state, options[pick]);
+        last = predictions[pick];
+      }
+      ++walks_;  // only a finished walk counts: after a model error the walk is redone
+      sampled_any_ = sampled_any_ || sampled_stages > 0;
+      std::string hash = ScheduleHash(space(), state);
+      if (!TakeIfNew(hash)) {
+        exhausted_ = ++repeats >= kMaxRepeatedWalks;
+        continue;
+      }
+      repeats = 0;
+      out.push_back(MakeProposal(std::move(state), std::move(hash), last, sampled_stages));
+    }
+    return out;
+  }
+
+ private:
+  uint64_t walks_ = 0;
+  bool sampled_any_ = false;
+  bool exhausted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> MakeGreedySearch() { return std::make_unique<GreedySearch>(); }
+
+}  // namespace schedfarm
