@@ -25,8 +25,15 @@ class PerformanceCostModel : public CostModel {
   PartialMeaning partial_meaning() const override { return PartialMeaning::kDefaultCompletion; }
   StatusOr<std::vector<RuntimePrediction>> Predict(
       const std::vector<const ScheduleSpec*>& schedules) override;
+  // One default-completed state is built and each option written into its slot in
+  // turn: copying whole schedules per option would cost more than featurizing them.
+  StatusOr<std::vector<RuntimePrediction>> PredictOptions(
+      const ScheduleSpec& partial, const std::vector<StageSchedule>& options) override;
 
  private:
+  // Featurizes the schedule into features_[i].
+  void FeaturizeInto(size_t i, const ScheduleSpec& schedule);
+
   std::shared_ptr<const PerformanceModel> model_;
   std::string version_;
   const Featurizer& featurizer_;

@@ -596,6 +596,11 @@ Status Featurizer::Featurize(const ScheduleSpec& schedule, PipelineFeatures* out
       }
     }
   }
+  FeaturizeLegal(schedule, out);
+  return Status::Ok();
+}
+
+void Featurizer::FeaturizeLegal(const ScheduleSpec& schedule, PipelineFeatures* out) const {
   const FeatureSchema& schema = CurrentFeatureSchema();
   const size_t width = schema.dependent_names.size();
   const int n = invariant_.num_stages;
@@ -618,7 +623,6 @@ Status Featurizer::Featurize(const ScheduleSpec& schedule, PipelineFeatures* out
     ValueSink sink(&out->dependent[s * width]);
     EmitDependent(row, sink);
   }
-  return Status::Ok();
 }
 
 }  // namespace schedfarm

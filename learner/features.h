@@ -53,6 +53,10 @@ class Featurizer {
   // The features of `schedule`, which must pass space().Check (an error names what is
   // wrong otherwise). `out` is reused: its buffers keep their capacity.
   Status Featurize(const ScheduleSpec& schedule, PipelineFeatures* out) const;
+  // The same without the legality check, which costs as much as the rest, for the
+  // schedules a search builds from the space's own options.
+  // REQUIRES: space().Check(schedule).ok().
+  void FeaturizeLegal(const ScheduleSpec& schedule, PipelineFeatures* out) const;
 
  private:
   const ScheduleSpace& space_;
