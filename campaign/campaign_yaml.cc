@@ -412,7 +412,9 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
   Fields s;
   if (f.has("settings")) {
     std::vector<std::string> keys = {"seed", "retrain_every"};
-    if (info.uses_model) keys.insert(keys.end(), {"epsilon", "batch", "model", "acquisition"});
+    if (info.uses_model) {
+      keys.insert(keys.end(), {"epsilon", "batch", "model", "acquisition", "model_from"});
+    }
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
     const std::string what = "strategy.settings (of strategy '" + name + "')";
     SCHEDFARM_ASSIGN_OR_RETURN(s, Map(f.value("settings"), what, keys));
@@ -446,6 +448,14 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
     SCHEDFARM_ASSIGN_OR_RETURN(*strategy->mutable_acquisition(),
                                OneOf(s.value("acquisition"), "strategy.settings.acquisition",
                                      "acquisition", AcquisitionNames()));
+  }
+  if (s.has("model_from")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(*strategy->mutable_model_from(),
+                               String(s.value("model_from"), "strategy.settings.model_from"));
+    if (strategy->model_from().empty()) {
+      return ErrorAt(s.value("model_from"),
+                     "strategy.settings.model_from must name a campaign (its id or name)");
+    }
   }
   for (const SettingSpec& spec : info.settings) {
     if (!s.has(spec.name)) continue;

@@ -27,6 +27,9 @@ const char kUsage[] =
     "commands:\n"
     "  submit FILE            check a campaign file (docs/CAMPAIGN_YAML.md), build its\n"
     "                         pipelines here and submit it; prints the campaign id\n"
+    "  check FILE             check a campaign file as submit does, without a coordinator:\n"
+    "                         the strategy with every setting resolved, the pipelines, the\n"
+    "                         budget and the baselines (--json: the resolved config)\n"
     "  status [CAMPAIGN]      campaigns: state, budget used, counters, results/s, and per\n"
     "                         pipeline the best runtime so far with its speedup over each\n"
     "                         baseline (all pipelines of CAMPAIGN; 10 per campaign without)\n"
@@ -53,8 +56,8 @@ const char kUsage[] =
     "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
     "                          tcp://127.0.0.1:5555)\n"
     "  --json                  the coordinator's reply as protobuf JSON, one object a line\n"
-    "                          (not for export, whose --format says how to write rows, nor\n"
-    "                          keygen)\n"
+    "                          (check: the resolved campaign config; not for export, whose\n"
+    "                          --format says how to write rows, nor keygen)\n"
     "  --retry-s S             resend an unanswered request for up to S seconds (default 30)\n"
     "  --curve-key PATH        CURVE: this client's key pair PATH.key / PATH.pub (keygen)\n"
     "  --server-key FILE       CURVE: the coordinator's public key file\n"
@@ -332,6 +335,16 @@ int RunSubmit(Runner& r) {
   return Print(r, *reply, "submitted " + RenderCampaignLine(reply->submitted()));
 }
 
+// Checks the campaign file as submit does and prints it as it would run; needs no
+// coordinator.
+int RunCheck(Runner& r) {
+  CampaignConfig config;
+  StatusOr<SubmitCampaign> submit = BuildSubmission(r.inv().args[0], &config);
+  if (!submit.ok()) return r.Fail(kExitInvalidInput, submit.status().message());
+  r.out() << (r.json() ? ToJsonLine(config) + "\n" : RenderCampaignCheck(config, *submit));
+  return kExitOk;
+}
+
 int RunStatus(Runner& r) {
   ClientRequest request;
   const bool one = !r.inv().args.empty();
@@ -493,8 +506,6 @@ int RunKeygen(Runner& r) {
   return kExitOk;
 }
 
-// The dispatch table. `farmctl local` (a whole farm on this machine) joins it as one
-// more entry.
 int RunModel(Runner& r) {
   if (r.inv().args[0] != "eval") {
     return r.Fail(kExitUsage, "model: unknown action '" + r.inv().args[0] + "' (known: eval)");
@@ -519,9 +530,12 @@ int RunLocal(Runner& r) {
   return RunLocalFarm(options, r.io());
 }
 
+// The dispatch table. `farmctl local` (a whole farm on this machine) joins it as one
+// more entry.
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"submit", {"FILE"}, {}, {}, true, RunSubmit},
+      {"check", {"FILE"}, {}, {}, true, RunCheck},
       {"status", {}, {"CAMPAIGN"}, {}, true, RunStatus},
       {"watch", {}, {"CAMPAIGN"}, {"--once"}, true, RunWatch},
       {"workers", {}, {}, {}, true, RunWorkers},

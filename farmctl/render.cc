@@ -17,6 +17,8 @@
 #include "pipeline/spec.h"
 #include "scheduler/autoscheduler_names.h"
 #include "scheduler/schedule_source.h"
+#include "search/cost_model.h"
+#include "search/registry.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {
@@ -111,6 +113,54 @@ std::string FailuresLine(const CampaignStatus& status) {
     line += (line.empty() ? "" : ", ") + name + " " + std::to_string(count);
   }
   return line.empty() ? "none" : line;
+}
+
+// The meaning of a model kind in `check`'s settings table: its summary, what its
+// predictions of partial schedules mean and whether it has a spread.
+std::string ModelKindMeaning(const std::string& kind) {
+  const ModelKindInfo* info = FindModelKind(kind);
+  if (info == nullptr) return "not a model kind of the registry";
+  return info->summary + "; partial schedules: " + PartialMeaningName(info->partial) +
+         (info->has_spread ? "; spread: the ensemble's stddev" : "; no spread");
+}
+
+std::string AcquisitionMeaning(const std::string& name) {
+  const AcquisitionInfo* info = FindAcquisition(name);
+  return info == nullptr ? "not an acquisition of the registry" : info->summary;
+}
+
+// `check`'s table of the strategy's settings: its own (the registry's, in its order)
+// with their resolved values, then seed and retrain_every, which every strategy has,
+// and for one that uses a model epsilon, batch, model and acquisition.
+void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
+                           std::ostream& out) {
+  TextTable table({"SETTING", "VALUE", "MEANING"}, {false, false, false});
+  const StrategySettings values = ResolvedSettings(strategy);
+  for (const SettingSpec& spec : info.settings) {
+    table.Add({spec.name, FormatNumber(spec.integer ? "%.0f" : "%g", values.at(spec.name)),
+               spec.help});
+  }
+  table.Add({"seed", std::to_string(strategy.seed()), "seeds the strategy's sampling"});
+  if (info.uses_model) {
+    table.Add({"epsilon", FormatNumber("%g", strategy.epsilon()),
+               "share of random candidates in a batch"});
+    table.Add({"batch", std::to_string(strategy.batch()),
+               "candidates proposed at once, shared by the pipelines"});
+  }
+  if (strategy.retrain_every() > 0) {
+    table.Add({"retrain_every", std::to_string(strategy.retrain_every()),
+               "new results between retrainings of the models"});
+  } else {
+    table.Add({"retrain_every", "default",
+               "new results between retrainings of the models: farm-learner's "
+               "--retrain-every"});
+  }
+  if (info.uses_model) {
+    table.Add({"model", strategy.model(), ModelKindMeaning(strategy.model())});
+    table.Add(
+        {"acquisition", strategy.acquisition(), AcquisitionMeaning(strategy.acquisition())});
+  }
+  table.Print(out);
 }
 
 }  // namespace
@@ -307,6 +357,36 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
     out << *source << (source->empty() || source->back() == '\n' ? "" : "\n");
   }
   if (reply.best().empty()) out << "no measured schedule yet\n";
+  return out.str();
+}
+
+std::string RenderCampaignCheck(const CampaignConfig& config, const SubmitCampaign& submission) {
+  std::ostringstream out;
+  out << submission.file_name() << ": campaign " << config.name() << " is valid\n";
+  const Strategy& strategy = config.strategy();
+  const StrategyInfo* info = FindStrategy(strategy.name());
+  if (info == nullptr) {
+    out << "strategy " << strategy.name() << ": not a strategy of the registry\n";
+  } else {
+    out << "strategy " << info->name << ": " << info->summary << "\n";
+    PrintStrategySettings(strategy, *info, out);
+  }
+  out << "pipelines: " << submission.pipelines_size() << "\n";
+  TextTable pipelines({"NAME", "SOURCE", "STAGES"}, {false, false, true});
+  for (const PipelineSpec& spec : submission.pipelines()) {
+    pipelines.Add({spec.name(), spec.source(), std::to_string(spec.stages_size())});
+  }
+  pipelines.Print(out);
+  const Budget& budget = config.budget();
+  out << "budget: " << budget.benchmarks() << " benchmarks, "
+      << (budget.wall_time_seconds() > 0 ? "wall time " + FormatElapsed(budget.wall_time_seconds())
+                                         : "no wall-time limit")
+      << "\n";
+  std::string baselines;
+  for (const std::string& name : config.baselines()) {
+    baselines += (baselines.empty() ? "" : ", ") + name;
+  }
+  out << "baselines: " << (baselines.empty() ? "none" : baselines) << "\n";
   return out.str();
 }
 

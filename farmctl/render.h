@@ -1,6 +1,7 @@
 // What farmctl prints, as pure functions from the coordinator's replies to text: the
 // status table, the live watch view, the workers table, the best schedules as Halide
-// source and the protobuf JSON of --json. No I/O, so tests render hand-made replies.
+// source and the protobuf JSON of --json; and a checked campaign file as `check` prints
+// it. No I/O, so tests render hand-made replies.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,14 @@ StatusOr<std::string> RenderBest(const BestReply& reply);
 // their metrics on the held-out pipelines (learner/metrics.h's table), under a line
 // naming the split; models trained on another split are listed apart.
 std::string RenderModelEval(const ModelsReply& reply);
+
+// `farmctl check`: a checked campaign (`config` with every default filled in, and the
+// submission built from it) as it would run: the strategy with the registry's summary
+// and a table of every setting with its resolved value and meaning (for a strategy
+// that uses a model also the model kind, with what its predictions of partial
+// schedules mean and whether it has a spread, and the acquisition), then the pipelines
+// as built (name, source, stages), the budget and the baselines.
+std::string RenderCampaignCheck(const CampaignConfig& config, const SubmitCampaign& submission);
 
 // The protobuf JSON of a message on one line: proto field names, every field printed.
 std::string ToJsonLine(const google::protobuf::Message& message);

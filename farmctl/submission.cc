@@ -87,7 +87,7 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
   return pipelines;
 }
 
-StatusOr<SubmitCampaign> BuildSubmission(const std::string& path) {
+StatusOr<SubmitCampaign> BuildSubmission(const std::string& path, CampaignConfig* config) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::Error(path + ": cannot open campaign file (" + std::strerror(errno) + ")");
@@ -95,8 +95,8 @@ StatusOr<SubmitCampaign> BuildSubmission(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return Status::Error(path + ": cannot read campaign file");
-  SCHEDFARM_ASSIGN_OR_RETURN(const CampaignConfig config, ParseCampaignYaml(text.str(), path));
-  StatusOr<std::vector<PipelineSpec>> pipelines = BuildCampaignPipelines(config);
+  SCHEDFARM_ASSIGN_OR_RETURN(CampaignConfig checked, ParseCampaignYaml(text.str(), path));
+  StatusOr<std::vector<PipelineSpec>> pipelines = BuildCampaignPipelines(checked);
   if (!pipelines.ok()) return pipelines.status().WithContext(path);
   SubmitCampaign submit;
   submit.set_yaml_source(text.str());
@@ -109,6 +109,7 @@ StatusOr<SubmitCampaign> BuildSubmission(const std::string& path) {
         std::to_string(bytes >> 20) + " MiB, over the protocol's message limit of " +
         std::to_string(kDefaultMaxMessageBytes >> 20) + " MiB: split the campaign");
   }
+  if (config != nullptr) *config = std::move(checked);
   return submit;
 }
 

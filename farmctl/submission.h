@@ -21,7 +21,9 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
 // Reads and checks the campaign file at `path` and builds its pipelines:
 // yaml_source = the file's text, file_name = `path`. Errors are the campaign reader's
 // (file:line:column), BuildCampaignPipelines' prefixed with `path`, or a submission too
-// large for one protocol message.
-StatusOr<SubmitCampaign> BuildSubmission(const std::string& path);
+// large for one protocol message. When `config` is not null it receives the checked
+// config, every default filled in (what `farmctl check` prints).
+StatusOr<SubmitCampaign> BuildSubmission(const std::string& path,
+                                         CampaignConfig* config = nullptr);
 
 }  // namespace schedfarm

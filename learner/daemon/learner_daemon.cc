@@ -46,6 +46,12 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::stri
   return Status::Error("unknown model kind '" + kind + "' (known: " + known + ")");
 }
 
+// A trained model and its stored version.
+struct TrainedModel {
+  std::shared_ptr<const PerformanceModel> model;
+  std::string version;
+};
+
 // What the learner keeps of one campaign.
 struct CampaignData {
   struct PipelineData {
@@ -62,8 +68,10 @@ struct CampaignData {
   uint64_t next_seq = 0;
   std::vector<Sample> samples;
   int64_t since_training = 0;
-  std::shared_ptr<const PerformanceModel> scorer;  // the strategy's model, latest version
-  std::string scorer_version;
+  std::map<std::string, TrainedModel> newest;  // by kind, trained on this campaign
+  TrainedModel scorer;  // the model the searches use: the strategy's kind, newest version
+  // model_from is settled: its model is the scorer, or there is none to wait for.
+  bool seeded = false;
   uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
 };
 
@@ -82,7 +90,9 @@ struct LearnerDaemon::State {
 
   Status Load(const Campaign& campaign, CampaignData* data);
   Status Follow(CampaignData& data);
-  Status Train(CampaignData& data, std::vector<NamedMetrics>* table);
+  Status Train(CampaignData& data, std::vector<NamedMetrics>* table,
+               const std::vector<std::string>& only = {});
+  StatusOr<bool> Seed(CampaignData& data, const ClientReply& statuses);
   Status Propose(CampaignData& data, const CampaignStatus& status);
   void SearchUnder(CampaignData& data);
 };
@@ -167,9 +177,11 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
   }
 }
 
-// Trains every kind on the same split, evaluates each on the held-out pipelines and
-// stores it; the strategy's kind becomes the campaign's scorer.
-Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>* table) {
+// Trains every kind (the given ones, else --models and the strategy's) on the same
+// split, evaluates each on the held-out pipelines and stores it; the strategy's kind
+// becomes the campaign's scorer.
+Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>* table,
+                                   const std::vector<std::string>& only) {
   std::vector<std::string> ids;
   for (const Sample& sample : data.samples) ids.push_back(sample.pipeline_id);
   const std::set<std::string> distinct(ids.begin(), ids.end());
@@ -187,8 +199,8 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
 
   const std::string strategy_model =
       data.config.strategy().model().empty() ? "gcn" : data.config.strategy().model();
-  std::vector<std::string> kinds = options.kinds;
-  if (std::find(kinds.begin(), kinds.end(), strategy_model) == kinds.end()) {
+  std::vector<std::string> kinds = only.empty() ? options.kinds : only;
+  if (only.empty() && std::find(kinds.begin(), kinds.end(), strategy_model) == kinds.end()) {
     kinds.push_back(strategy_model);
   }
   table->clear();
@@ -234,9 +246,9 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
               {"train", std::to_string(train.size())},
               {"held_out", std::to_string(held_out.size())},
               {"seconds", std::to_string(seconds)}});
-    if (kind == strategy_model) {
-      data.scorer = std::move(model);
-      data.scorer_version = record.version();
+    data.newest[kind] = {std::move(model), record.version()};
+    if (kind == strategy_model && LearnerStrategy(data.config.strategy())) {
+      data.scorer = data.newest[kind];
       SearchUnder(data);
     }
   }
@@ -248,12 +260,70 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   return Status::Ok();
 }
 
+// A campaign whose strategy starts under another campaign's model (model_from): the
+// newest stored model of the strategy's kind of that campaign (by id, else the newest
+// of that name) becomes the scorer; trained on it first when it ended without one.
+// False while that campaign still runs: the searches wait for its model.
+StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data, const ClientReply& statuses) {
+  const Strategy& strategy = data.config.strategy();
+  const Campaign* source = nullptr;
+  for (const CampaignStatus& status : statuses.status().campaigns()) {
+    const Campaign& c = status.campaign();
+    if (c.id() == data.id) continue;  // its own models come from its own retraining
+    if (c.id() == strategy.model_from()) {
+      source = &c;
+      break;
+    }
+    if (c.name() == strategy.model_from() &&
+        (source == nullptr || c.submitted_unix_ms() > source->submitted_unix_ms())) {
+      source = &c;
+    }
+  }
+  if (source == nullptr) {
+    LogEvent("warn", "model_source_missing",
+             {{"campaign", data.id}, {"model_from", strategy.model_from()}});
+    data.seeded = true;  // random proposals until the campaign trains its own
+    return true;
+  }
+  if (source->state() == CAMPAIGN_RUNNING || source->state() == CAMPAIGN_PAUSED) return false;
+  ClientRequest request;
+  request.mutable_models()->set_campaign(source->id());
+  request.mutable_models()->set_kind(strategy.model());
+  request.mutable_models()->set_with_weights(true);
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
+  if (reply.models().models_size() > 0) {  // newest first
+    const Model& stored = reply.models().models(0);
+    SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
+                               MakePerformanceModel(stored.kind()));
+    SCHEDFARM_RETURN_IF_ERROR(model->Load(stored.weights()));
+    data.scorer = {std::move(model), stored.version()};
+  } else {
+    CampaignData trained;
+    SCHEDFARM_RETURN_IF_ERROR(Load(*source, &trained));
+    SCHEDFARM_RETURN_IF_ERROR(Follow(trained));
+    std::vector<NamedMetrics> table;
+    SCHEDFARM_RETURN_IF_ERROR(Train(trained, &table, {strategy.model()}));
+    if (trained.newest.count(strategy.model()) == 0) {
+      return Status::Error("campaign " + source->id() + " (model_from) gave no " +
+                           strategy.model() + " model: " +
+                           std::to_string(trained.samples.size()) + " samples");
+    }
+    data.scorer = trained.newest[strategy.model()];
+  }
+  data.seeded = true;
+  LogEvent("info", "model_seeded",
+           {{"campaign", data.id}, {"model", data.scorer.version}, {"from", source->id()}});
+  SearchUnder(data);
+  return true;
+}
+
 // Every pipeline's search goes on under the campaign's newest model.
 void LearnerDaemon::State::SearchUnder(CampaignData& data) {
   for (CampaignData::PipelineData& pipeline : data.pipelines) {
     if (!pipeline.search) continue;
     Status set = pipeline.search->SetModel(
-        std::make_unique<PerformanceCostModel>(data.scorer, data.scorer_version, *pipeline.featurizer));
+        std::make_unique<PerformanceCostModel>(data.scorer.model, data.scorer.version,
+                                               *pipeline.featurizer));
     if (!set.ok()) {
       LogEvent("warn", "search_refused_model",
                {{"campaign", data.id}, {"pipeline", pipeline.id}, {"error", set.message()}});
@@ -279,7 +349,12 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
     CampaignData::PipelineData& pipeline = data.pipelines[p];
     if (share == 0 || !pipeline.search) continue;
     std::string failure;
-    for (Candidate& candidate : pipeline.search->Propose(share, &failure)) {
+    const auto search_started = std::chrono::steady_clock::now();
+    std::vector<Candidate> candidates = pipeline.search->Propose(share, &failure);
+    const double search_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - search_started).count();
+    for (Candidate& candidate : candidates) {
+      candidate.set_search_seconds(search_seconds / static_cast<double>(candidates.size()));
       *proposal.add_candidates() = std::move(candidate);
     }
     if (!failure.empty()) {
@@ -304,7 +379,7 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
             {"duplicates", std::to_string(reply.proposed().duplicates())},
             {"refused", std::to_string(reply.proposed().refused_size())},
             {"search_seconds", std::to_string(seconds)},
-            {"model", data.scorer_version.empty() ? "none" : data.scorer_version}});
+            {"model", data.scorer.version.empty() ? "none" : data.scorer.version}});
   return Status::Ok();
 }
 
@@ -348,7 +423,16 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
           std::vector<NamedMetrics> table;
           step = s.Train(data, &table);
         }
-        if (step.ok() && LearnerStrategy(strategy) && campaign.state() == CAMPAIGN_RUNNING) {
+        bool ready = true;
+        if (step.ok() && LearnerStrategy(strategy) && !strategy.model_from().empty() &&
+            !data.seeded) {
+          StatusOr<bool> seeded = s.Seed(data, *reply);
+          step = seeded.status();
+          ready = seeded.ok() && *seeded;
+          if (!seeded.ok()) data.seeded = true;  // logged below; random proposals go on
+        }
+        if (step.ok() && ready && LearnerStrategy(strategy) &&
+            campaign.state() == CAMPAIGN_RUNNING) {
           step = s.Propose(data, status);
         }
         if (!step.ok()) {

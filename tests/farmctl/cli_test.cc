@@ -1,7 +1,8 @@
 // farmctl's command line run in-process: usage errors (exit 2, naming the flag or
 // argument, with the usage), invalid input files (exit 3 with file:line:column), an
 // unreachable coordinator (exit 4), refusals (exit 1), watch's end states (0 and 5),
-// --json, export pages and keygen; the coordinator is a stand-in ROUTER answering with
+// --json, export pages, keygen and check (the resolved strategy settings of a campaign
+// file, every example campaign); the coordinator is a stand-in ROUTER answering with
 // hand-made replies.
 #include "farmctl/cli.h"
 
@@ -13,11 +14,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "control_peer.h"
 #include "protocol/security.h"
+#include "search/registry.h"
 #include "storage/export.h"
 #include "tests/support/scratch_dir.h"
 
@@ -69,7 +74,7 @@ void ExpectUsageError(const std::vector<std::string>& args, const std::string& n
 TEST(FarmctlCliTest, HelpListsCommandsAndExitCodes) {
   const CliResult r = Farmctl({"--help"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* part : {"submit FILE", "watch [CAMPAIGN]", "keygen PATH",
+  for (const char* part : {"submit FILE", "check FILE", "watch [CAMPAIGN]", "keygen PATH",
                            "exit codes:", "4  no reply from the coordinator", "5  watch ended"}) {
     EXPECT_TRUE(Contains(r.out, part)) << part;
   }
@@ -114,6 +119,146 @@ TEST(FarmctlCliTest, BadCampaignFileExitsThreeWithLineAndColumn) {
   EXPECT_FALSE(Contains(r.err, "usage:")) << r.err;
   const CliResult missing = Farmctl({"submit", dir.Sub("missing.yaml")});
   EXPECT_EQ(missing.code, kExitInvalidInput) << missing.err;
+}
+
+// The line of `text` whose first word is `first` ("" when none): a row of a table.
+std::string LineOf(const std::string& text, const std::string& first) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string word;
+    if (words >> word && word == first) return line;
+  }
+  return "";
+}
+
+// The second word of that line: the value of a settings row, the source of a pipeline.
+std::string ValueOf(const std::string& text, const std::string& first) {
+  std::istringstream words(LineOf(text, first));
+  std::string name, value;
+  words >> name >> value;
+  return value;
+}
+
+// A greedy campaign that sets one setting of its own and leaves the others at their
+// defaults; `strategy_line` replaces its strategy.
+std::string GreedyCampaign(
+    const std::string& strategy_line = "strategy: {name: greedy, settings: {options: 50}}\n") {
+  return "name: g\n"
+         "pipelines:\n"
+         "  - zoo: {block: vgg_block, spatial_scale: 0.5}\n"
+         "  - random: {seeds: [3, 4], max_ops: 5}\n" +
+         strategy_line +
+         "budget: {benchmarks: 30, wall_time: 5m}\n"
+         "baselines: [li2018]\n";
+}
+
+TEST(FarmctlCliTest, CheckPrintsTheResolvedStrategyPipelinesBudgetAndBaselines) {
+  ScratchDir dir;
+  const std::string path = WriteFile(dir.Sub("greedy.yaml"), GreedyCampaign());
+  // Offline: nothing listens at the coordinator's endpoint.
+  const CliResult r = Farmctl({"check", path, "--coordinator", ClosedEndpoint()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, path + ": campaign g is valid")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "strategy greedy: one decision per stage")) << r.out;
+  // The file's own setting, the registry's default of the other one, and the settings
+  // every model strategy has at their defaults.
+  EXPECT_EQ(ValueOf(r.out, "options"), "50") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "noise"), "0.1") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "seed"), "0") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "epsilon"), "0.05") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "batch"), "16") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "retrain_every"), "32") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "model"), "gcn") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "acquisition"), "exploit") << r.out;
+  const std::string model = LineOf(r.out, "model");
+  EXPECT_TRUE(Contains(model, PartialMeaningName(FindModelKind("gcn")->partial))) << model;
+  EXPECT_TRUE(Contains(model, "spread: the ensemble's stddev")) << model;
+  // The pipelines as submit builds them: the zoo block, then one per random seed.
+  EXPECT_TRUE(Contains(r.out, "pipelines: 3\n")) << r.out;
+  EXPECT_EQ(ValueOf(r.out, "vgg_block"), "zoo:vgg_block") << r.out;
+  EXPECT_TRUE(Contains(r.out, " random:3 ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " random:4 ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "budget: 30 benchmarks, wall time 5m00s\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "baselines: li2018\n")) << r.out;
+}
+
+TEST(FarmctlCliTest, CheckOfRandomPrintsItsSeedAndNoModelSettings) {
+  ScratchDir dir;
+  const std::string path = WriteFile(
+      dir.Sub("random.yaml"), GreedyCampaign("strategy: {name: random, settings: {seed: 9}}\n"));
+  const CliResult r = Farmctl({"check", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(ValueOf(r.out, "seed"), "9") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "retrain_every"), "default") << r.out;
+  EXPECT_EQ(LineOf(r.out, "model"), "") << r.out;
+  EXPECT_EQ(LineOf(r.out, "epsilon"), "") << r.out;
+}
+
+TEST(FarmctlCliTest, CheckJsonIsTheResolvedConfig) {
+  ScratchDir dir;
+  const std::string path = WriteFile(dir.Sub("greedy.yaml"), GreedyCampaign());
+  const CliResult r = Farmctl({"check", path, "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+  CampaignConfig config;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &config).ok()) << r.out;
+  EXPECT_EQ(config.name(), "g");
+  EXPECT_EQ(config.strategy().name(), "greedy");
+  EXPECT_EQ(config.strategy().batch(), 16);
+  EXPECT_EQ(config.strategy().model(), "gcn");
+  std::map<std::string, double> settings;
+  for (const StrategySetting& setting : config.strategy().settings()) {
+    settings[setting.name()] = setting.value();
+  }
+  EXPECT_EQ(settings, (std::map<std::string, double>{{"noise", 0.1}, {"options", 50}}));
+  EXPECT_EQ(config.budget().benchmarks(), 30);
+}
+
+TEST(FarmctlCliTest, CheckOfABadSettingExitsThreeWithLineAndColumn) {
+  ScratchDir dir;
+  const std::string path = WriteFile(
+      dir.Sub("bad.yaml"), GreedyCampaign("strategy: {name: greedy, settings: {noise: 2}}\n"));
+  const CliResult r = Farmctl({"check", path});
+  EXPECT_EQ(r.code, kExitInvalidInput) << r.err;
+  EXPECT_TRUE(Contains(r.err, path + ":5:44: ")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "strategy.settings.noise")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "usage:")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  // A setting of another strategy is an unknown key of this one.
+  const std::string other = WriteFile(
+      dir.Sub("other.yaml"), GreedyCampaign("strategy: {name: greedy, settings: {width: 4}}\n"));
+  const CliResult unknown = Farmctl({"check", other, "--json"});
+  EXPECT_EQ(unknown.code, kExitInvalidInput) << unknown.err;
+  EXPECT_TRUE(Contains(unknown.err, other + ":5:37: ")) << unknown.err;
+  EXPECT_TRUE(Contains(unknown.err, "width")) << unknown.err;
+  EXPECT_TRUE(unknown.out.empty()) << unknown.out;
+
+  EXPECT_EQ(Farmctl({"check", dir.Sub("missing.yaml")}).code, kExitInvalidInput);
+}
+
+TEST(FarmctlCliTest, CheckUsageErrorsExitTwo) {
+  ExpectUsageError({"check"}, "'check' needs FILE");
+  ExpectUsageError({"check", "a.yaml", "b.yaml"}, "unexpected argument 'b.yaml'");
+  ExpectUsageError({"check", "a.yaml", "--once"}, "flag --once does not apply to 'check'");
+  ExpectUsageError({"check", ""}, "FILE of 'check' is empty");
+}
+
+TEST(FarmctlCliTest, EveryExampleCampaignPassesCheck) {
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator("configs/campaigns")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    const std::string path = entry.path().string();
+    SCOPED_TRACE(path);
+    const CliResult r = Farmctl({"check", path});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_TRUE(Contains(r.out, path + ": campaign ")) << r.out;
+    EXPECT_TRUE(Contains(r.out, "\nstrategy ")) << r.out;
+    EXPECT_TRUE(Contains(r.out, "\nbudget: ")) << r.out;
+  }
+  EXPECT_GE(files, 9);
 }
 
 TEST(FarmctlCliTest, UnreachableCoordinatorExitsFourNamingEndpoint) {

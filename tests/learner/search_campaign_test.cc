@@ -139,5 +139,58 @@ TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
   EXPECT_EQ(learner.Log().find("event=search_failed"), std::string::npos) << learner.Log();
 }
 
+// A search that starts under another campaign's model (model_from): it waits while that
+// campaign runs, the learner trains the model on it once it ended, and every candidate
+// of the search is then scored by that model (no retraining: retrain_every is large).
+TEST(SearchCampaignTest, ASearchStartsUnderAnotherCampaignsModel) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
+                                        "--compile-slots", "1", "--children", "1"});
+  ChildProcess learner(FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
+                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200"});
+  TestClient client(coordinator.endpoint());
+  const std::string pipelines = R"(pipelines:
+  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
+  - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
+measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
+)";
+  const std::string dataset =
+      Submit(client, "name: seedset\n" + pipelines + "budget: {benchmarks: 20}\n");
+  const std::string search = Submit(
+      client, "name: seeded\n" + pipelines +
+                  "budget: {benchmarks: 8}\nstrategy: {name: greedy, settings: {model: lann, "
+                  "model_from: seedset, retrain_every: 1000000, epsilon: 0, options: 30}}\n");
+  ASSERT_FALSE(dataset.empty());
+  ASSERT_FALSE(search.empty());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  CampaignState state = CAMPAIGN_RUNNING;
+  while (state != CAMPAIGN_DONE && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::optional<ClientReply> status = client.Status(search);
+    if (status && status->status().campaigns_size() == 1) {
+      state = status->status().campaigns(0).campaign().state();
+    }
+  }
+  ASSERT_EQ(state, CAMPAIGN_DONE) << "learner log:\n" << learner.Log();
+  const std::vector<Measurement> measurements = Measurements(client, search);
+  EXPECT_EQ(measurements.size(), 8u);
+  for (const Measurement& m : measurements) {
+    EXPECT_EQ(m.candidate().origin(), "greedy");
+    EXPECT_EQ(m.candidate().model_version().rfind(dataset + "-lann-", 0), 0u)
+        << m.candidate().model_version();
+  }
+  EXPECT_NE(learner.Log().find("event=model_seeded"), std::string::npos) << learner.Log();
+  // The dataset's model is stored under the dataset campaign.
+  ClientRequest models;
+  models.mutable_models()->set_campaign(dataset);
+  std::optional<ClientReply> reply = client.Call(models);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->models().models_size(), 1);
+  EXPECT_EQ(reply->models().models(0).kind(), "lann");
+}
+
 }  // namespace
 }  // namespace schedfarm

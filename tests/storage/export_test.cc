@@ -87,6 +87,11 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
                                           "p1",
                                           "sched1",
                                           "random",
+                                          "",
+                                          "0",
+                                          "0",
+                                          "0",
+                                          "0",
                                           "OK",
                                           "0.75",
                                           "0.00124375",
@@ -105,9 +110,9 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
   // The failed one: seq 3 (the other campaign's took 2), its error text intact, the
   // non-finite cv empty.
   EXPECT_EQ(rows[2][0], "3");
-  EXPECT_EQ(rows[2][6], "CRASH");
-  EXPECT_EQ(rows[2][12], "");
-  EXPECT_EQ(rows[2][17], f.failed.error());
+  EXPECT_EQ(rows[2][11], "CRASH");
+  EXPECT_EQ(rows[2][17], "");
+  EXPECT_EQ(rows[2][22], f.failed.error());
 }
 
 TEST(StoreExport, JsonLinesExportHasOneObjectPerMeasurement) {
