@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "farmctl/compare.h"
 #include "farmctl/local.h"
 #include "farmctl/render.h"
 #include "farmctl/submission.h"
@@ -45,19 +47,26 @@ const char kUsage[] =
     "  cancel CAMPAIGN        stop a campaign for good\n"
     "  keygen PATH            a CURVE key pair: PATH.key (secret, mode 0600) and PATH.pub;\n"
     "                         never overwrites\n"
+    "  compare CAMPAIGN...    campaigns of the same pipelines side by side: per pipeline\n"
+    "                         each campaign's best runtime and each baseline's, geomeans,\n"
+    "                         speedups over the baselines, search time, candidates by\n"
+    "                         origin, benchmarks and failures of each campaign\n"
     "  model eval CAMPAIGN    the newest model of each kind side by side: their metrics on\n"
     "                         the held-out pipelines (docs/EVALUATION.md)\n"
-    "  local FILE             a whole farm on this machine for one campaign: a coordinator\n"
-    "       [--workers N]     (store in DIR/store), N workers (default 1: one per host),\n"
-    "       [--dir DIR]       the live view, then the best schedules and their speedups;\n"
+    "  local FILE...          a whole farm on this machine for the campaign files: every\n"
+    "       [--workers N]     file checked, then a coordinator (store in DIR/store), N\n"
+    "       [--dir DIR]       workers (default 1: one per host) and a learner; the campaigns\n"
+    "                         submitted in order, the live view of each until it ends, then\n"
+    "                         their best schedules and speedups, and compare of them all;\n"
     "                         DIR defaults to ./schedfarm-local; Ctrl-C stops the farm\n"
     "\n"
     "global flags:\n"
     "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
     "                          tcp://127.0.0.1:5555)\n"
     "  --json                  the coordinator's reply as protobuf JSON, one object a line\n"
-    "                          (check: the resolved campaign config; not for export, whose\n"
-    "                          --format says how to write rows, nor keygen)\n"
+    "                          (check: the resolved campaign config; compare: the\n"
+    "                          comparison; not for export, whose --format says how to\n"
+    "                          write rows, nor keygen, nor local)\n"
     "  --retry-s S             resend an unanswered request for up to S seconds (default 30)\n"
     "  --curve-key PATH        CURVE: this client's key pair PATH.key / PATH.pub (keygen)\n"
     "  --server-key FILE       CURVE: the coordinator's public key file\n"
@@ -109,7 +118,8 @@ class Runner;
 using Handler = int (*)(Runner&);
 
 // One command of the dispatch table: its positional arguments, the flags it takes
-// besides the global ones, whether --json applies, and what runs it.
+// besides the global ones, whether --json applies, what runs it, and whether its last
+// positional argument may be given more than once.
 struct Command {
   std::string name;
   std::vector<std::string> required;  // positional arguments, in order
@@ -117,6 +127,7 @@ struct Command {
   std::set<std::string> flags;
   bool json;
   Handler run;
+  bool repeats_last = false;
 };
 
 const std::vector<Command>& Commands();
@@ -126,6 +137,15 @@ const Command* FindCommand(const std::string& name) {
     if (command.name == name) return &command;
   }
   return nullptr;
+}
+
+// The name of the command's i-th positional argument; past the last, the last's (it
+// repeats).
+const std::string& ArgumentName(const Command& command, size_t i) {
+  if (i < command.required.size()) return command.required[i];
+  const size_t k = i - command.required.size();
+  if (k < command.optional.size()) return command.optional[k];
+  return command.optional.empty() ? command.required.back() : command.optional.back();
 }
 
 // Parses `args` into an invocation of a known command; errors are usage errors.
@@ -176,17 +196,13 @@ StatusOr<Invocation> Parse(const std::vector<std::string>& args) {
   if (inv.args.size() < command->required.size()) {
     return Status::Error("'" + inv.command + "' needs " + command->required[inv.args.size()]);
   }
-  if (inv.args.size() > command->required.size() + command->optional.size()) {
-    return Status::Error("unexpected argument '" +
-                         inv.args[command->required.size() + command->optional.size()] + "' for '" +
-                         inv.command + "'");
+  const size_t most = command->required.size() + command->optional.size();
+  if (!command->repeats_last && inv.args.size() > most) {
+    return Status::Error("unexpected argument '" + inv.args[most] + "' for '" + inv.command + "'");
   }
   for (size_t i = 0; i < inv.args.size(); ++i) {
     if (inv.args[i].empty()) {
-      const std::string& name = i < command->required.size()
-                                    ? command->required[i]
-                                    : command->optional[i - command->required.size()];
-      return Status::Error(name + " of '" + inv.command + "' is empty");
+      return Status::Error(ArgumentName(*command, i) + " of '" + inv.command + "' is empty");
     }
   }
   if (inv.Has("--curve-key") != inv.Has("--server-key")) {
@@ -423,6 +439,35 @@ int RunBest(Runner& r) {
   return Print(r, *reply, *text);
 }
 
+// Hands every measurement of `campaign` to `row` in seq order, reading the
+// coordinator's export pages until the last. Returns the exit code, with the error
+// printed: the coordinator's, a page that makes no progress, or `row`'s (exit 1).
+int ForEachMeasurement(Runner& r, const std::string& campaign,
+                       const std::function<Status(const StoredMeasurementRecord&)>& row) {
+  uint64_t from_seq = 0;
+  while (true) {
+    ClientRequest request;
+    ExportRequest* page = request.mutable_export_measurements();
+    page->set_campaign(campaign);
+    page->set_from_seq(from_seq);
+    page->set_max_rows(kExportPageRows);
+    int code = kExitOk;
+    const auto reply = r.Call(request, &ClientReply::has_export_page, "export page", &code);
+    if (!reply) return code;
+    const ExportReply& got = reply->export_page();
+    for (const StoredMeasurementRecord& record : got.rows()) {
+      Status handled = row(record);
+      if (!handled.ok()) return r.Fail(kExitFailed, r.inv().command + ": " + handled.message());
+    }
+    if (got.done()) return kExitOk;
+    if (got.next_seq() <= from_seq && got.rows().empty()) {
+      return r.Fail(kExitFailed, r.inv().command + ": the coordinator's page from seq " +
+                                     std::to_string(from_seq) + " made no progress");
+    }
+    from_seq = got.next_seq();
+  }
+}
+
 int RunExport(Runner& r) {
   const std::string format_name = r.inv().Get("--format", "csv");
   if (format_name != "csv" && format_name != "jsonl") {
@@ -447,31 +492,16 @@ int RunExport(Runner& r) {
     return message.empty() ? code : r.Fail(code, message);
   };
   WriteExportHeader(format, out);
-  uint64_t from_seq = 0;
   int64_t rows = 0;
-  while (true) {
-    ClientRequest request;
-    ExportRequest* page = request.mutable_export_measurements();
-    page->set_campaign(r.inv().args[0]);
-    page->set_from_seq(from_seq);
-    page->set_max_rows(kExportPageRows);
-    int code = kExitOk;
-    const auto reply = r.Call(request, &ClientReply::has_export_page, "export page", &code);
-    if (!reply) return fail(code, "");
-    const ExportReply& got = reply->export_page();
-    for (const StoredMeasurementRecord& record : got.rows()) {
-      Status written = WriteExportRow({record.seq(), record.measurement()}, format, out);
-      if (!written.ok()) return fail(kExitFailed, "export: " + written.message());
-      ++rows;
-    }
-    if (!out) return fail(kExitFailed, "export: writing '" + output + "' failed");
-    if (got.done()) break;
-    if (got.next_seq() <= from_seq && got.rows().empty()) {
-      return fail(kExitFailed, "export: the coordinator's page from seq " +
-                                   std::to_string(from_seq) + " made no progress");
-    }
-    from_seq = got.next_seq();
-  }
+  const int code =
+      ForEachMeasurement(r, r.inv().args[0], [&](const StoredMeasurementRecord& record) {
+        SCHEDFARM_RETURN_IF_ERROR(
+            WriteExportRow({record.seq(), record.measurement()}, format, out));
+        if (!out) return Status::Error("writing '" + output + "' failed");
+        ++rows;
+        return Status::Ok();
+      });
+  if (code != kExitOk) return fail(code, "");
   out.flush();
   if (output != "-") {
     file.close();
@@ -518,9 +548,46 @@ int RunModel(Runner& r) {
   return Print(r, *reply, RenderModelEval(reply->models()));
 }
 
+// Every campaign's status first (so an unknown one fails before any long read), then
+// the tally of each one's measurements, then the comparison.
+int RunCompare(Runner& r) {
+  std::set<std::string> named;
+  for (const std::string& id : r.inv().args) {
+    if (!named.insert(id).second) {
+      return r.Fail(kExitUsage, "CAMPAIGN " + id + " of 'compare' given twice");
+    }
+  }
+  std::vector<ComparedCampaign> campaigns;
+  for (const std::string& id : r.inv().args) {
+    ClientRequest request;
+    request.mutable_status()->set_campaign(id);
+    int code = kExitOk;
+    const auto reply = r.Call(request, &ClientReply::has_status, "status", &code);
+    if (!reply) return code;
+    if (reply->status().campaigns_size() != 1) {
+      return r.Fail(kExitFailed, "compare: the coordinator's status of " + id + " carries " +
+                                     std::to_string(reply->status().campaigns_size()) +
+                                     " campaigns");
+    }
+    campaigns.push_back({reply->status().campaigns(0), {}});
+  }
+  for (ComparedCampaign& campaign : campaigns) {
+    const int code = ForEachMeasurement(r, campaign.status.campaign().id(),
+                                        [&](const StoredMeasurementRecord& record) {
+                                          campaign.tally.Add(record.measurement());
+                                          return Status::Ok();
+                                        });
+    if (code != kExitOk) return code;
+  }
+  const Comparison comparison = CompareCampaigns(std::move(campaigns));
+  r.out() << (r.json() ? ToJsonLine(ComparisonToJson(comparison)) + "\n"
+                       : RenderComparison(comparison));
+  return kExitOk;
+}
+
 int RunLocal(Runner& r) {
   LocalFarmOptions options;
-  options.campaign_file = r.inv().args[0];
+  options.campaign_files = r.inv().args;
   options.dir = r.inv().Get("--dir", options.dir);
   if (r.inv().Has("--workers")) {
     StatusOr<int> workers = ParsePositiveInt("--workers", r.inv().Get("--workers"));
@@ -545,8 +612,9 @@ const std::vector<Command>& Commands() {
       {"resume", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
+      {"compare", {"CAMPAIGN"}, {}, {}, true, RunCompare, /*repeats_last=*/true},
       {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
-      {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal},
+      {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
   };
   return kCommands;
 }

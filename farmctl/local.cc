@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/cpus.h"
+#include "farmctl/render.h"
 #include "farmctl/submission.h"
 #include "protocol/control_client.h"
 
@@ -139,6 +140,39 @@ std::string FindBinary(const std::string& name, const std::string& build_folder)
   return "";
 }
 
+// Watches the campaigns in order until each has ended, then prints each one's status
+// and best schedules and, for two campaigns or more, their comparison. Returns the first
+// exit code that is not 0. Ctrl-C ends farmctl; the farm's processes then get SIGTERM
+// (PR_SET_PDEATHSIG) and stop cleanly, and the campaigns stay in the store.
+int WatchAndReport(const std::string& endpoint, const std::vector<std::string>& ids,
+                   const CliStreams& streams) {
+  const auto farmctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--coordinator", endpoint});
+    return RunFarmctl(args, streams);
+  };
+  int code = kExitOk;
+  const auto keep = [&code](int next) {
+    if (code == kExitOk) code = next;
+  };
+  for (const std::string& id : ids) {
+    streams.out << "\n";
+    keep(farmctl({"watch", id}));
+  }
+  for (const std::string& id : ids) {
+    streams.out << "\n";
+    farmctl({"status", id});
+    streams.out << "\n";
+    keep(farmctl({"best", id}));
+  }
+  if (ids.size() > 1) {
+    std::vector<std::string> compare = {"compare"};
+    compare.insert(compare.end(), ids.begin(), ids.end());
+    streams.out << "\n";
+    keep(farmctl(compare));
+  }
+  return code;
+}
+
 }  // namespace
 
 int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
@@ -146,8 +180,13 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
     streams.err << "farmctl local: " << message << "\n";
     return code;
   };
-  StatusOr<SubmitCampaign> submission = BuildSubmission(options.campaign_file);
-  if (!submission.ok()) return fail(kExitInvalidInput, submission.status().message());
+  // Every file is checked before anything starts.
+  std::vector<SubmitCampaign> submissions;
+  for (const std::string& file : options.campaign_files) {
+    StatusOr<SubmitCampaign> submission = BuildSubmission(file);
+    if (!submission.ok()) return fail(kExitInvalidInput, submission.status().message());
+    submissions.push_back(std::move(*submission));
+  }
   const std::string coordinator_bin = FindBinary("farm-coordinator", "coordinator");
   const std::string worker_bin = FindBinary("farm-worker", "worker");
   const std::string learner_bin = FindBinary("farm-learner", "learner/daemon");
@@ -207,30 +246,27 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   client_options.endpoint = endpoint;
   StatusOr<std::unique_ptr<FarmClient>> client = FarmClient::Create(client_options);
   if (!client.ok()) return fail(kExitFailed, client.status().message());
-  ClientRequest request;
-  *request.mutable_submit() = std::move(*submission);
-  StatusOr<ClientReply> reply = (*client)->Call(request);
-  if (!reply.ok()) return fail(kExitUnreachable, reply.status().message());
-  if (reply->code() != CLIENT_OK) return fail(kExitFailed, "submit: " + reply->error());
-  const std::string id = reply->submitted().id();
-  streams.out << "campaign " << id << " on a local farm: coordinator " << endpoint << ", "
-              << options.workers << " worker" << (options.workers == 1 ? "" : "s")
-              << ", a learner, logs in " << (dir / "logs").string() << "\n";
+  const size_t n = submissions.size();
+  streams.out << n << " campaign" << (n == 1 ? "" : "s") << " on a local farm: coordinator "
+              << endpoint << ", " << options.workers << " worker"
+              << (options.workers == 1 ? "" : "s") << ", a learner, logs in "
+              << (dir / "logs").string() << "\n";
+  std::vector<std::string> ids;
+  for (SubmitCampaign& submission : submissions) {
+    const std::string file = submission.file_name();
+    ClientRequest request;
+    *request.mutable_submit() = std::move(submission);
+    StatusOr<ClientReply> reply = (*client)->Call(request);
+    if (!reply.ok()) return fail(kExitUnreachable, reply.status().message());
+    if (reply->code() != CLIENT_OK) {
+      return fail(kExitFailed, "submit " + file + ": " + reply->error());
+    }
+    ids.push_back(reply->submitted().id());
+    streams.out << "submitted " << RenderCampaignLine(reply->submitted());
+  }
   streams.out.flush();
 
-  // Ctrl-C ends farmctl; the farm's processes then get SIGTERM (PR_SET_PDEATHSIG) and
-  // stop cleanly, and the campaign stays in the store.
-  const std::vector<std::string> at = {"--coordinator", endpoint};
-  auto farmctl = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), at.begin(), at.end());
-    return RunFarmctl(args, streams);
-  };
-  int code = farmctl({"watch", id});
-  streams.out << "\n";
-  farmctl({"status", id});
-  streams.out << "\n";
-  const int best = farmctl({"best", id});
-  if (code == kExitOk) code = best;
+  const int code = WatchAndReport(endpoint, ids, streams);
   learner.Stop(kWorkerStopTimeout);
   for (auto& worker : workers) worker->Stop(kWorkerStopTimeout);
   coordinator.Stop(kCoordinatorStopTimeout);

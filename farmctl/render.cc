@@ -67,10 +67,6 @@ std::string WorkersLine(const StatusReply& reply) {
   return line;
 }
 
-std::string DisplayName(const PipelineProgress& p) {
-  return p.name().empty() ? ShortId(p.pipeline_id()) : p.name();
-}
-
 // The pipelines of a campaign: best so far, origin, baselines with the speedup over them.
 void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostream& out) {
   std::set<std::string> baselines;
@@ -88,7 +84,7 @@ void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostrea
                                       : status.pipelines_size();
   for (int i = 0; i < shown; ++i) {
     const PipelineProgress& p = status.pipelines(i);
-    std::vector<std::string> row = {DisplayName(p), ShortId(p.pipeline_id()),
+    std::vector<std::string> row = {PipelineDisplayName(p), ShortId(p.pipeline_id()),
                                     std::to_string(p.measured()), FormatDuration(p.best_seconds()),
                                     p.best_origin().empty() ? "-" : p.best_origin()};
     for (const std::string& name : baselines) {
@@ -104,15 +100,6 @@ void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostrea
     out << "  ... " << status.pipelines_size() - shown << " more pipelines (farmctl status "
         << status.campaign().id() << ")\n";
   }
-}
-
-std::string FailuresLine(const CampaignStatus& status) {
-  std::string line;
-  for (const auto& [name, count] : Sorted(status.failures_by_status())) {
-    if (name == MeasurementStatus_Name(OK) || count == 0) continue;
-    line += (line.empty() ? "" : ", ") + name + " " + std::to_string(count);
-  }
-  return line.empty() ? "none" : line;
 }
 
 // The meaning of a model kind in `check`'s settings table: its summary, what its
@@ -199,6 +186,19 @@ std::string WorkerStateText(WorkerState state) {
   return name.empty() ? "state " + std::to_string(state) : Lower(name.substr(name.find('_') + 1));
 }
 
+std::string PipelineDisplayName(const PipelineProgress& pipeline) {
+  return pipeline.name().empty() ? ShortId(pipeline.pipeline_id()) : pipeline.name();
+}
+
+std::string FailuresText(const CampaignStatus& status) {
+  std::string text;
+  for (const auto& [name, count] : Sorted(status.failures_by_status())) {
+    if (name == MeasurementStatus_Name(OK) || count == 0) continue;
+    text += (text.empty() ? "" : ", ") + name + " " + std::to_string(count);
+  }
+  return text.empty() ? "none" : text;
+}
+
 std::string RenderCampaignLine(const Campaign& campaign) {
   return "campaign " + campaign.id() + " (" + campaign.name() +
          "): " + CampaignStateText(campaign.state()) + ", " +
@@ -264,7 +264,7 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
       << "  queued " << n.queued() << "  leased " << n.leased() << "  results " << n.results()
       << "\n";
   out << "  " << WorkersLine(reply) << "\n";
-  out << "  failures: " << FailuresLine(status) << "\n";
+  out << "  failures: " << FailuresText(status) << "\n";
   PrintPipelines(status, 0, out);
   return out.str();
 }

@@ -21,6 +21,10 @@ std::string FormatElapsed(double seconds);
 std::string CampaignStateText(CampaignState state);
 // A worker state as the views print it: "busy", "idle", "draining", "dead".
 std::string WorkerStateText(WorkerState state);
+// A pipeline as the views name it: its name, else the first 12 characters of its id.
+std::string PipelineDisplayName(const PipelineProgress& pipeline);
+// A campaign's failed results by class, "COMPILE_ERROR 1, CRASH 3", or "none".
+std::string FailuresText(const CampaignStatus& status);
 
 // One line about a campaign: id, name, state and budget used (after submit, pause,
 // resume, cancel).

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "campaign/campaign_pipelines.h"
@@ -23,7 +24,9 @@ std::vector<CandidateRecord> Propose(CampaignRun& run, size_t ready_target) {
   return added;
 }
 
-std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = "") {
+// A run of the unit campaign; `campaign` is its stored record (a restart) or a new one.
+std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = "",
+                                     std::optional<Campaign> stored = std::nullopt) {
   const std::string yaml =
       "name: unit\n"
       "pipelines:\n"
@@ -37,7 +40,8 @@ std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = 
   Campaign campaign;
   campaign.set_id("unit-1");
   campaign.set_state(CAMPAIGN_RUNNING);
-  StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(campaign, *config, {*spec});
+  StatusOr<std::unique_ptr<CampaignRun>> run =
+      CampaignRun::Create(stored ? *stored : campaign, *config, {*spec});
   EXPECT_TRUE(run.ok()) << run.status().message();
   return std::move(*run);
 }
@@ -76,6 +80,27 @@ TEST(CampaignRunTest, ProposalsAreDeterministic) {
   ASSERT_EQ(pa.size(), pb.size());
   for (size_t i = 0; i < pa.size(); ++i) {
     EXPECT_EQ(pa[i].candidate().schedule_hash(), pb[i].candidate().schedule_hash());
+  }
+}
+
+// The random stream's position is part of the campaign's record: a run restored from it
+// proposes what the uninterrupted run proposes next.
+TEST(CampaignRunTest, ARestoredRunGoesOnWithTheSameRandomSchedules) {
+  std::unique_ptr<CampaignRun> whole = MakeRun(6);
+  const std::vector<CandidateRecord> all = Propose(*whole, 6);
+  ASSERT_EQ(all.size(), 6u);
+  std::unique_ptr<CampaignRun> before = MakeRun(6);
+  const std::vector<CandidateRecord> first = Propose(*before, 3);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(before->campaign().random_positions_size(), 1);
+  EXPECT_GE(before->campaign().random_positions(0), 3u);
+  std::unique_ptr<CampaignRun> after = MakeRun(6, "", before->campaign());
+  for (const CandidateRecord& record : first) after->Restore(record);
+  const std::vector<CandidateRecord> rest = Propose(*after, 6);
+  ASSERT_EQ(rest.size(), 3u);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    EXPECT_EQ(rest[i].candidate().schedule_hash(), all[3 + i].candidate().schedule_hash());
+    EXPECT_EQ(rest[i].candidate().origin(), "random");
   }
 }
 

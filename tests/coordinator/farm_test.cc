@@ -173,22 +173,9 @@ class FarmTest : public ::testing::Test {
     return rows;
   }
 
-  // Every measurement of the campaign, through the export pages.
+  // Every measurement of the campaign, through export pages of 3 rows.
   std::vector<StoredMeasurementRecord> Export(const std::string& id) {
-    std::vector<StoredMeasurementRecord> rows;
-    uint64_t from = 0;
-    while (true) {
-      ClientRequest request;
-      request.mutable_export_measurements()->set_campaign(id);
-      request.mutable_export_measurements()->set_from_seq(from);
-      request.mutable_export_measurements()->set_max_rows(3);
-      std::optional<ClientReply> reply = client_->Call(request);
-      EXPECT_TRUE(reply && reply->code() == CLIENT_OK);
-      if (!reply || reply->code() != CLIENT_OK) return rows;
-      for (const StoredMeasurementRecord& row : reply->export_page().rows()) rows.push_back(row);
-      if (reply->export_page().done()) return rows;
-      from = reply->export_page().next_seq();
-    }
+    return client_->Export(id, 3);
   }
 
   // A live read-only view of the coordinator's store.
@@ -586,6 +573,20 @@ TEST_F(FarmTest, LearnerApiProposesCandidatesAndKeepsModels) {
   EXPECT_NE(reply->proposed().refused(0).find("candidates[3]"), std::string::npos);
   status = client_->Status(id);
   EXPECT_EQ(status->status().campaigns(0).campaign().counters().queued(), 2);
+
+  // A search that failed is told with its batch and kept as an event of the campaign.
+  ClientRequest failed;
+  failed.mutable_propose()->set_campaign(id);
+  failed.mutable_propose()->add_search_failures("pipeline p: strategy 'greedy' failed: boom");
+  reply = client_->Call(failed);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->code(), CLIENT_OK) << reply->error();
+  bool recorded = false;
+  for (const Event& e : Events()) {
+    recorded = recorded || (e.kind() == "search_failed" && e.campaign() == id &&
+                            e.text().find("boom") != std::string::npos);
+  }
+  EXPECT_TRUE(recorded);
 
   ClientRequest store;
   Model* model = store.mutable_store_model()->mutable_model();

@@ -1,12 +1,13 @@
 // farmctl's command line run in-process: usage errors (exit 2, naming the flag or
-// argument, with the usage), invalid input files (exit 3 with file:line:column), an
-// unreachable coordinator (exit 4), refusals (exit 1), watch's end states (0 and 5),
-// --json, export pages, keygen and check (the resolved strategy settings of a campaign
-// file, every example campaign); the coordinator is a stand-in ROUTER answering with
-// hand-made replies.
+// argument, with the usage), invalid input files (exit 3 with file:line:column, also
+// for `local`, before it starts anything), an unreachable coordinator (exit 4),
+// refusals (exit 1), watch's end states (0 and 5), --json, export pages, compare,
+// keygen and check (the resolved strategy settings of a campaign file, every example
+// campaign); the coordinator is a stand-in ROUTER answering with hand-made replies.
 #include "farmctl/cli.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -21,7 +22,10 @@
 #include <zmq.hpp>
 
 #include "control_peer.h"
+#include "farmctl/compare.h"
+#include "farmctl/render.h"
 #include "protocol/security.h"
+#include "sample_campaigns.h"
 #include "search/registry.h"
 #include "storage/export.h"
 #include "tests/support/scratch_dir.h"
@@ -30,7 +34,11 @@ namespace schedfarm {
 namespace {
 
 namespace fs = std::filesystem;
+using testing_support::CompareSamples;
 using testing_support::ControlPeer;
+using testing_support::GreedySample;
+using testing_support::RandomSample;
+using testing_support::SampleCampaign;
 
 struct CliResult {
   int code;
@@ -74,8 +82,9 @@ void ExpectUsageError(const std::vector<std::string>& args, const std::string& n
 TEST(FarmctlCliTest, HelpListsCommandsAndExitCodes) {
   const CliResult r = Farmctl({"--help"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* part : {"submit FILE", "check FILE", "watch [CAMPAIGN]", "keygen PATH",
-                           "exit codes:", "4  no reply from the coordinator", "5  watch ended"}) {
+  for (const char* part :
+       {"submit FILE", "check FILE", "watch [CAMPAIGN]", "keygen PATH", "compare CAMPAIGN...",
+        "local FILE...", "exit codes:", "4  no reply from the coordinator", "5  watch ended"}) {
     EXPECT_TRUE(Contains(r.out, part)) << part;
   }
   EXPECT_EQ(Farmctl({"status", "-h"}).code, kExitOk);
@@ -554,6 +563,106 @@ TEST(FarmctlCliTest, BestSendsItsOptions) {
   EXPECT_EQ(sent.campaign(), "c-5");
   EXPECT_EQ(sent.pipeline_id(), "abc");
   EXPECT_EQ(sent.k(), 3);
+}
+
+// A coordinator that knows the campaigns of sample_campaigns.h, c-r and c-g: their
+// status, and their measurements in export pages of at most 3 rows (seqs from 1).
+ControlPeer::Handler SampleCoordinator() {
+  return [](const ClientRequest& request, int) -> std::optional<Envelope> {
+    static const std::map<std::string, SampleCampaign> kCampaigns = {{"c-r", RandomSample()},
+                                                                     {"c-g", GreedySample()}};
+    const std::string& id = request.has_status() ? request.status().campaign()
+                                                 : request.export_measurements().campaign();
+    ClientReply reply;
+    const auto found = kCampaigns.find(id);
+    if (found == kCampaigns.end()) {
+      reply.set_code(CLIENT_NOT_FOUND);
+      reply.set_error("no campaign '" + id + "'");
+    } else if (request.has_status()) {
+      *reply.mutable_status()->add_campaigns() = found->second.status;
+    } else {
+      const std::vector<Measurement>& measurements = found->second.measurements;
+      ExportReply* page = reply.mutable_export_page();
+      uint64_t seq = std::max<uint64_t>(request.export_measurements().from_seq(), 1);
+      for (; seq <= measurements.size() && page->rows_size() < 3; ++seq) {
+        StoredMeasurementRecord* row = page->add_rows();
+        row->set_seq(seq);
+        *row->mutable_measurement() = measurements[seq - 1];
+      }
+      page->set_next_seq(seq);
+      page->set_done(seq > measurements.size());
+    }
+    return ControlPeer::Reply(request, reply);
+  };
+}
+
+TEST(FarmctlCliTest, CompareReadsEachCampaignsStatusThenItsMeasurements) {
+  ControlPeer peer(SampleCoordinator());
+  const CliResult r = Farmctl({"compare", "c-r", "c-g", "--coordinator", peer.endpoint()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, RenderComparison(CompareSamples()));
+  EXPECT_TRUE(Contains(LineOf(r.out, "vgg_block"), "100 us   50 us  200 us")) << r.out;
+  EXPECT_TRUE(Contains(LineOf(r.out, "greedy"), "4.37x (4 pipelines)")) << r.out;
+  // Both statuses first, then the pages: 11 measurements of c-r in 4, 8 of c-g in 3.
+  const auto seen = peer.seen();
+  ASSERT_EQ(seen.size(), 9u);
+  EXPECT_EQ(seen[0].request.status().campaign(), "c-r");
+  EXPECT_EQ(seen[1].request.status().campaign(), "c-g");
+  for (size_t i = 2; i < 9; ++i) {
+    EXPECT_EQ(seen[i].request.export_measurements().campaign(), i < 6 ? "c-r" : "c-g");
+  }
+  EXPECT_EQ(seen[3].request.export_measurements().from_seq(), 4u);
+}
+
+TEST(FarmctlCliTest, CompareOfAnUnknownCampaignExitsOneWithItsError) {
+  ControlPeer peer(SampleCoordinator());
+  const CliResult r = Farmctl({"compare", "c-r", "c-x", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(r.code, kExitFailed);
+  EXPECT_TRUE(Contains(r.err, "compare: no campaign 'c-x' (CLIENT_NOT_FOUND)")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(peer.seen().size(), 2u) << "no measurements read before every campaign is known";
+}
+
+TEST(FarmctlCliTest, CompareJsonRoundTrips) {
+  ControlPeer peer(SampleCoordinator());
+  const CliResult r =
+      Farmctl({"compare", "c-r", "c-g", "--json", "--coordinator", peer.endpoint()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &parsed).ok()) << r.out;
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      parsed, ComparisonToJson(CompareSamples())))
+      << r.out;
+}
+
+TEST(FarmctlCliTest, CompareUsageErrorsExitTwo) {
+  ExpectUsageError({"compare"}, "'compare' needs CAMPAIGN");
+  ExpectUsageError({"compare", "c-1", "c-2", "c-1"}, "CAMPAIGN c-1 of 'compare' given twice");
+  ExpectUsageError({"compare", "c-1", ""}, "CAMPAIGN of 'compare' is empty");
+  ExpectUsageError({"compare", "c-1", "--once"}, "flag --once does not apply to 'compare'");
+}
+
+TEST(FarmctlCliTest, LocalChecksEveryFileBeforeStartingAnything) {
+  ScratchDir dir;
+  const std::string good = WriteFile(dir.Sub("good.yaml"),
+                                     "name: good\n"
+                                     "pipelines:\n"
+                                     "  - zoo: {block: vgg_block, spatial_scale: 0.25}\n"
+                                     "budget: {benchmarks: 3}\n");
+  const std::string bad = WriteFile(dir.Sub("bad.yaml"), "name: bad\nbudget: {benchmarks: 3}\n");
+  const CliResult r = Farmctl({"local", good, bad, "--dir", dir.Sub("farm")});
+  EXPECT_EQ(r.code, kExitInvalidInput) << r.err;
+  EXPECT_TRUE(Contains(r.err, bad)) << r.err;
+  EXPECT_FALSE(Contains(r.err, good)) << r.err;
+  EXPECT_FALSE(Contains(r.err, "usage:")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "nothing started: " << r.out;
+  EXPECT_FALSE(fs::exists(dir.Sub("farm")));
+
+  ExpectUsageError({"local"}, "'local' needs FILE");
+  ExpectUsageError({"local", good, ""}, "FILE of 'local' is empty");
+  ExpectUsageError({"local", good, bad, "--json"}, "flag --json does not apply to 'local'");
+  ExpectUsageError({"local", good, bad, "--workers", "0"}, "flag --workers");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `farmctl local` end to end: the real farmctl binary starts a coordinator and a worker
 // on this machine, runs a small campaign to its end and prints the status table and
-// the best schedules as Halide source; a bad campaign file starts nothing.
+// the best schedules as Halide source, runs two campaigns and compares them; a bad
+// campaign file starts nothing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -79,6 +80,40 @@ TEST(FarmctlLocalTest, RunsACampaignToItsEndOnThisMachine) {
   EXPECT_NE(worker_log.str().find("event=drained"), std::string::npos)
       << "the worker was stopped cleanly:\n"
       << worker_log.str();
+}
+
+TEST(FarmctlLocalTest, RunsTwoCampaignsAndComparesThem) {
+  ScratchDir dir;
+  for (const std::string name : {"first", "second"}) {
+    std::ofstream(dir.Sub(name + ".yaml"))
+        << "name: " << name << "\n"
+        << "pipelines:\n"
+           "  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}\n"
+           "strategy: {name: random, settings: {seed: "
+        << (name == "first" ? 1 : 2)
+        << "}}\n"
+           "budget: {benchmarks: 2}\n"
+           "measurement: {samples: 2, min_sample_time: 1ms}\n";
+  }
+  const CliRun run = RunFarmctl(
+      "local " + dir.Sub("first.yaml") + " " + dir.Sub("second.yaml") + " --dir " + dir.Sub("farm"),
+      dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("2 campaigns on a local farm"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("(first): running"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("(second): running"), std::string::npos) << run.output;
+  // Each one watched to its end, then the comparison: both random, so headed by name.
+  EXPECT_NE(run.output.find("campaign first-"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("campaign second-"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("best runtime per pipeline: 2 campaigns, 0 baselines, 1 pipeline"),
+            std::string::npos)
+      << run.output;
+  const size_t header = run.output.find("\n  PIPELINE ");
+  ASSERT_NE(header, std::string::npos) << run.output;
+  const std::string columns = run.output.substr(header, run.output.find('\n', header + 1) - header);
+  EXPECT_NE(columns.find(" first  "), std::string::npos) << columns;
+  EXPECT_EQ(columns.substr(columns.size() - 7), " second") << columns;
+  EXPECT_NE(run.output.find("  geomean (1 of 1) "), std::string::npos) << run.output;
 }
 
 TEST(FarmctlLocalTest, BadCampaignFileStartsNothing) {

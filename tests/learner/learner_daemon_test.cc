@@ -86,23 +86,13 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   // model-guided campaign); once a model existed, most were chosen by it.
   std::set<std::string> origins;
   int scored = 0;
-  uint64_t from = 0;
-  while (true) {
-    ClientRequest page;
-    page.mutable_export_measurements()->set_campaign(id);
-    page.mutable_export_measurements()->set_from_seq(from);
-    reply = client.Call(page);
-    ASSERT_TRUE(reply.has_value());
-    for (const StoredMeasurementRecord& row : reply->export_page().rows()) {
-      const Candidate& candidate = row.measurement().candidate();
-      origins.insert(candidate.origin());
-      if (!candidate.model_version().empty()) {
-        ++scored;
-        EXPECT_GT(candidate.prediction().mean_seconds(), 0);
-      }
+  for (const StoredMeasurementRecord& row : client.Export(id)) {
+    const Candidate& candidate = row.measurement().candidate();
+    origins.insert(candidate.origin());
+    if (!candidate.model_version().empty()) {
+      ++scored;
+      EXPECT_GT(candidate.prediction().mean_seconds(), 0);
     }
-    if (reply->export_page().done()) break;
-    from = reply->export_page().next_seq();
   }
   EXPECT_TRUE(origins.count("random")) << "before the first model, and the epsilon share";
   EXPECT_TRUE(origins.count("model-guided")) << learner.Log();

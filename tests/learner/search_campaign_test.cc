@@ -52,34 +52,48 @@ std::string Submit(TestClient& client, const std::string& yaml) {
   return reply ? reply->submitted().id() : "";
 }
 
-std::vector<Measurement> Measurements(TestClient& client, const std::string& campaign) {
-  std::vector<Measurement> out;
-  uint64_t from = 0;
-  while (true) {
-    ClientRequest page;
-    page.mutable_export_measurements()->set_campaign(campaign);
-    page.mutable_export_measurements()->set_from_seq(from);
-    std::optional<ClientReply> reply = client.Call(page);
-    if (!reply) break;
-    for (const StoredMeasurementRecord& row : reply->export_page().rows()) {
+// The farm: a coordinator, one worker and a learner that trains LANN ensembles.
+struct LocalFarm {
+  ScratchDir dir;
+  CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
+  ChildProcess worker{FARM_WORKER_BIN,
+                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots",
+                       "1", "--children", "1"}};
+  ChildProcess learner{FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
+                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200"}};
+  TestClient client{coordinator.endpoint()};
+
+  // The measurements of the campaign.
+  std::vector<Measurement> Measurements(const std::string& campaign) {
+    std::vector<Measurement> out;
+    for (const StoredMeasurementRecord& row : client.Export(campaign)) {
       out.push_back(row.measurement());
     }
-    if (reply->export_page().done()) break;
-    from = reply->export_page().next_seq();
+    return out;
   }
-  return out;
-}
+
+  // Whether every campaign ended DONE within `seconds`.
+  bool WaitDone(const std::vector<std::string>& campaigns, int seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      bool done = true;
+      for (const std::string& id : campaigns) {
+        std::optional<ClientReply> status = client.Status(id);
+        done = done && status && status->status().campaigns_size() == 1 &&
+               status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE;
+      }
+      if (done) return true;
+    }
+    return false;
+  }
+};
 
 TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
-  ScratchDir dir;
-  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
-  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
-  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
-                                        "--compile-slots", "1", "--children", "1"});
-  ChildProcess learner(FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
-                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200"});
-  TestClient client(coordinator.endpoint());
+  LocalFarm farm;
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  TestClient& client = farm.client;
 
   // Small option caps and step counts keep each search to a fraction of a second.
   const std::map<std::string, std::string> strategies = {
@@ -93,25 +107,13 @@ TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
     ASSERT_FALSE(ids[strategy].empty());
   }
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(500);
-  std::map<std::string, CampaignState> states;
-  bool all_done = false;
-  while (!all_done && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    all_done = true;
-    for (const auto& [strategy, id] : ids) {
-      std::optional<ClientReply> status = client.Status(id);
-      if (status && status->status().campaigns_size() == 1) {
-        states[strategy] = status->status().campaigns(0).campaign().state();
-      }
-      all_done = all_done && states[strategy] == CAMPAIGN_DONE;
-    }
-  }
-  ASSERT_TRUE(all_done) << "learner log:\n" << learner.Log();
+  std::vector<std::string> campaigns;
+  for (const auto& [strategy, id] : ids) campaigns.push_back(id);
+  ASSERT_TRUE(farm.WaitDone(campaigns, 500)) << "learner log:\n" << farm.learner.Log();
 
   for (const auto& [strategy, id] : ids) {
     SCOPED_TRACE(strategy);
-    const std::vector<Measurement> measurements = Measurements(client, id);
+    const std::vector<Measurement> measurements = farm.Measurements(id);
     EXPECT_EQ(measurements.size(), 24u);
     std::set<std::string> keys;
     int searched = 0;
@@ -128,30 +130,26 @@ TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
           << "exploit scores the predicted mean";
       ++searched;
     }
-    EXPECT_GT(searched, 0) << "no candidate of the strategy was measured\n" << learner.Log();
+    EXPECT_GT(searched, 0) << "no candidate of the strategy was measured\n"
+                           << farm.learner.Log();
   }
   // Greedy's option cap is far below the blocks' branching factors: its walks sampled.
   int sampled = 0;
-  for (const Measurement& m : Measurements(client, ids["greedy"])) {
+  for (const Measurement& m : farm.Measurements(ids["greedy"])) {
     sampled += m.candidate().origin() == "greedy" && m.candidate().sampled_stages() > 0 ? 1 : 0;
   }
   EXPECT_GT(sampled, 0);
-  EXPECT_EQ(learner.Log().find("event=search_failed"), std::string::npos) << learner.Log();
+  EXPECT_EQ(farm.learner.Log().find("event=search_failed"), std::string::npos)
+      << farm.learner.Log();
 }
 
 // A search that starts under another campaign's model (model_from): it waits while that
 // campaign runs, the learner trains the model on it once it ended, and every candidate
 // of the search is then scored by that model (no retraining: retrain_every is large).
 TEST(SearchCampaignTest, ASearchStartsUnderAnotherCampaignsModel) {
-  ScratchDir dir;
-  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
-  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
-  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
-                                        "--compile-slots", "1", "--children", "1"});
-  ChildProcess learner(FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
-                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200"});
-  TestClient client(coordinator.endpoint());
+  LocalFarm farm;
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  TestClient& client = farm.client;
   const std::string pipelines = R"(pipelines:
   - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
   - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
@@ -165,24 +163,16 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
                   "model_from: seedset, retrain_every: 1000000, epsilon: 0, options: 30}}\n");
   ASSERT_FALSE(dataset.empty());
   ASSERT_FALSE(search.empty());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
-  CampaignState state = CAMPAIGN_RUNNING;
-  while (state != CAMPAIGN_DONE && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::optional<ClientReply> status = client.Status(search);
-    if (status && status->status().campaigns_size() == 1) {
-      state = status->status().campaigns(0).campaign().state();
-    }
-  }
-  ASSERT_EQ(state, CAMPAIGN_DONE) << "learner log:\n" << learner.Log();
-  const std::vector<Measurement> measurements = Measurements(client, search);
+  ASSERT_TRUE(farm.WaitDone({search}, 300)) << "learner log:\n" << farm.learner.Log();
+  const std::vector<Measurement> measurements = farm.Measurements(search);
   EXPECT_EQ(measurements.size(), 8u);
   for (const Measurement& m : measurements) {
     EXPECT_EQ(m.candidate().origin(), "greedy");
     EXPECT_EQ(m.candidate().model_version().rfind(dataset + "-lann-", 0), 0u)
         << m.candidate().model_version();
   }
-  EXPECT_NE(learner.Log().find("event=model_seeded"), std::string::npos) << learner.Log();
+  EXPECT_NE(farm.learner.Log().find("event=model_seeded"), std::string::npos)
+      << farm.learner.Log();
   // The dataset's model is stored under the dataset campaign.
   ClientRequest models;
   models.mutable_models()->set_campaign(dataset);

@@ -88,6 +88,24 @@ class TestClient {
     return Call(request);
   }
 
+  // Every measurement of the campaign, through export pages of `page_rows` rows (0:
+  // the coordinator's page size); what was read before a failed call.
+  std::vector<StoredMeasurementRecord> Export(const std::string& campaign, int page_rows = 0) {
+    std::vector<StoredMeasurementRecord> rows;
+    uint64_t from = 0;
+    while (true) {
+      ClientRequest request;
+      request.mutable_export_measurements()->set_campaign(campaign);
+      request.mutable_export_measurements()->set_from_seq(from);
+      request.mutable_export_measurements()->set_max_rows(page_rows);
+      std::optional<ClientReply> reply = Call(request);
+      if (!reply || reply->code() != CLIENT_OK) return rows;
+      for (const StoredMeasurementRecord& row : reply->export_page().rows()) rows.push_back(row);
+      if (reply->export_page().done()) return rows;
+      from = reply->export_page().next_seq();
+    }
+  }
+
   static std::string NewRequestId() {
     static std::mt19937_64 rng{std::random_device{}()};
     return std::to_string(rng()) + std::to_string(rng());

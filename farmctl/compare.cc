@@ -1,0 +1,367 @@
+#include "farmctl/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <sstream>
+
+#include "campaign/campaign_yaml.h"
+#include "farmctl/render.h"
+#include "scheduler/autoscheduler_names.h"
+#include "tools/text_table.h"
+
+namespace schedfarm {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+bool IsAutoscheduler(const std::string& origin) {
+  const std::vector<std::string>& names = AutoschedulerNames();
+  return std::find(names.begin(), names.end(), origin) != names.end();
+}
+
+// The geometric mean of positive values; 0 of none.
+double GeometricMeanOf(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double log_sum = 0;
+  for (const double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+// The campaign's config; nothing when its config_json is unreadable.
+std::optional<CampaignConfig> ConfigOf(const Campaign& campaign) {
+  StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
+  if (!config.ok()) return std::nullopt;
+  return std::move(*config);
+}
+
+// The strategy of the campaign's config; its name when the config is unreadable.
+std::string StrategyOf(const Campaign& campaign) {
+  const std::optional<CampaignConfig> config = ConfigOf(campaign);
+  return config ? config->strategy().name() : campaign.name();
+}
+
+// Comparison::headers.
+std::vector<std::string> ColumnHeaders(const std::vector<ComparedCampaign>& campaigns) {
+  std::vector<std::string> headers;
+  for (const ComparedCampaign& c : campaigns) headers.push_back(StrategyOf(c.status.campaign()));
+  // Gives every campaign whose header another one shares the header `field` makes.
+  const auto replace_shared = [&](std::string (*field)(const Campaign&)) {
+    std::map<std::string, int> uses;
+    for (const std::string& header : headers) ++uses[header];
+    for (size_t i = 0; i < headers.size(); ++i) {
+      if (uses[headers[i]] > 1) headers[i] = field(campaigns[i].status.campaign());
+    }
+  };
+  replace_shared([](const Campaign& c) { return c.name(); });
+  replace_shared([](const Campaign& c) { return c.id(); });
+  return headers;
+}
+
+// Comparison::baselines.
+std::vector<std::string> BaselinesOf(const std::vector<ComparedCampaign>& campaigns) {
+  std::set<std::string> baselines;
+  for (const ComparedCampaign& c : campaigns) {
+    if (const std::optional<CampaignConfig> config = ConfigOf(c.status.campaign())) {
+      baselines.insert(config->baselines().begin(), config->baselines().end());
+    }
+    for (const PipelineProgress& p : c.status.pipelines()) {
+      for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
+    }
+  }
+  return {baselines.begin(), baselines.end()};
+}
+
+// The rows, one per pipeline id, with the campaigns' best runtimes and the baselines'
+// best over the campaigns; a baseline without a runtime that failed somewhere is failed.
+std::vector<Comparison::Row> RowsOf(const std::vector<ComparedCampaign>& campaigns,
+                                    const std::vector<std::string>& baselines) {
+  std::vector<Comparison::Row> rows;
+  std::map<std::string, size_t> row_of;
+  for (size_t c = 0; c < campaigns.size(); ++c) {
+    for (const PipelineProgress& p : campaigns[c].status.pipelines()) {
+      auto [at, added] = row_of.emplace(p.pipeline_id(), rows.size());
+      if (added) {
+        rows.push_back({p.pipeline_id(), PipelineDisplayName(p),
+                        std::vector<ComparedRuntime>(campaigns.size() + baselines.size())});
+      }
+      std::vector<ComparedRuntime>& runtimes = rows[at->second].runtimes;
+      runtimes[c].seconds = p.best_seconds();
+      for (size_t b = 0; b < baselines.size(); ++b) {
+        ComparedRuntime& baseline = runtimes[campaigns.size() + b];
+        const auto found = p.baseline_seconds().find(baselines[b]);
+        if (found != p.baseline_seconds().end() && found->second > 0 &&
+            (baseline.seconds == 0 || found->second < baseline.seconds)) {
+          baseline.seconds = found->second;
+        }
+        if (campaigns[c].tally.BaselineFailed(p.pipeline_id(), baselines[b])) {
+          baseline.failed = true;
+        }
+      }
+    }
+  }
+  // A runtime in any campaign outweighs a failure in another.
+  for (Comparison::Row& row : rows) {
+    for (ComparedRuntime& runtime : row.runtimes) {
+      if (runtime.seconds > 0) runtime.failed = false;
+    }
+  }
+  return rows;
+}
+
+// Comparison::geomeans and geomean_pipelines, from the rows.
+void SetGeomeans(Comparison* comparison) {
+  const size_t columns = comparison->headers.size() + comparison->baselines.size();
+  std::vector<std::vector<double>> covered(columns);
+  for (const Comparison::Row& row : comparison->rows) {
+    const bool complete = std::all_of(row.runtimes.begin(), row.runtimes.end(),
+                                      [](const ComparedRuntime& r) { return r.seconds > 0; });
+    if (!complete) continue;
+    ++comparison->geomean_pipelines;
+    for (size_t k = 0; k < columns; ++k) covered[k].push_back(row.runtimes[k].seconds);
+  }
+  for (const std::vector<double>& values : covered) {
+    comparison->geomeans.push_back(GeometricMeanOf(values));
+  }
+}
+
+// Comparison::speedups, from the rows.
+void SetSpeedups(Comparison* comparison) {
+  const size_t campaigns = comparison->campaigns.size();
+  for (size_t c = 0; c < campaigns; ++c) {
+    std::vector<MeanSpeedup>& speedups = comparison->speedups.emplace_back();
+    for (size_t b = 0; b < comparison->baselines.size(); ++b) {
+      std::vector<double> ratios;
+      for (const Comparison::Row& row : comparison->rows) {
+        const double best = row.runtimes[c].seconds;
+        const double baseline = row.runtimes[campaigns + b].seconds;
+        if (best > 0 && baseline > 0) ratios.push_back(baseline / best);
+      }
+      speedups.push_back({GeometricMeanOf(ratios), static_cast<int>(ratios.size())});
+    }
+  }
+}
+
+// "1 pipeline", "3 pipelines".
+std::string Count(size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string RuntimeText(const ComparedRuntime& runtime) {
+  return runtime.failed ? "failed" : FormatDuration(runtime.seconds);
+}
+
+std::string SpeedupText(const MeanSpeedup& speedup) {
+  if (speedup.pipelines == 0) return "-";
+  return FormatNumber("%.2fx", speedup.value) + " (" +
+         Count(static_cast<size_t>(speedup.pipelines), "pipeline") + ")";
+}
+
+std::string OriginsText(const MeasurementTally& tally) {
+  std::string text;
+  for (const auto& [origin, count] : tally.candidates_by_origin()) {
+    text +=
+        (text.empty() ? "" : ", ") + (origin.empty() ? "-" : origin) + " " + std::to_string(count);
+  }
+  return text.empty() ? "none" : text;
+}
+
+void PrintRuntimes(const Comparison& comparison, std::ostream& out) {
+  std::vector<std::string> header = {"PIPELINE"};
+  header.insert(header.end(), comparison.headers.begin(), comparison.headers.end());
+  header.insert(header.end(), comparison.baselines.begin(), comparison.baselines.end());
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  TextTable table(header, right);
+  for (const Comparison::Row& row : comparison.rows) {
+    std::vector<std::string> cells = {row.name};
+    for (const ComparedRuntime& runtime : row.runtimes) cells.push_back(RuntimeText(runtime));
+    table.Add(cells);
+  }
+  std::vector<std::string> geomeans = {"geomean (" + std::to_string(comparison.geomean_pipelines) +
+                                       " of " + std::to_string(comparison.rows.size()) + ")"};
+  for (const double seconds : comparison.geomeans) geomeans.push_back(FormatDuration(seconds));
+  table.Add(geomeans);
+  table.Print(out);
+}
+
+void PrintSpeedups(const Comparison& comparison, std::ostream& out) {
+  std::vector<std::string> header = {"CAMPAIGN"};
+  header.insert(header.end(), comparison.baselines.begin(), comparison.baselines.end());
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  TextTable table(header, right);
+  for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
+    std::vector<std::string> cells = {comparison.headers[c]};
+    for (const MeanSpeedup& speedup : comparison.speedups[c]) cells.push_back(SpeedupText(speedup));
+    table.Add(cells);
+  }
+  table.Print(out);
+}
+
+void PrintCampaigns(const Comparison& comparison, std::ostream& out) {
+  TextTable table({"CAMPAIGN", "ID", "NAME", "STATE", "BENCHMARKS", "FAILURES", "SEARCH TIME",
+                   "CANDIDATES BY ORIGIN"},
+                  {false, false, false, false, true, false, true, false});
+  for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
+    const ComparedCampaign& compared = comparison.campaigns[c];
+    const Campaign& campaign = compared.status.campaign();
+    table.Add(
+        {comparison.headers[c], campaign.id(), campaign.name(), CampaignStateText(campaign.state()),
+         std::to_string(campaign.counters().finished()) + "/" + std::to_string(campaign.budget()),
+         FailuresText(compared.status), FormatDuration(compared.tally.search_seconds()),
+         OriginsText(compared.tally)});
+  }
+  table.Print(out);
+}
+
+Value NumberValue(double v) {
+  Value value;
+  value.set_number_value(v);
+  return value;
+}
+
+Value StringValue(const std::string& s) {
+  Value value;
+  value.set_string_value(s);
+  return value;
+}
+
+Value NullValue() {
+  Value value;
+  value.set_null_value(google::protobuf::NULL_VALUE);
+  return value;
+}
+
+Value StructValue(Struct fields) {
+  Value value;
+  *value.mutable_struct_value() = std::move(fields);
+  return value;
+}
+
+Value ListValue(std::vector<Value> items) {
+  Value value;
+  for (Value& item : items) *value.mutable_list_value()->add_values() = std::move(item);
+  return value;
+}
+
+// Seconds, null for none, "failed" for a failed baseline.
+Value RuntimeValue(const ComparedRuntime& runtime) {
+  if (runtime.failed) return StringValue("failed");
+  return runtime.seconds > 0 ? NumberValue(runtime.seconds) : NullValue();
+}
+
+Value CampaignValue(const Comparison& comparison, size_t c) {
+  const ComparedCampaign& compared = comparison.campaigns[c];
+  const Campaign& campaign = compared.status.campaign();
+  Struct failures;
+  for (const auto& [name, count] : compared.status.failures_by_status()) {
+    if (name != MeasurementStatus_Name(OK)) {
+      (*failures.mutable_fields())[name] = NumberValue(static_cast<double>(count));
+    }
+  }
+  Struct origins;
+  for (const auto& [origin, count] : compared.tally.candidates_by_origin()) {
+    (*origins.mutable_fields())[origin] = NumberValue(static_cast<double>(count));
+  }
+  Struct speedups;
+  for (size_t b = 0; b < comparison.baselines.size(); ++b) {
+    const MeanSpeedup& speedup = comparison.speedups[c][b];
+    Struct entry;
+    (*entry.mutable_fields())["geomean"] =
+        speedup.pipelines > 0 ? NumberValue(speedup.value) : NullValue();
+    (*entry.mutable_fields())["pipelines"] = NumberValue(speedup.pipelines);
+    (*speedups.mutable_fields())[comparison.baselines[b]] = StructValue(std::move(entry));
+  }
+  Struct fields;
+  auto& f = *fields.mutable_fields();
+  f["column"] = StringValue(comparison.headers[c]);
+  f["id"] = StringValue(campaign.id());
+  f["name"] = StringValue(campaign.name());
+  f["strategy"] = StringValue(StrategyOf(campaign));
+  f["state"] = StringValue(CampaignStateText(campaign.state()));
+  f["finished"] = NumberValue(static_cast<double>(campaign.counters().finished()));
+  f["budget"] = NumberValue(static_cast<double>(campaign.budget()));
+  f["failures"] = StructValue(std::move(failures));
+  f["search_seconds"] = NumberValue(compared.tally.search_seconds());
+  f["candidates_by_origin"] = StructValue(std::move(origins));
+  f["speedups"] = StructValue(std::move(speedups));
+  return StructValue(std::move(fields));
+}
+
+}  // namespace
+
+void MeasurementTally::Add(const Measurement& measurement) {
+  const Candidate& candidate = measurement.candidate();
+  if (measurement.status() != OK && IsAutoscheduler(candidate.origin())) {
+    failed_baselines_.emplace(candidate.pipeline_id(), candidate.origin());
+  }
+  if (!candidates_.emplace(candidate.pipeline_id(), candidate.schedule_hash()).second) return;
+  search_seconds_ += candidate.search_seconds();
+  ++by_origin_[candidate.origin()];
+}
+
+bool MeasurementTally::BaselineFailed(const std::string& pipeline_id,
+                                      const std::string& baseline) const {
+  return failed_baselines_.count({pipeline_id, baseline}) > 0;
+}
+
+Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns) {
+  Comparison comparison;
+  comparison.headers = ColumnHeaders(campaigns);
+  comparison.baselines = BaselinesOf(campaigns);
+  comparison.rows = RowsOf(campaigns, comparison.baselines);
+  comparison.campaigns = std::move(campaigns);
+  SetGeomeans(&comparison);
+  SetSpeedups(&comparison);
+  return comparison;
+}
+
+std::string RenderComparison(const Comparison& comparison) {
+  std::ostringstream out;
+  out << "best runtime per pipeline: " << Count(comparison.campaigns.size(), "campaign") << ", "
+      << Count(comparison.baselines.size(), "baseline") << ", "
+      << Count(comparison.rows.size(), "pipeline") << "\n";
+  PrintRuntimes(comparison, out);
+  if (!comparison.baselines.empty()) {
+    out << "speedup over the baselines (geomean over the pipelines where both have a runtime)\n";
+    PrintSpeedups(comparison, out);
+  }
+  out << "campaigns\n";
+  PrintCampaigns(comparison, out);
+  return out.str();
+}
+
+Struct ComparisonToJson(const Comparison& comparison) {
+  std::vector<Value> columns, campaigns, pipelines, geomeans;
+  for (const std::string& header : comparison.headers) columns.push_back(StringValue(header));
+  for (const std::string& baseline : comparison.baselines) columns.push_back(StringValue(baseline));
+  for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
+    campaigns.push_back(CampaignValue(comparison, c));
+  }
+  for (const Comparison::Row& row : comparison.rows) {
+    std::vector<Value> seconds;
+    for (const ComparedRuntime& runtime : row.runtimes) seconds.push_back(RuntimeValue(runtime));
+    Struct entry;
+    (*entry.mutable_fields())["id"] = StringValue(row.pipeline_id);
+    (*entry.mutable_fields())["name"] = StringValue(row.name);
+    (*entry.mutable_fields())["seconds"] = ListValue(std::move(seconds));
+    pipelines.push_back(StructValue(std::move(entry)));
+  }
+  for (const double seconds : comparison.geomeans) {
+    geomeans.push_back(seconds > 0 ? NumberValue(seconds) : NullValue());
+  }
+  Struct geomean;
+  (*geomean.mutable_fields())["seconds"] = ListValue(std::move(geomeans));
+  (*geomean.mutable_fields())["pipelines"] = NumberValue(comparison.geomean_pipelines);
+  Struct json;
+  auto& f = *json.mutable_fields();
+  f["columns"] = ListValue(std::move(columns));
+  f["campaigns"] = ListValue(std::move(campaigns));
+  f["pipelines"] = ListValue(std::move(pipelines));
+  f["geomean"] = StructValue(std::move(geomean));
+  return json;
+}
+
+}  // namespace schedfarm
