@@ -118,7 +118,7 @@ std::string AcquisitionMeaning(const std::string& name) {
 
 // `check`'s table of the strategy's settings: its own (the registry's, in its order)
 // with their resolved values, then seed and retrain_every, which every strategy has,
-// and for one that uses a model epsilon, batch, model and acquisition.
+// and for one that uses a model epsilon, batch, model, acquisition and model_from.
 void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
                            std::ostream& out) {
   TextTable table({"SETTING", "VALUE", "MEANING"}, {false, false, false});
@@ -146,6 +146,10 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
     table.Add({"model", strategy.model(), ModelKindMeaning(strategy.model())});
     table.Add(
         {"acquisition", strategy.acquisition(), AcquisitionMeaning(strategy.acquisition())});
+    if (!strategy.model_from().empty()) {
+      table.Add({"model_from", strategy.model_from(),
+                 "the search starts under this campaign's newest model of the kind"});
+    }
   }
   table.Print(out);
 }

@@ -162,6 +162,16 @@ std::string GreedyCampaign(
          "baselines: [li2018]\n";
 }
 
+TEST(FarmctlCliTest, CheckPrintsTheCampaignASearchStartsFrom) {
+  ScratchDir dir;
+  const std::string path = WriteFile(
+      dir.Sub("seeded.yaml"),
+      GreedyCampaign("strategy: {name: greedy, settings: {model_from: dataset-1}}\n"));
+  const CliResult r = Farmctl({"check", path, "--coordinator", ClosedEndpoint()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(ValueOf(r.out, "model_from"), "dataset-1") << r.out;
+}
+
 TEST(FarmctlCliTest, CheckPrintsTheResolvedStrategyPipelinesBudgetAndBaselines) {
   ScratchDir dir;
   const std::string path = WriteFile(dir.Sub("greedy.yaml"), GreedyCampaign());
@@ -183,6 +193,7 @@ TEST(FarmctlCliTest, CheckPrintsTheResolvedStrategyPipelinesBudgetAndBaselines) 
   const std::string model = LineOf(r.out, "model");
   EXPECT_TRUE(Contains(model, PartialMeaningName(FindModelKind("gcn")->partial))) << model;
   EXPECT_TRUE(Contains(model, "spread: the ensemble's stddev")) << model;
+  EXPECT_EQ(LineOf(r.out, "model_from"), "") << "shown only when set";
   // The pipelines as submit builds them: the zoo block, then one per random seed.
   EXPECT_TRUE(Contains(r.out, "pipelines: 3\n")) << r.out;
   EXPECT_EQ(ValueOf(r.out, "vgg_block"), "zoo:vgg_block") << r.out;
