@@ -51,6 +51,8 @@ const char kUsage[] =
     "                         each campaign's best runtime and each baseline's, geomeans,\n"
     "                         speedups over the baselines, search time, candidates by\n"
     "                         origin, benchmarks and failures of each campaign\n"
+    "       [--first N]       each campaign's best among the first N candidates of each\n"
+    "                         pipeline: campaigns compared at an equal budget\n"
     "  model eval CAMPAIGN    the newest model of each kind side by side: their metrics on\n"
     "                         the held-out pipelines (docs/EVALUATION.md)\n"
     "  local FILE...          a whole farm on this machine for the campaign files: every\n"
@@ -93,7 +95,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
-      {"--dir", true}};
+      {"--dir", true},         {"--first", true}};
   return kFlags;
 }
 
@@ -557,6 +559,12 @@ int RunCompare(Runner& r) {
       return r.Fail(kExitUsage, "CAMPAIGN " + id + " of 'compare' given twice");
     }
   }
+  int first = 0;
+  if (r.inv().Has("--first")) {
+    StatusOr<int> n = ParsePositiveInt("--first", r.inv().Get("--first"));
+    if (!n.ok()) return r.Fail(kExitUsage, n.status().message());
+    first = *n;
+  }
   std::vector<ComparedCampaign> campaigns;
   for (const std::string& id : r.inv().args) {
     ClientRequest request;
@@ -569,7 +577,7 @@ int RunCompare(Runner& r) {
                                      std::to_string(reply->status().campaigns_size()) +
                                      " campaigns");
     }
-    campaigns.push_back({reply->status().campaigns(0), {}});
+    campaigns.push_back({reply->status().campaigns(0), MeasurementTally(first)});
   }
   for (ComparedCampaign& campaign : campaigns) {
     const int code = ForEachMeasurement(r, campaign.status.campaign().id(),
@@ -612,7 +620,7 @@ const std::vector<Command>& Commands() {
       {"resume", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
-      {"compare", {"CAMPAIGN"}, {}, {}, true, RunCompare, /*repeats_last=*/true},
+      {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
       {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
   };

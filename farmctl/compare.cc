@@ -87,7 +87,9 @@ std::vector<Comparison::Row> RowsOf(const std::vector<ComparedCampaign>& campaig
                         std::vector<ComparedRuntime>(campaigns.size() + baselines.size())});
       }
       std::vector<ComparedRuntime>& runtimes = rows[at->second].runtimes;
-      runtimes[c].seconds = p.best_seconds();
+      const MeasurementTally& tally = campaigns[c].tally;
+      runtimes[c].seconds =
+          tally.first() > 0 ? tally.BestOfFirst(p.pipeline_id()) : p.best_seconds();
       for (size_t b = 0; b < baselines.size(); ++b) {
         ComparedRuntime& baseline = runtimes[campaigns.size() + b];
         const auto found = p.baseline_seconds().find(baselines[b]);
@@ -297,9 +299,31 @@ void MeasurementTally::Add(const Measurement& measurement) {
   if (measurement.status() != OK && IsAutoscheduler(candidate.origin())) {
     failed_baselines_.emplace(candidate.pipeline_id(), candidate.origin());
   }
-  if (!candidates_.emplace(candidate.pipeline_id(), candidate.schedule_hash()).second) return;
-  search_seconds_ += candidate.search_seconds();
-  ++by_origin_[candidate.origin()];
+  const std::pair<std::string, std::string> key(candidate.pipeline_id(), candidate.schedule_hash());
+  const bool added = candidates_.insert(key).second;
+  if (added) {
+    search_seconds_ += candidate.search_seconds();
+    ++by_origin_[candidate.origin()];
+  }
+  if (first_ <= 0 || IsAutoscheduler(candidate.origin())) return;
+  if (added && counted_[key.first] < first_) {
+    ++counted_[key.first];
+    within_first_.insert(key);
+  }
+  const double median = measurement.stats().median_seconds();
+  if (measurement.status() != OK || !(median > 0) || within_first_.count(key) == 0) return;
+  double& best = best_of_first_[key.first];
+  if (best == 0 || median < best) best = median;
+}
+
+double MeasurementTally::BestOfFirst(const std::string& pipeline_id) const {
+  const auto found = best_of_first_.find(pipeline_id);
+  return found == best_of_first_.end() ? 0 : found->second;
+}
+
+int MeasurementTally::CountedOf(const std::string& pipeline_id) const {
+  const auto found = counted_.find(pipeline_id);
+  return found == counted_.end() ? 0 : found->second;
 }
 
 bool MeasurementTally::BaselineFailed(const std::string& pipeline_id,
@@ -318,11 +342,35 @@ Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns) {
   return comparison;
 }
 
+namespace {
+
+// With a first N: what the runtimes are, and the campaigns that have fewer than N
+// candidates of a pipeline (so that their budgets there are not equal).
+void PrintFirstNote(const Comparison& comparison, std::ostream& out) {
+  if (comparison.campaigns.empty() || comparison.campaigns[0].tally.first() <= 0) return;
+  const int first = comparison.campaigns[0].tally.first();
+  out << "each campaign's best among the first " << first
+      << " candidates of each pipeline (baselines aside)\n";
+  for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
+    int fewest = first;
+    for (const Comparison::Row& row : comparison.rows) {
+      fewest = std::min(fewest, comparison.campaigns[c].tally.CountedOf(row.pipeline_id));
+    }
+    if (fewest < first) {
+      out << "  " << comparison.headers[c] << " has only " << fewest
+          << " candidates of some pipeline\n";
+    }
+  }
+}
+
+}  // namespace
+
 std::string RenderComparison(const Comparison& comparison) {
   std::ostringstream out;
   out << "best runtime per pipeline: " << Count(comparison.campaigns.size(), "campaign") << ", "
       << Count(comparison.baselines.size(), "baseline") << ", "
       << Count(comparison.rows.size(), "pipeline") << "\n";
+  PrintFirstNote(comparison, out);
   PrintRuntimes(comparison, out);
   if (!comparison.baselines.empty()) {
     out << "speedup over the baselines (geomean over the pipelines where both have a runtime)\n";

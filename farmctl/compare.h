@@ -23,6 +23,12 @@ namespace schedfarm {
 // once (a retry after a failed attempt) counts once.
 class MeasurementTally {
  public:
+  // `first` > 0: also the best runtime of each pipeline among its first `first`
+  // candidates other than baselines, in measurement order, failed ones counted: the
+  // campaign's best at that budget per pipeline, so that campaigns that ran different
+  // budgets compare at an equal one.
+  explicit MeasurementTally(int first = 0) : first_(first) {}
+
   void Add(const Measurement& measurement);
 
   // The sum of Candidate.search_seconds over the candidates: the wall time the
@@ -32,8 +38,17 @@ class MeasurementTally {
   const std::map<std::string, int64_t>& candidates_by_origin() const { return by_origin_; }
   // Whether the autoscheduler `baseline` has a failed result on the pipeline.
   bool BaselineFailed(const std::string& pipeline_id, const std::string& baseline) const;
+  int first() const { return first_; }
+  // The pipeline's best runtime among its first `first` candidates (0: none OK).
+  double BestOfFirst(const std::string& pipeline_id) const;
+  // How many candidates of the pipeline (baselines aside) there are, at most `first`.
+  int CountedOf(const std::string& pipeline_id) const;
 
  private:
+  int first_ = 0;
+  std::map<std::string, int> counted_;  // pipeline id -> candidates seen, baselines aside
+  std::set<std::pair<std::string, std::string>> within_first_;  // (pipeline id, hash)
+  std::map<std::string, double> best_of_first_;  // pipeline id -> seconds
   std::set<std::pair<std::string, std::string>> candidates_;  // (pipeline id, schedule hash)
   double search_seconds_ = 0;
   std::map<std::string, int64_t> by_origin_;
@@ -63,7 +78,8 @@ struct Comparison {
   struct Row {
     std::string pipeline_id;
     std::string name;
-    // One per column: the campaigns' best runtimes, then the baselines'.
+    // One per column: the campaigns' best runtimes (among each pipeline's first
+    // candidates where the tallies count a first), then the baselines'.
     std::vector<ComparedRuntime> runtimes;
   };
 

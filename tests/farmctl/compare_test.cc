@@ -51,6 +51,35 @@ TEST(FarmctlCompareTest, TallyCountsEachCandidateOnceAndFailedBaselines) {
   EXPECT_TRUE(greedy.BaselineFailed(testing_support::kResnetId, "li2018"));
 }
 
+Measurement Result(const std::string& hash, const std::string& origin, MeasurementStatus status,
+                   double median) {
+  Measurement m;
+  m.mutable_candidate()->set_pipeline_id("p");
+  m.mutable_candidate()->set_schedule_hash(hash);
+  m.mutable_candidate()->set_origin(origin);
+  m.set_status(status);
+  m.mutable_stats()->set_median_seconds(median);
+  return m;
+}
+
+// --first N: the best among each pipeline's first N candidates, baselines aside, a
+// failed candidate counted and its later successful retry taken.
+TEST(FarmctlCompareTest, TallyOfTheFirstCandidatesOfEachPipeline) {
+  MeasurementTally tally(2);
+  tally.Add(Result("li2018", "li2018", OK, 0.5));
+  tally.Add(Result("a", "greedy", OK, 5.0));
+  tally.Add(Result("b", "greedy", CRASH, 0));
+  tally.Add(Result("c", "greedy", OK, 1.0));  // the third candidate: beyond the first 2
+  tally.Add(Result("b", "greedy", OK, 3.0));  // the retry of the second
+  EXPECT_DOUBLE_EQ(tally.BestOfFirst("p"), 3.0);
+  EXPECT_EQ(tally.CountedOf("p"), 2);
+  EXPECT_EQ(tally.BestOfFirst("q"), 0);
+  MeasurementTally all;
+  all.Add(Result("a", "greedy", OK, 5.0));
+  EXPECT_EQ(all.first(), 0);
+  EXPECT_EQ(all.BestOfFirst("p"), 0) << "only counted with a first";
+}
+
 TEST(FarmctlCompareTest, RowsHoldEachCampaignsBestAndTheBaselinesBestOverTheCampaigns) {
   const Comparison c = CompareSamples();
   EXPECT_EQ(c.headers, (std::vector<std::string>{"random", "greedy"}));

@@ -119,7 +119,7 @@ inline SampleCampaign GreedySample() {
 
 // The sample as `farmctl compare` reads it from the coordinator.
 inline ComparedCampaign Compared(const SampleCampaign& sample) {
-  ComparedCampaign compared{sample.status, {}};
+  ComparedCampaign compared{sample.status, MeasurementTally()};
   for (const Measurement& m : sample.measurements) compared.tally.Add(m);
   return compared;
 }
