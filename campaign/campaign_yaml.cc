@@ -180,12 +180,9 @@ StatusOr<double> Reader::Duration(const YAML::Node& n, const std::string& what) 
 
 StatusOr<int> Reader::Choice(const YAML::Node& n, const std::string& what, const std::string& kind,
                              const std::vector<std::pair<std::string, int>>& names) const {
-  SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n, what));
-  for (const auto& [name, value] : names) {
-    if (name == s) return value;
-  }
-  return ErrorAt(
-      n, "unknown " + kind + " '" + s + "' (" + NearMissHint(s, Keys(names), "known: ") + ")");
+  const std::vector<std::string> keys = Keys(names);
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string s, OneOf(n, what, kind, keys));
+  return names[std::find(keys.begin(), keys.end(), s) - keys.begin()].second;
 }
 
 StatusOr<std::string> Reader::OneOf(const YAML::Node& n, const std::string& what,

@@ -16,11 +16,6 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-bool IsAutoscheduler(const std::string& origin) {
-  const std::vector<std::string>& names = AutoschedulerNames();
-  return std::find(names.begin(), names.end(), origin) != names.end();
-}
-
 // The geometric mean of positive values; 0 of none.
 double GeometricMeanOf(const std::vector<double>& values) {
   if (values.empty()) return 0;
@@ -296,7 +291,7 @@ Value CampaignValue(const Comparison& comparison, size_t c) {
 
 void MeasurementTally::Add(const Measurement& measurement) {
   const Candidate& candidate = measurement.candidate();
-  if (measurement.status() != OK && IsAutoscheduler(candidate.origin())) {
+  if (measurement.status() != OK && IsAutoschedulerName(candidate.origin())) {
     failed_baselines_.emplace(candidate.pipeline_id(), candidate.origin());
   }
   const std::pair<std::string, std::string> key(candidate.pipeline_id(), candidate.schedule_hash());
@@ -305,7 +300,7 @@ void MeasurementTally::Add(const Measurement& measurement) {
     search_seconds_ += candidate.search_seconds();
     ++by_origin_[candidate.origin()];
   }
-  if (first_ <= 0 || IsAutoscheduler(candidate.origin())) return;
+  if (first_ <= 0 || IsAutoschedulerName(candidate.origin())) return;
   if (added && counted_[key.first] < first_) {
     ++counted_[key.first];
     within_first_.insert(key);

@@ -320,7 +320,6 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
     const std::string id = PipelineId(*graph);
     pipelines.emplace(id, Known{std::move(*graph), spec.name()});
   }
-  const std::vector<std::string>& autoschedulers = AutoschedulerNames();
   std::ostringstream out;
   std::string current;
   int rank = 0;
@@ -343,9 +342,7 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
         << FormatDuration(m.stats().min_seconds()) << ", " << m.samples_seconds_size()
         << " samples), origin " << (c.origin().empty() ? "-" : c.origin()) << ", schedule "
         << c.schedule_hash() << ", worker " << m.host().worker_id() << "\n";
-    const bool baseline =
-        std::find(autoschedulers.begin(), autoschedulers.end(), c.origin()) != autoschedulers.end();
-    if (baseline) {
+    if (IsAutoschedulerName(c.origin())) {
       if (m.schedule_source().empty()) {
         out << "// (the worker recorded no source for this " << c.origin() << " schedule)\n";
       } else {

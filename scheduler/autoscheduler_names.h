@@ -3,6 +3,7 @@
 // scheduler/autoschedule/autoschedulers.h.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@ namespace schedfarm {
 inline const std::vector<std::string>& AutoschedulerNames() {
   static const std::vector<std::string> kNames = {"adams2019", "li2018", "mullapudi2016"};
   return kNames;
+}
+
+// Whether `name` is one of AutoschedulerNames() (a baseline's Candidate.origin).
+inline bool IsAutoschedulerName(const std::string& name) {
+  const std::vector<std::string>& names = AutoschedulerNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace schedfarm

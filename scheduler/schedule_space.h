@@ -129,6 +129,8 @@ class SpaceRng {
   uint64_t Next();
   // Uniform in [0, n), n > 0 (no modulo bias).
   uint64_t Below(uint64_t n);
+  // Uniform in [0, 1), with 53 random bits.
+  double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
  private:
   uint64_t state_;

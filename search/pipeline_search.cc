@@ -77,8 +77,7 @@ std::vector<Candidate> PipelineSearch::Propose(int n, std::string* failure) {
   // Which of the n slots are the epsilon share of random candidates.
   int guided = 0;
   for (int i = 0; i < n; ++i) {
-    const double u = (epsilon_rng_.Next() >> 11) * 0x1.0p-53;
-    guided += strategy_ && u >= options_.epsilon ? 1 : 0;
+    guided += strategy_ && epsilon_rng_.Unit() >= options_.epsilon ? 1 : 0;
   }
   if (guided > 0) {
     StatusOr<std::vector<SearchProposal>> proposals = strategy_->Propose(guided);

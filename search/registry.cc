@@ -28,6 +28,15 @@ std::string Joined(const std::vector<std::string>& names) {
   return text;
 }
 
+// The entry named `name`, or an error naming the known ones.
+template <typename Info>
+StatusOr<const Info*> Named(const std::vector<Info>& infos, const std::string& name,
+                            const std::string& what) {
+  if (const Info* info = Find(infos, name)) return info;
+  return Status::Error("unknown " + what + " '" + name + "' (known: " + Joined(Names(infos)) +
+                       ")");
+}
+
 SettingSpec Options(double default_value) {
   return {"options", 1, 1e6, default_value, true,
           "options of a stage scored at each step; a stage with more is sampled uniformly"};
@@ -138,21 +147,19 @@ std::vector<std::string> AcquisitionNames() { return Names(Acquisitions()); }
 std::vector<std::string> ModelKindNames() { return Names(ModelKinds()); }
 
 StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& name) {
-  const StrategyInfo* info = FindStrategy(name);
-  if (info == nullptr) {
-    return Status::Error("unknown strategy '" + name + "' (known: " + Joined(StrategyNames()) +
-                         ")");
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(const StrategyInfo* info,
+                             Named(SearchStrategies(), name, "strategy"));
   return info->make();
 }
 
 StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name) {
-  const AcquisitionInfo* info = FindAcquisition(name);
-  if (info == nullptr) {
-    return Status::Error("unknown acquisition '" + name + "' (known: " +
-                         Joined(AcquisitionNames()) + ")");
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(const AcquisitionInfo* info,
+                             Named(Acquisitions(), name, "acquisition"));
   return info->make();
+}
+
+StatusOr<const ModelKindInfo*> ModelKindNamed(const std::string& name) {
+  return Named(ModelKinds(), name, "model kind");
 }
 
 Status CheckStrategyModel(const StrategyInfo& strategy, const ModelKindInfo& model,

@@ -71,6 +71,7 @@ std::vector<std::string> ModelKindNames();
 // An error naming the known ones for an unknown name.
 StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& name);
 StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name);
+StatusOr<const ModelKindInfo*> ModelKindNamed(const std::string& name);
 
 // Whether a strategy can search under a model kind with an acquisition: a strategy
 // that scores partial schedules needs a kind that can, an acquisition that reads the

@@ -129,9 +129,7 @@ Args ParseArgs(int argc, char** argv) {
     } else if (arg == "--autoschedulers") {
       args.autoschedulers.clear();
       for (const std::string& name : Split(value, ',')) {
-        bool known = false;
-        for (const std::string& n : AutoschedulerNames()) known = known || n == name;
-        if (!known) UsageError("unknown autoscheduler '" + name + "'");
+        if (!IsAutoschedulerName(name)) UsageError("unknown autoscheduler '" + name + "'");
         args.autoschedulers.push_back(name);
       }
       if (args.autoschedulers.empty()) UsageError("option --autoschedulers: empty list");

@@ -29,9 +29,7 @@ Clock::time_point After(int ms) { return Clock::now() + std::chrono::millisecond
 
 // Whether the lease asks for a baseline: an autoscheduler's origin and no schedule.
 bool IsBaseline(const Candidate& candidate) {
-  const std::vector<std::string>& names = AutoschedulerNames();
-  return candidate.schedule().stages_size() == 0 &&
-         std::find(names.begin(), names.end(), candidate.origin()) != names.end();
+  return candidate.schedule().stages_size() == 0 && IsAutoschedulerName(candidate.origin());
 }
 
 // The sandbox job of a lease, or why the lease cannot run: its pipeline must build,

@@ -27,6 +27,11 @@ namespace {
 
 constexpr int kExportPageRows = 1000;
 
+// Wall-clock seconds since `start`.
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Whether farm-learner proposes the campaign's candidates (its strategy uses a model).
 bool LearnerStrategy(const Strategy& strategy) {
   const StrategyInfo* info = FindStrategy(strategy.name());
@@ -36,14 +41,12 @@ bool LearnerStrategy(const Strategy& strategy) {
 }  // namespace
 
 StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind) {
-  if (kind == "gcn" || kind == "gcn0" || kind == "lann") return MakeTorchModel(kind);
+  SCHEDFARM_RETURN_IF_ERROR(ModelKindNamed(kind).status());
   if (kind == "gbt") return std::unique_ptr<PerformanceModel>(std::make_unique<GbtModel>());
   if (kind == "roofline") {
     return std::unique_ptr<PerformanceModel>(std::make_unique<RooflineModel>());
   }
-  std::string known;
-  for (const std::string& name : ModelKindNames()) known += (known.empty() ? "" : ", ") + name;
-  return Status::Error("unknown model kind '" + kind + "' (known: " + known + ")");
+  return MakeTorchModel(kind);  // gcn, gcn0, lann
 }
 
 // A trained model and its stored version.
@@ -213,8 +216,7 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
                {{"campaign", data.id}, {"model", kind}, {"error", trained.message()}});
       continue;
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds = SecondsSince(started);
     Model record;
     record.set_kind(kind);
     record.set_created_unix_ms(UnixMillis());
@@ -351,8 +353,7 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
     std::string failure;
     const auto search_started = std::chrono::steady_clock::now();
     std::vector<Candidate> candidates = pipeline.search->Propose(share, &failure);
-    const double search_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - search_started).count();
+    const double search_seconds = SecondsSince(search_started);
     for (Candidate& candidate : candidates) {
       candidate.set_search_seconds(search_seconds / static_cast<double>(candidates.size()));
       *proposal.add_candidates() = std::move(candidate);
@@ -367,8 +368,7 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
   if (proposal.candidates_size() == 0 && proposal.search_failures_size() == 0) {
     return Status::Ok();
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = SecondsSince(started);
   ClientRequest request;
   *request.mutable_propose() = std::move(proposal);
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));

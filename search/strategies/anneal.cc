@@ -52,7 +52,7 @@ class AnnealSearch : public ModelSearch {
       const size_t best = ArgMax(scores);
       const double delta = std::log(std::max(predictions[best].mean_seconds, 1e-15)) -
                            std::log(std::max(current_prediction_.mean_seconds, 1e-15));
-      if (delta <= 0 || Uniform(rng_) < std::exp(-delta / temperature_)) {
+      if (delta <= 0 || rng_.Unit() < std::exp(-delta / temperature_)) {
         current_ = std::move(moves[best]);
         current_prediction_ = predictions[best];
       }

@@ -41,7 +41,7 @@ class GreedySearch : public ModelSearch {
         SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions,
                                    model().PredictOptions(state, options));
         size_t pick = ArgMax(AcquisitionScores(acquisition(), predictions, incumbent_seconds()));
-        if (walk > 0 && Uniform(rng) < noise) pick = rng.Below(options.size());
+        if (walk > 0 && rng.Unit() < noise) pick = rng.Below(options.size());
         state = WithOption(space(), state, options[pick]);
         last = predictions[pick];
       }

@@ -38,8 +38,6 @@ class ModelSearch : public SearchStrategy {
   bool IsKnown(const std::string& hash) const;
   // Whether `hash` may still be proposed; true also marks it proposed.
   bool TakeIfNew(const std::string& hash);
-  // A uniform double in [0, 1).
-  static double Uniform(SpaceRng& rng) { return (rng.Next() >> 11) * 0x1.0p-53; }
   // A proposal of a complete schedule with its prediction and acquisition score.
   SearchProposal MakeProposal(ScheduleSpec schedule, std::string hash,
                               const RuntimePrediction& prediction, int sampled_stages) const;
