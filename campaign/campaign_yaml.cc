@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "campaign/campaign_pipelines.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/yaml_io.h"
 #include "pipeline/yaml_reader.h"
@@ -120,7 +121,8 @@ class Reader : public YamlReader {
   Status ReadPipeline(const YAML::Node& n, const std::string& what, PipelineSource* source) const;
   Status ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline* zoo) const;
   Status ReadRandom(const YAML::Node& n, const std::string& what, RandomPipelines* random) const;
-  Status ReadStrategy(const YAML::Node& n, Strategy* strategy) const;
+  // `pipelines`: the campaign's pipeline count, for the strategy's own check.
+  Status ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strategy) const;
   Status ReadBudget(const YAML::Node& n, Budget* budget) const;
   Status ReadMeasurement(const YAML::Node& n, MeasurementSettings* settings) const;
   Status ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) const;
@@ -390,7 +392,7 @@ Status Reader::ReadPipeline(const YAML::Node& n, const std::string& what,
   return Status::Ok();
 }
 
-Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
+Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strategy) const {
   SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "strategy", {"name", "settings"}));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", "strategy"));
   SCHEDFARM_ASSIGN_OR_RETURN(std::string name,
@@ -401,17 +403,20 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
     strategy->set_epsilon(kDefaultEpsilon);
     strategy->set_batch(kDefaultBatch);
     strategy->set_retrain_every(kDefaultRetrainEvery);
-    strategy->set_model(kDefaultModel);
+    strategy->set_model(info.default_model.empty() ? kDefaultModel : info.default_model);
     strategy->set_acquisition(info.default_acquisition);
   }
   std::map<std::string, double> values;
   for (const SettingSpec& spec : info.settings) values[spec.name] = spec.default_value;
   Fields s;
   if (f.has("settings")) {
-    std::vector<std::string> keys = {"seed", "retrain_every"};
-    if (info.uses_model) {
-      keys.insert(keys.end(), {"epsilon", "batch", "model", "acquisition", "model_from"});
-    }
+    // A strategy that farm-learner runs over the whole campaign (no per-pipeline
+    // search) trains on its own schedule and proposes in its own batches.
+    const bool per_pipeline = info.make != nullptr;
+    std::vector<std::string> keys = {"seed"};
+    if (per_pipeline) keys.push_back("retrain_every");
+    if (info.uses_model && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
+    if (info.uses_model) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
     const std::string what = "strategy.settings (of strategy '" + name + "')";
     SCHEDFARM_ASSIGN_OR_RETURN(s, Map(f.value("settings"), what, keys));
@@ -480,6 +485,14 @@ Status Reader::ReadStrategy(const YAML::Node& n, Strategy* strategy) const {
                              : s.has("acquisition") ? s.value("acquisition")
                                                     : f.value("name");
       return ErrorAt(at, usable.message());
+    }
+  }
+  if (info.check != nullptr) {
+    std::string at;
+    Status consistent = info.check(*strategy, pipelines, &at);
+    if (!consistent.ok()) {
+      const YAML::Node& node = s.has(at) ? s.value(at) : f.value("name");
+      return ErrorAt(node, "strategy.settings: " + consistent.message());
     }
   }
   return Status::Ok();
@@ -629,7 +642,9 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
 
   config.mutable_strategy()->set_name("random");
   if (top.has("strategy")) {
-    SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(top.value("strategy"), config.mutable_strategy()));
+    SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(top.value("strategy"),
+                                           static_cast<int>(CampaignPipelineCount(config)),
+                                           config.mutable_strategy()));
   }
   SCHEDFARM_RETURN_IF_ERROR(ReadBudget(top.value("budget"), config.mutable_budget()));
   if (top.has("measurement")) {

@@ -387,13 +387,25 @@ CampaignRun::ResultOutcome CampaignRun::RecordResult(const Measurement& measurem
   return ResultOutcome::kRecorded;
 }
 
-bool CampaignRun::BudgetDone() const {
-  if (campaign_.counters().finished() >= Budget()) return true;
-  if (!live_.empty()) return false;
+const char* CampaignRun::DoneReason() const {
+  if (campaign_.counters().finished() >= Budget()) return "budget used";
+  if (!live_.empty()) return nullptr;
+  if (strategy_complete_) return "the strategy has nothing left";
   for (const PipelineEntry& entry : entries_) {
-    if (!entry.random.Exhausted()) return false;
+    if (!entry.random.Exhausted()) return nullptr;
   }
-  return true;
+  return "every schedule proposed";
+}
+
+const CandidateRecord* CampaignRun::LiveRecord(const std::string& pipeline_id,
+                                               const std::string& schedule_hash) const {
+  auto it = live_.find(Key(pipeline_id, schedule_hash));
+  return it == live_.end() ? nullptr : &it->second;
+}
+
+bool CampaignRun::Finished(const std::string& pipeline_id,
+                           const std::string& schedule_hash) const {
+  return final_.count(Key(pipeline_id, schedule_hash)) > 0;
 }
 
 std::vector<PipelineProgress> CampaignRun::Progress() const {

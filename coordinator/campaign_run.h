@@ -107,9 +107,20 @@ class CampaignRun {
   // Candidates waiting for a lease (queued or waiting for a retry), and leased.
   size_t waiting() const { return waiting_; }
   size_t leased() const { return leased_; }
-  // Whether the budget of benchmarks is used up, or no candidate is left to propose
-  // and none is waiting or leased.
-  bool BudgetDone() const;
+  // Why the campaign is done, or nullptr while it is not: the budget of benchmarks is
+  // used up, or no candidate is left to propose (the random stream is exhausted, or the
+  // learner's strategy said it has nothing left: CompleteStrategy) and none is waiting
+  // or leased.
+  const char* DoneReason() const;
+  // farm-learner's strategy proposes nothing more: the campaign is done once its
+  // candidates are final. Not persisted: the learner says it again after a restart.
+  void CompleteStrategy() { strategy_complete_ = true; }
+
+  // The record of a candidate that is not final yet; nullptr when it is final or unknown.
+  const CandidateRecord* LiveRecord(const std::string& pipeline_id,
+                                    const std::string& schedule_hash) const;
+  // Whether the candidate reached a final state (measured, failed or quarantined).
+  bool Finished(const std::string& pipeline_id, const std::string& schedule_hash) const;
 
   // Progress, for status replies (best runtime and baselines per pipeline).
   std::vector<PipelineProgress> Progress() const;
@@ -158,6 +169,7 @@ class CampaignRun {
   size_t waiting_ = 0;
   size_t leased_ = 0;
   bool baselines_proposed_ = false;
+  bool strategy_complete_ = false;
   std::map<std::string, int64_t> failures_;
   std::deque<int64_t> recent_results_ms_;
 };

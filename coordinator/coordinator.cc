@@ -127,6 +127,10 @@ class Coordinator::Impl {
   ClientReply HandlePipelines(const CampaignRef& request);
   ClientReply HandleStoreModel(const StoreModel& request, bool* deferred);
   ClientReply HandleModels(const ModelsRequest& request);
+  ClientReply HandleStoreValueRound(const ValueRound& round, bool* deferred);
+  ClientReply HandleValueRounds(const CampaignRef& request);
+  ClientReply HandleCandidates(const CandidatesRequest& request);
+  ClientReply HandleComplete(const CampaignRef& request, bool* deferred);
 
   Worker* WorkerOfPeer(const std::string& peer);
   static WorkerState StateOf(const Worker& worker);
@@ -136,6 +140,8 @@ class Coordinator::Impl {
   void Propose(int64_t now_ms);
   void Dispatch(int64_t now_ms);
   void FinishCampaign(CampaignRun& run, CampaignState state, const std::string& why);
+  // A running campaign whose DoneReason is set becomes DONE.
+  void FinishIfDone(CampaignRun& run);
   void AddEvent(const std::string& kind, const std::string& campaign, const std::string& worker,
                 const std::string& lease, const std::string& text);
   void HandOver();
@@ -501,9 +507,7 @@ void Coordinator::Impl::HandleResult(Worker& worker, const Measurement& measurem
                    " after " + std::to_string(record.failures()) + " failures, last " +
                    MeasurementStatus_Name(record.last_status()));
     }
-    if (run.campaign().state() == CAMPAIGN_RUNNING && run.BudgetDone()) {
-      FinishCampaign(run, CAMPAIGN_DONE, "budget used");
-    }
+    FinishIfDone(run);
   } else {
     AddEvent(outcome == CampaignRun::ResultOutcome::kDuplicate ? "duplicate_result"
                                                                : "result_for_unknown_candidate",
@@ -544,9 +548,7 @@ void Coordinator::Impl::ReleaseLease(const std::string& lease_id, MeasurementSta
   AddEvent(record->state() == CANDIDATE_QUARANTINED ? "quarantined" : "lease_lost", run.id(),
            lease.worker_id, lease_id, why);
   dispatch_needed_ = true;
-  if (run.campaign().state() == CAMPAIGN_RUNNING && run.BudgetDone()) {
-    FinishCampaign(run, CAMPAIGN_DONE, "budget used");
-  }
+  FinishIfDone(run);
 }
 
 void Coordinator::Impl::WorkerDead(Worker& worker, const std::string& why) {
@@ -575,8 +577,8 @@ void Coordinator::Impl::Tick(int64_t now_ms) {
     const double limit = run->config().budget().wall_time_seconds();
     if (limit > 0 && campaign.running_seconds() >= limit) {
       FinishCampaign(*run, CAMPAIGN_DONE, "wall time used");
-    } else if (run->BudgetDone()) {
-      FinishCampaign(*run, CAMPAIGN_DONE, "budget used");
+    } else {
+      FinishIfDone(*run);
     }
   }
   if (now_ms < next_heartbeat_ms_) return;
@@ -677,6 +679,11 @@ void Coordinator::Impl::FinishCampaign(CampaignRun& run, CampaignState state,
             {"why", why},
             {"measured", std::to_string(run.campaign().counters().measured())},
             {"finished", std::to_string(run.campaign().counters().finished())}});
+}
+
+void Coordinator::Impl::FinishIfDone(CampaignRun& run) {
+  if (run.campaign().state() != CAMPAIGN_RUNNING) return;
+  if (const char* why = run.DoneReason()) FinishCampaign(run, CAMPAIGN_DONE, why);
 }
 
 void Coordinator::Impl::AddEvent(const std::string& kind, const std::string& campaign,
@@ -831,6 +838,18 @@ void Coordinator::Impl::HandleClient(const std::string& peer, const ClientReques
       break;
     case ClientRequest::kModels:
       reply = HandleModels(request.models());
+      break;
+    case ClientRequest::kStoreValueRound:
+      reply = HandleStoreValueRound(request.store_value_round(), &deferred);
+      break;
+    case ClientRequest::kValueRounds:
+      reply = HandleValueRounds(request.value_rounds());
+      break;
+    case ClientRequest::kCandidates:
+      reply = HandleCandidates(request.candidates());
+      break;
+    case ClientRequest::kComplete:
+      reply = HandleComplete(request.complete(), &deferred);
       break;
     case ClientRequest::BODY_NOT_SET:
       reply.set_code(CLIENT_INVALID_ARGUMENT);
@@ -1147,6 +1166,91 @@ ClientReply Coordinator::Impl::HandleModels(const ModelsRequest& request) {
   });
   ClientReply reply;
   for (Model& model : models) *reply.mutable_models()->add_models() = std::move(model);
+  return reply;
+}
+
+ClientReply Coordinator::Impl::HandleStoreValueRound(const ValueRound& round, bool* deferred) {
+  if (!campaigns_.count(round.campaign())) {
+    return Refuse(CLIENT_NOT_FOUND, "store_value_round: no campaign '" + round.campaign() + "'");
+  }
+  if (round.round() < 0) {
+    return Refuse(CLIENT_INVALID_ARGUMENT,
+                  "store_value_round: round " + std::to_string(round.round()) + " is negative");
+  }
+  if (round.state() != VALUE_ROUND_PLANNED && round.state() != VALUE_ROUND_FITTED) {
+    return Refuse(CLIENT_INVALID_ARGUMENT, "store_value_round: round " +
+                                               std::to_string(round.round()) +
+                                               " is neither planned nor fitted");
+  }
+  batch_.PutValueRound(round);
+  AddEvent("value_round_stored", round.campaign(), "", "",
+           "round " + std::to_string(round.round()) + " " + ValueRoundState_Name(round.state()) +
+               (round.fitted_model().empty() ? "" : " " + round.fitted_model()));
+  *deferred = true;
+  ClientReply reply;
+  *reply.mutable_value_rounds()->add_rounds() = round;
+  return reply;
+}
+
+ClientReply Coordinator::Impl::HandleValueRounds(const CampaignRef& request) {
+  if (!campaigns_.count(request.campaign())) {
+    return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
+  }
+  ClientReply reply;
+  ValueRoundsReply* rounds = reply.mutable_value_rounds();
+  Status scanned = store_->ScanValueRounds(request.campaign(), [&](const ValueRound& round) {
+    *rounds->add_rounds() = round;
+    return true;
+  });
+  if (!scanned.ok()) return Refuse(CLIENT_INTERNAL, scanned.message());
+  return reply;
+}
+
+ClientReply Coordinator::Impl::HandleCandidates(const CandidatesRequest& request) {
+  auto found = campaigns_.find(request.campaign());
+  if (found == campaigns_.end()) {
+    return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
+  }
+  const CampaignRun& run = *found->second;
+  ClientReply reply;
+  CandidatesReply* candidates = reply.mutable_candidates();
+  for (const CandidatesRequest::Key& key : request.keys()) {
+    if (const CandidateRecord* live = run.LiveRecord(key.pipeline_id(), key.schedule_hash())) {
+      *candidates->add_candidates() = *live;
+      continue;
+    }
+    if (!run.Finished(key.pipeline_id(), key.schedule_hash())) continue;
+    // Final records live in the store only (the proposal's reply came after its commit).
+    StatusOr<std::optional<CandidateRecord>> stored =
+        store_->GetCandidate(run.id(), key.pipeline_id(), key.schedule_hash());
+    if (!stored.ok()) return Refuse(CLIENT_INTERNAL, stored.status().message());
+    if (*stored) *candidates->add_candidates() = std::move(**stored);
+  }
+  return reply;
+}
+
+ClientReply Coordinator::Impl::HandleComplete(const CampaignRef& request, bool* deferred) {
+  auto found = campaigns_.find(request.campaign());
+  if (found == campaigns_.end()) {
+    return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
+  }
+  CampaignRun& run = *found->second;
+  if (!Active(run.campaign().state())) {
+    return Refuse(CLIENT_FAILED_PRECONDITION, "campaign " + run.id() + " is " +
+                                                  CampaignState_Name(run.campaign().state()) +
+                                                  " already");
+  }
+  if (run.ProposesItself()) {
+    return Refuse(CLIENT_FAILED_PRECONDITION,
+                  "campaign " + run.id() + " proposes its own candidates: only a strategy of "
+                  "farm-learner completes a campaign");
+  }
+  run.CompleteStrategy();
+  FinishIfDone(run);
+  dirty_campaigns_.insert(run.id());
+  *deferred = true;
+  ClientReply reply;
+  *reply.mutable_campaign() = run.campaign();
   return reply;
 }
 

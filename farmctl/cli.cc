@@ -15,6 +15,7 @@
 #include "farmctl/compare.h"
 #include "farmctl/local.h"
 #include "farmctl/render.h"
+#include "farmctl/rounds.h"
 #include "farmctl/submission.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
@@ -55,6 +56,11 @@ const char kUsage[] =
     "                         pipeline: campaigns compared at an equal budget\n"
     "  model eval CAMPAIGN    the newest model of each kind side by side: their metrics on\n"
     "                         the held-out pipelines (docs/EVALUATION.md)\n"
+    "  rounds CAMPAIGN        a value-iteration campaign: its rounds (models, prefixes,\n"
+    "                         targets, wall times, held-out metrics), then per value\n"
+    "                         function the measured runtime of the greedy and beam\n"
+    "                         searches' schedules on the held-out pipelines beside random\n"
+    "                         schedules and the baselines\n"
     "  local FILE...          a whole farm on this machine for the campaign files: every\n"
     "       [--workers N]     file checked, then a coordinator (store in DIR/store), N\n"
     "       [--dir DIR]       workers (default 1: one per host) and a learner; the campaigns\n"
@@ -593,6 +599,42 @@ int RunCompare(Runner& r) {
   return kExitOk;
 }
 
+int RunRounds(Runner& r) {
+  const std::string& campaign = r.inv().args[0];
+  ValueIterationReport report;
+  int code = kExitOk;
+  ClientRequest status;
+  status.mutable_status()->set_campaign(campaign);
+  const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
+  if (!status_reply) return code;
+  if (status_reply->status().campaigns_size() != 1) {
+    return r.Fail(kExitFailed, "rounds: the coordinator's status of " + campaign + " carries " +
+                                   std::to_string(status_reply->status().campaigns_size()) +
+                                   " campaigns");
+  }
+  report.status = status_reply->status().campaigns(0);
+  ClientRequest rounds;
+  rounds.mutable_value_rounds()->set_campaign(campaign);
+  const auto rounds_reply = r.Call(rounds, &ClientReply::has_value_rounds, "value rounds", &code);
+  if (!rounds_reply) return code;
+  if (r.json()) return Print(r, *rounds_reply, "");
+  report.rounds.assign(rounds_reply->value_rounds().rounds().begin(),
+                       rounds_reply->value_rounds().rounds().end());
+  ClientRequest models;
+  models.mutable_models()->set_campaign(campaign);
+  const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
+  if (!models_reply) return code;
+  report.models.assign(models_reply->models().models().begin(),
+                       models_reply->models().models().end());
+  code = ForEachMeasurement(r, campaign, [&](const StoredMeasurementRecord& record) {
+    report.measurements.push_back(record.measurement());
+    return Status::Ok();
+  });
+  if (code != kExitOk) return code;
+  r.out() << RenderValueRounds(report);
+  return kExitOk;
+}
+
 int RunLocal(Runner& r) {
   LocalFarmOptions options;
   options.campaign_files = r.inv().args;
@@ -622,6 +664,7 @@ const std::vector<Command>& Commands() {
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
       {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
       {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
+      {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
   };
   return kCommands;

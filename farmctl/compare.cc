@@ -16,14 +16,6 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-// The geometric mean of positive values; 0 of none.
-double GeometricMeanOf(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  double log_sum = 0;
-  for (const double v : values) log_sum += std::log(v);
-  return std::exp(log_sum / static_cast<double>(values.size()));
-}
-
 // The campaign's config; nothing when its config_json is unreadable.
 std::optional<CampaignConfig> ConfigOf(const Campaign& campaign) {
   StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
@@ -324,6 +316,13 @@ int MeasurementTally::CountedOf(const std::string& pipeline_id) const {
 bool MeasurementTally::BaselineFailed(const std::string& pipeline_id,
                                       const std::string& baseline) const {
   return failed_baselines_.count({pipeline_id, baseline}) > 0;
+}
+
+double GeometricMeanOf(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double log_sum = 0;
+  for (const double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
 Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns) {

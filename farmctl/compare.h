@@ -101,6 +101,9 @@ struct Comparison {
   std::vector<std::vector<MeanSpeedup>> speedups;
 };
 
+// The geometric mean of positive values; 0 of none.
+double GeometricMeanOf(const std::vector<double>& values);
+
 // Compares the campaigns, in the order given.
 Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns);
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -141,11 +142,12 @@ std::string FindBinary(const std::string& name, const std::string& build_folder)
 }
 
 // Watches the campaigns in order until each has ended, then prints each one's status
-// and best schedules and, for two campaigns or more, their comparison. Returns the first
+// and best schedules (and for a value-iteration campaign its rounds) and, for two
+// campaigns or more, their comparison. Returns the first
 // exit code that is not 0. Ctrl-C ends farmctl; the farm's processes then get SIGTERM
 // (PR_SET_PDEATHSIG) and stop cleanly, and the campaigns stay in the store.
 int WatchAndReport(const std::string& endpoint, const std::vector<std::string>& ids,
-                   const CliStreams& streams) {
+                   const std::set<std::string>& value_iteration, const CliStreams& streams) {
   const auto farmctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--coordinator", endpoint});
     return RunFarmctl(args, streams);
@@ -163,6 +165,10 @@ int WatchAndReport(const std::string& endpoint, const std::vector<std::string>& 
     farmctl({"status", id});
     streams.out << "\n";
     keep(farmctl({"best", id}));
+    if (value_iteration.count(id)) {
+      streams.out << "\n";
+      keep(farmctl({"rounds", id}));
+    }
   }
   if (ids.size() > 1) {
     std::vector<std::string> compare = {"compare"};
@@ -182,8 +188,11 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   };
   // Every file is checked before anything starts.
   std::vector<SubmitCampaign> submissions;
+  std::vector<bool> value_iteration_files;
   for (const std::string& file : options.campaign_files) {
-    StatusOr<SubmitCampaign> submission = BuildSubmission(file);
+    CampaignConfig config;
+    StatusOr<SubmitCampaign> submission = BuildSubmission(file, &config);
+    value_iteration_files.push_back(config.strategy().name() == "value-iteration");
     if (!submission.ok()) return fail(kExitInvalidInput, submission.status().message());
     submissions.push_back(std::move(*submission));
   }
@@ -252,6 +261,7 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
               << (options.workers == 1 ? "" : "s") << ", a learner, logs in "
               << (dir / "logs").string() << "\n";
   std::vector<std::string> ids;
+  std::set<std::string> value_iteration;
   for (SubmitCampaign& submission : submissions) {
     const std::string file = submission.file_name();
     ClientRequest request;
@@ -262,11 +272,12 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
       return fail(kExitFailed, "submit " + file + ": " + reply->error());
     }
     ids.push_back(reply->submitted().id());
+    if (value_iteration_files[ids.size() - 1]) value_iteration.insert(ids.back());
     streams.out << "submitted " << RenderCampaignLine(reply->submitted());
   }
   streams.out.flush();
 
-  const int code = WatchAndReport(endpoint, ids, streams);
+  const int code = WatchAndReport(endpoint, ids, value_iteration, streams);
   learner.Stop(kWorkerStopTimeout);
   for (auto& worker : workers) worker->Stop(kWorkerStopTimeout);
   coordinator.Stop(kCoordinatorStopTimeout);

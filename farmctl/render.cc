@@ -117,8 +117,9 @@ std::string AcquisitionMeaning(const std::string& name) {
 }
 
 // `check`'s table of the strategy's settings: its own (the registry's, in its order)
-// with their resolved values, then seed and retrain_every, which every strategy has,
-// and for one that uses a model epsilon, batch, model, acquisition and model_from.
+// with their resolved values, then seed; for a per-pipeline strategy retrain_every, and
+// for one that uses a model epsilon and batch; for any that uses a model the model,
+// acquisition and model_from.
 void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
                            std::ostream& out) {
   TextTable table({"SETTING", "VALUE", "MEANING"}, {false, false, false});
@@ -128,16 +129,17 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
                spec.help});
   }
   table.Add({"seed", std::to_string(strategy.seed()), "seeds the strategy's sampling"});
-  if (info.uses_model) {
+  const bool per_pipeline = info.make != nullptr;  // else farm-learner runs the whole campaign
+  if (info.uses_model && per_pipeline) {
     table.Add({"epsilon", FormatNumber("%g", strategy.epsilon()),
                "share of random candidates in a batch"});
     table.Add({"batch", std::to_string(strategy.batch()),
                "candidates proposed at once, shared by the pipelines"});
   }
-  if (strategy.retrain_every() > 0) {
+  if (per_pipeline && strategy.retrain_every() > 0) {
     table.Add({"retrain_every", std::to_string(strategy.retrain_every()),
                "new results between retrainings of the models"});
-  } else {
+  } else if (per_pipeline) {
     table.Add({"retrain_every", "default",
                "new results between retrainings of the models: farm-learner's "
                "--retrain-every"});

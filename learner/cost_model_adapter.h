@@ -1,8 +1,11 @@
 // A trained PerformanceModel as the search layer's CostModel for one pipeline: each
 // schedule is featurized (learner/features.h) and the batch goes to the model in one
-// call. Models trained on complete schedules score a partial one as the schedule
-// with every undecided stage at the space's default (PartialMeaning
-// kDefaultCompletion). Not thread-safe (the featurizer's scratch is per thread).
+// call. What a partial schedule's features are depends on what the model's
+// predictions of it mean: a model trained on complete schedules
+// (PartialMeaning::kDefaultCompletion) scores the schedule with every undecided stage
+// at the space's default; a value function (kBestReachable) reads the partial
+// schedule itself, undecided stages as zeros. Not thread-safe (the featurizer's
+// scratch is per thread).
 #pragma once
 
 #include <memory>
@@ -18,25 +21,29 @@ namespace schedfarm {
 class PerformanceCostModel : public CostModel {
  public:
   // `model` is shared by the pipelines of a campaign; `featurizer` outlives this.
+  // REQUIRES: meaning is kDefaultCompletion or kBestReachable.
   PerformanceCostModel(std::shared_ptr<const PerformanceModel> model, std::string version,
-                       const Featurizer& featurizer);
+                       const Featurizer& featurizer, PartialMeaning meaning);
 
   std::string version() const override { return version_; }
-  PartialMeaning partial_meaning() const override { return PartialMeaning::kDefaultCompletion; }
+  PartialMeaning partial_meaning() const override { return meaning_; }
   StatusOr<std::vector<RuntimePrediction>> Predict(
       const std::vector<const ScheduleSpec*>& schedules) override;
-  // One default-completed state is built and each option written into its slot in
-  // turn: copying whole schedules per option would cost more than featurizing them.
+  // One state is built and each option written into its slot in turn: copying whole
+  // schedules per option would cost more than featurizing them.
   StatusOr<std::vector<RuntimePrediction>> PredictOptions(
       const ScheduleSpec& partial, const std::vector<StageSchedule>& options) override;
 
  private:
   // Featurizes the schedule into features_[i].
   void FeaturizeInto(size_t i, const ScheduleSpec& schedule);
+  // The schedule the model reads for `schedule`: itself, or default-completed.
+  ScheduleSpec AsRead(const ScheduleSpec& schedule) const;
 
   std::shared_ptr<const PerformanceModel> model_;
   std::string version_;
   const Featurizer& featurizer_;
+  PartialMeaning meaning_;
   std::vector<PipelineFeatures> features_;  // reused between calls
 };
 

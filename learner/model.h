@@ -1,6 +1,7 @@
 // The one interface of every performance model (the GCN, its 0-layer variant, LANN,
-// the roofline and the TVM-style GBT): train on labelled schedules, predict the
-// runtime of a pipeline's schedule with an uncertainty, save to bytes and load back.
+// the BiLSTM value function, the roofline and the TVM-style GBT): train on labelled
+// schedules, predict the runtime of a pipeline's schedule with an uncertainty, save to
+// bytes and load back.
 // Free of Halide and Torch; the models live in learner/torch/, learner/gbt/ and here.
 #pragma once
 
@@ -31,14 +32,20 @@ struct TrainOptions {
   int ensemble = 0;  // neural models: members trained with seeds seed, seed+1...; 0: default
   int threads = 0;   // intra-op threads; 0: the library's default
   double time_limit_seconds = 0;  // 0: none
+  // Continue from the model's trained state (weights, normalization statistics, time
+  // scale) instead of from scratch, for models that can (bilstm; search/registry.h's
+  // ModelKindInfo::warm_starts); an untrained model, or one that cannot, trains from
+  // scratch.
+  bool warm_start = false;
 };
 
 class PerformanceModel {
  public:
   virtual ~PerformanceModel() = default;
-  // "gcn", "gcn0" (no message passing), "lann", "roofline", "gbt".
+  // "gcn", "gcn0" (no message passing), "lann", "bilstm", "roofline", "gbt".
   virtual std::string kind() const = 0;
-  // Trains from scratch on `train` (every sample's features from CurrentFeatureSchema()).
+  // Trains on `train` (every sample's features from CurrentFeatureSchema()), from
+  // scratch unless options.warm_start.
   virtual Status Train(const std::vector<Sample>& train, const TrainOptions& options) = 0;
   // One prediction per features, in order. An error before training or for features of
   // another schema.

@@ -46,21 +46,27 @@ void PipelineSearch::Notify(const SearchResult& result) {
   if (strategy_) strategy_->Notify({result});
 }
 
-Candidate PipelineSearch::MakeCandidate(SearchProposal proposal, const std::string& origin) const {
+Candidate ProposalCandidate(const std::string& pipeline_id, SearchProposal proposal,
+                            const std::string& origin, const std::string& model_version) {
   Candidate candidate;
-  candidate.set_pipeline_id(space_.pipeline_id());
-  proposal.schedule.set_pipeline_id(space_.pipeline_id());
+  candidate.set_pipeline_id(pipeline_id);
+  proposal.schedule.set_pipeline_id(pipeline_id);
   *candidate.mutable_schedule() = std::move(proposal.schedule);
   candidate.set_schedule_hash(std::move(proposal.hash));
   candidate.set_origin(origin);
   if (proposal.predicted) {
-    candidate.set_model_version(model_ ? model_->version() : "");
+    candidate.set_model_version(model_version);
     candidate.mutable_prediction()->set_mean_seconds(proposal.prediction.mean_seconds);
     candidate.mutable_prediction()->set_stddev_seconds(proposal.prediction.stddev_seconds);
     candidate.set_acquisition_score(proposal.acquisition_score);
   }
   candidate.set_sampled_stages(proposal.sampled_stages);
   return candidate;
+}
+
+Candidate PipelineSearch::MakeCandidate(SearchProposal proposal, const std::string& origin) const {
+  return ProposalCandidate(space_.pipeline_id(), std::move(proposal), origin,
+                           model_ ? model_->version() : "");
 }
 
 bool PipelineSearch::ProposeRandom(std::vector<Candidate>* out) {

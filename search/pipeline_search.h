@@ -18,6 +18,11 @@
 
 namespace schedfarm {
 
+// A proposal of the pipeline `pipeline_id` as a candidate of the given origin; the
+// model version is recorded when the proposal carries a prediction.
+Candidate ProposalCandidate(const std::string& pipeline_id, SearchProposal proposal,
+                            const std::string& origin, const std::string& model_version);
+
 class PipelineSearch {
  public:
   struct Options {

@@ -42,26 +42,52 @@ SettingSpec Options(double default_value) {
           "options of a stage scored at each step; a stage with more is sampled uniformly"};
 }
 
+// value-iteration: enough pipelines for a round and the held-out ones, a V0 to start
+// from, and the value as the only ranking.
+Status CheckValueIteration(const Strategy& strategy, int pipelines, std::string* at) {
+  const StrategySettings settings = ResolvedSettings(strategy);
+  const int per_round = static_cast<int>(settings.at("pipelines_per_round"));
+  const int held_out = static_cast<int>(settings.at("held_out"));
+  if (per_round + held_out > pipelines) {
+    *at = "pipelines_per_round";
+    return Status::Error("pipelines_per_round (" + std::to_string(per_round) + ") plus held_out (" +
+                         std::to_string(held_out) + ") is more than the campaign's " +
+                         std::to_string(pipelines) + " pipelines");
+  }
+  if (settings.at("warmup") == 0 && strategy.model_from().empty()) {
+    *at = "warmup";
+    return Status::Error(
+        "warmup 0 leaves nothing to train V0 on: benchmark some random schedules, or take V0 "
+        "from another campaign with model_from");
+  }
+  if (strategy.acquisition() != "exploit") {
+    *at = "acquisition";
+    return Status::Error("value-iteration ranks by the value alone (acquisition exploit), not '" +
+                         strategy.acquisition() + "'");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::vector<StrategyInfo>& SearchStrategies() {
   static const std::vector<StrategyInfo> strategies = {
       {"random", "uniform random schedules, proposed by the coordinator", false, false, "", {},
-       MakeRandomSearch},
+       MakeRandomSearch, "", nullptr},
       {"model-guided",
        "the best predicted of a sample of random schedules (Ansor's policy)",
        true,
        false,
        "exploit",
        {{"sample_size", 1, 1e6, 256, true, "random schedules scored per proposal batch"}},
-       MakeModelGuidedSearch},
+       MakeModelGuidedSearch, "", nullptr},
       {"uncertainty",
        "the schedules of a random sample where the model's ensemble disagrees most",
        true,
        false,
        "uncertainty",
        {{"sample_size", 1, 1e6, 256, true, "random schedules scored per proposal batch"}},
-       MakeUncertaintySearch},
+       MakeUncertaintySearch, "", nullptr},
       {"greedy",
        "one decision per stage, outputs first, the model's best option each time "
        "(value-learning paper, Alg. 1); later walks take a random option with "
@@ -72,7 +98,7 @@ const std::vector<StrategyInfo>& SearchStrategies() {
        {Options(1000),
         {"noise", 0, 1, 0.1, false,
          "walks after the first: probability of a random decision at each stage"}},
-       MakeGreedySearch},
+       MakeGreedySearch, "", nullptr},
       {"beam",
        "the greedy walk keeping the `width` best partial schedules; when their complete "
        "schedules are measured, the beam doubles up to `max_width`",
@@ -82,7 +108,7 @@ const std::vector<StrategyInfo>& SearchStrategies() {
        {{"width", 1, 4096, 32, true, "partial schedules kept at each stage"},
         Options(64),
         {"max_width", 1, 65536, 256, true, "the widest beam tried"}},
-       MakeBeamSearch},
+       MakeBeamSearch, "", nullptr},
       {"anneal",
        "simulated annealing over complete schedules screened by the model (TPU paper's "
        "autotuner): a move redecides one stage, Metropolis acceptance on the predicted "
@@ -95,7 +121,7 @@ const std::vector<StrategyInfo>& SearchStrategies() {
         {"temperature", 1e-6, 100, 0.5, false,
          "initial temperature, in units of log predicted runtime"},
         {"cooling", 1e-6, 1, 0.99, false, "temperature factor per step"}},
-       MakeAnnealSearch},
+       MakeAnnealSearch, "", nullptr},
       {"relaxed",
        "best-first backtracking over partial schedules: a state is expanded while its "
        "prediction is at most alpha x the best complete one found (relaxed graph "
@@ -106,7 +132,33 @@ const std::vector<StrategyInfo>& SearchStrategies() {
        {{"alpha", 1, 10, 1.05, false, "expand states predicted at most alpha x the best"},
         {"expansions", 1, 1e7, 400, true, "states expanded per proposal batch"},
         Options(32)},
-       MakeRelaxedSearch},
+       MakeRelaxedSearch, "", nullptr},
+      {"value-iteration",
+       "the value-learning paper's Algorithm 2 on the farm: V0 from random schedules, then "
+       "rounds of noisy greedy rollouts under V_{i-1}, every prefix completed by beam search "
+       "and benchmarked, V_i fitted to the least runtime measured from each prefix; greedy "
+       "and beam search under every V_i benchmarked on held-out pipelines",
+       true,
+       true,
+       "exploit",
+       {{"rounds", 1, 10, 2, true, "value iterations after V0"},
+        {"pipelines_per_round", 1, 1000, 4, true,
+         "pipelines whose rollouts a round runs, taken in turn from those not held out"},
+        {"rollouts", 1, 100, 3, true, "noisy greedy rollouts per pipeline and round"},
+        {"noise", 0, 1, 0.2, false,
+         "rollouts after the first: probability of a random decision at each stage"},
+        {"beam", 1, 1024, 8, true,
+         "beam width of the prefixes' completions and of the evaluation's beam search"},
+        Options(48),
+        {"held_out", 1, 1000, 2, true,
+         "the campaign's last pipelines, kept out of every round; each V_i is evaluated on "
+         "them"},
+        {"warmup", 0, 10000, 16, true,
+         "random schedules benchmarked per pipeline first: V0's training set, the held-out "
+         "metrics and the random baseline"}},
+       nullptr,
+       "bilstm",
+       CheckValueIteration},
   };
   return strategies;
 }
@@ -128,6 +180,10 @@ const std::vector<ModelKindInfo>& ModelKinds() {
        PartialMeaning::kDefaultCompletion, true},
       {"lann", "lightweight augmented network, seed ensemble", PartialMeaning::kDefaultCompletion,
        true},
+      {"bilstm",
+       "BiLSTM over the stages, the value-learning paper's value function (value iteration "
+       "fits it to prefixes)",
+       PartialMeaning::kDefaultCompletion, false, true},
       {"gbt", "TVM-style gradient-boosted trees (XGBoost)", PartialMeaning::kDefaultCompletion,
        false},
       {"roofline", "analytic FLOPs/bytes roofline with fitted efficiencies",
@@ -149,6 +205,11 @@ std::vector<std::string> ModelKindNames() { return Names(ModelKinds()); }
 StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& name) {
   SCHEDFARM_ASSIGN_OR_RETURN(const StrategyInfo* info,
                              Named(SearchStrategies(), name, "strategy"));
+  if (info->make == nullptr) {
+    return Status::Error("strategy '" + name +
+                         "' runs over the whole campaign in farm-learner; it has no "
+                         "per-pipeline search");
+  }
   return info->make();
 }
 

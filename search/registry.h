@@ -35,7 +35,13 @@ struct StrategyInfo {
   bool scores_partial = false;
   std::string default_acquisition;  // for strategies that use a model
   std::vector<SettingSpec> settings;
+  // The per-pipeline search; null for a strategy that farm-learner runs over the whole
+  // campaign instead (value-iteration).
   std::unique_ptr<SearchStrategy> (*make)() = nullptr;
+  std::string default_model;  // empty: the campaign default
+  // Checks the settings against each other and the campaign's pipeline count; on an
+  // error, *at names the setting to blame ("model" for the model kind).
+  Status (*check)(const Strategy& strategy, int pipelines, std::string* at) = nullptr;
 };
 
 struct AcquisitionInfo {
@@ -46,12 +52,14 @@ struct AcquisitionInfo {
 };
 
 // A performance model kind as farm-learner trains it (learner/daemon): what its
-// predictions of partial schedules mean and whether it has a spread (an ensemble).
+// predictions of partial schedules mean, whether it has a spread (an ensemble) and
+// whether it can continue training from a trained model (TrainOptions.warm_start).
 struct ModelKindInfo {
   std::string name;
   std::string summary;
   PartialMeaning partial = PartialMeaning::kCompleteOnly;
   bool has_spread = false;
+  bool warm_starts = false;
 };
 
 const std::vector<StrategyInfo>& SearchStrategies();
@@ -68,7 +76,8 @@ std::vector<std::string> StrategyNames();
 std::vector<std::string> AcquisitionNames();
 std::vector<std::string> ModelKindNames();
 
-// An error naming the known ones for an unknown name.
+// An error naming the known ones for an unknown name, or for a strategy without a
+// per-pipeline search.
 StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& name);
 StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name);
 StatusOr<const ModelKindInfo*> ModelKindNamed(const std::string& name);

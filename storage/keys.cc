@@ -65,6 +65,10 @@ std::string EventKey(uint64_t seq) {
   return key;
 }
 
+std::string ValueRoundKey(const std::string& campaign, int32_t round) {
+  return MeasurementKey(campaign, static_cast<uint64_t>(round));
+}
+
 std::string BestByPipelineKey(const std::string& pipeline_id, double median_seconds, uint64_t seq) {
   std::string key = IdPrefix(pipeline_id);
   AppendOrderedDouble(&key, median_seconds);

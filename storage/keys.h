@@ -39,6 +39,7 @@ std::string CandidateKey(const std::string& campaign, const std::string& pipelin
 std::string MeasurementKey(const std::string& campaign, uint64_t seq);
 std::string ModelKey(const std::string& kind, const std::string& version);
 std::string EventKey(uint64_t seq);
+std::string ValueRoundKey(const std::string& campaign, int32_t round);  // REQUIRES: round >= 0
 std::string BestByPipelineKey(const std::string& pipeline_id, double median_seconds, uint64_t seq);
 std::string BestByCampaignKey(const std::string& campaign, const std::string& pipeline_id,
                               double median_seconds, uint64_t seq);

@@ -25,13 +25,14 @@ enum Cf {
   kEvents,
   kBestByPipeline,
   kBestByCampaign,
+  kValueRounds,
   kNumCfs,
 };
 
 const char* const kCfNames[kNumCfs] = {
     "default",  // rocksdb::kDefaultColumnFamilyName
     "pipelines", "campaigns", "candidates",       "measurements",     "models",
-    "workers",   "events",    "best_by_pipeline", "best_by_campaign",
+    "workers",   "events",    "best_by_pipeline", "best_by_campaign", "value_rounds",
 };
 
 std::string U64Bytes(uint64_t v) {
@@ -93,6 +94,14 @@ void Store::Batch::PutModel(const Model& model) {
     if (!status.ok()) return Fail(status);
   }
   Put(kModels, store_keys::ModelKey(model.kind(), model.version()), model);
+}
+
+void Store::Batch::PutValueRound(const ValueRound& round) {
+  Status status = store_keys::CheckId("value round's campaign", round.campaign());
+  if (!status.ok()) return Fail(status);
+  if (round.round() < 0) return Fail(Status::Error("value round " + std::to_string(round.round()) +
+                                                   " is negative"));
+  Put(kValueRounds, store_keys::ValueRoundKey(round.campaign(), round.round()), round);
 }
 
 void Store::Batch::PutWorker(const WorkerRecord& worker) {
@@ -406,6 +415,18 @@ Status Store::ScanCampaigns(const std::function<bool(const Campaign&)>& visit) c
                 Campaign campaign;
                 SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kCampaigns, key, value, &campaign));
                 *more = visit(campaign);
+                return Status::Ok();
+              });
+}
+
+Status Store::ScanValueRounds(const std::string& campaign,
+                              const std::function<bool(const ValueRound&)>& visit) const {
+  const std::string prefix = store_keys::IdPrefix(campaign);
+  return Scan(kValueRounds, prefix, prefix,
+              [&](const std::string& key, const std::string& value, bool* more) {
+                ValueRound round;
+                SCHEDFARM_RETURN_IF_ERROR(ParseRecord(kValueRounds, key, value, &round));
+                *more = visit(round);
                 return Status::Ok();
               });
 }

@@ -16,6 +16,8 @@
 //   events            seq                                  -> Event
 //   best_by_pipeline  pipeline_id\0 median seq             -> campaign   (status OK only)
 //   best_by_campaign  campaign\0 pipeline_id\0 median seq  -> ""         (status OK only)
+//   value_rounds      campaign\0 round                     -> ValueRound
+// A column family added later is created when the writer opens an older store.
 // Measurement and event sequence numbers are global, start at 1 and are assigned at
 // commit under the store's write lock, so seq order is commit order.
 #pragma once
@@ -57,6 +59,8 @@ class Store {
     void PutCandidate(const CandidateRecord& record);
     void PutModel(const Model& model);
     void PutWorker(const WorkerRecord& worker);
+    // Inserts or replaces the round of its campaign (round >= 0).
+    void PutValueRound(const ValueRound& round);
     // Appended under the next measurement sequence number; indexed for BestMeasurements
     // when its status is OK with a finite median.
     void AddMeasurement(const Measurement& measurement);
@@ -135,6 +139,9 @@ class Store {
   Status ScanCampaigns(const std::function<bool(const Campaign&)>& visit) const;
   // Every model, by kind then version.
   Status ScanModels(const std::function<bool(const Model&)>& visit) const;
+  // The campaign's value-iteration rounds, in round order.
+  Status ScanValueRounds(const std::string& campaign,
+                         const std::function<bool(const ValueRound&)>& visit) const;
   // Every worker, by id.
   Status ScanWorkers(const std::function<bool(const WorkerRecord&)>& visit) const;
   // The event log from `from_seq` on.

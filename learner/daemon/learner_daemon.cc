@@ -7,9 +7,9 @@
 #include <set>
 #include <thread>
 
-#include "campaign/campaign_yaml.h"
 #include "common/log.h"
 #include "learner/cost_model_adapter.h"
+#include "learner/daemon/daemon_state.h"
 #include "learner/features.h"
 #include "learner/gbt/gbt_model.h"
 #include "learner/metrics.h"
@@ -27,11 +27,6 @@ namespace {
 
 constexpr int kExportPageRows = 1000;
 
-// Wall-clock seconds since `start`.
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // Whether farm-learner proposes the campaign's candidates (its strategy uses a model).
 bool LearnerStrategy(const Strategy& strategy) {
   const StrategyInfo* info = FindStrategy(strategy.name());
@@ -46,59 +41,16 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::stri
   if (kind == "roofline") {
     return std::unique_ptr<PerformanceModel>(std::make_unique<RooflineModel>());
   }
-  return MakeTorchModel(kind);  // gcn, gcn0, lann
+  return MakeTorchModel(kind);  // gcn, gcn0, lann, bilstm
 }
 
-// A trained model and its stored version.
-struct TrainedModel {
-  std::shared_ptr<const PerformanceModel> model;
-  std::string version;
-};
-
-// What the learner keeps of one campaign.
-struct CampaignData {
-  struct PipelineData {
-    std::string id;
-    std::unique_ptr<PipelineGraph> graph;
-    std::unique_ptr<ScheduleSpace> space;
-    std::unique_ptr<Featurizer> featurizer;
-    std::unique_ptr<PipelineSearch> search;  // model strategies only
-  };
-  std::string id;
-  CampaignConfig config;
-  std::vector<PipelineData> pipelines;
-  std::map<std::string, size_t> pipeline_index;
-  uint64_t next_seq = 0;
-  std::vector<Sample> samples;
-  int64_t since_training = 0;
-  std::map<std::string, TrainedModel> newest;  // by kind, trained on this campaign
-  TrainedModel scorer;  // the model the searches use: the strategy's kind, newest version
-  // model_from is settled: its model is the scorer, or there is none to wait for.
-  bool seeded = false;
-  uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
-};
-
-struct LearnerDaemon::State {
-  LearnerOptions options;
-  std::unique_ptr<FarmClient> client;
-  std::map<std::string, CampaignData> campaigns;
-
-  StatusOr<ClientReply> Call(ClientRequest request) {
-    SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, client->Call(std::move(request)));
-    if (reply.code() != CLIENT_OK) {
-      return Status::Error(ClientErrorCode_Name(reply.code()) + ": " + reply.error());
-    }
-    return reply;
+StatusOr<ClientReply> LearnerDaemon::State::Call(ClientRequest request) {
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, client->Call(std::move(request)));
+  if (reply.code() != CLIENT_OK) {
+    return Status::Error(ClientErrorCode_Name(reply.code()) + ": " + reply.error());
   }
-
-  Status Load(const Campaign& campaign, CampaignData* data);
-  Status Follow(CampaignData& data);
-  Status Train(CampaignData& data, std::vector<NamedMetrics>* table,
-               const std::vector<std::string>& only = {});
-  StatusOr<bool> Seed(CampaignData& data, const ClientReply& statuses);
-  Status Propose(CampaignData& data, const CampaignStatus& status);
-  void SearchUnder(CampaignData& data);
-};
+  return reply;
+}
 
 Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) {
   data->id = campaign.id();
@@ -114,7 +66,7 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     pipeline.id = pipeline.space->pipeline_id();
     pipeline.featurizer = std::make_unique<Featurizer>(*pipeline.space);
     const Strategy& strategy = data->config.strategy();
-    if (LearnerStrategy(strategy)) {
+    if (LearnerStrategy(strategy) && FindStrategy(strategy.name())->make != nullptr) {
       PipelineSearch::Options options;
       options.strategy = strategy.name();
       options.settings = ResolvedSettings(strategy);
@@ -126,6 +78,11 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     }
     data->pipeline_index[pipeline.id] = data->pipelines.size();
     data->pipelines.push_back(std::move(pipeline));
+  }
+  if (LearnerStrategy(data->config.strategy()) &&
+      FindStrategy(data->config.strategy().name())->make == nullptr) {
+    data->value = std::make_unique<ValueIterationData>();
+    data->value->measured.resize(data->pipelines.size());
   }
   LogEvent("info", "campaign_followed",
            {{"campaign", data->id},
@@ -159,6 +116,11 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
         }
       }
       if (!ok || m.candidate().schedule().stages_size() == 0) continue;
+      if (data.value) {
+        data.value->measured[pipeline->second].push_back({m.candidate().schedule_hash(),
+                                                          m.candidate().schedule(), median,
+                                                          m.stats().stddev_seconds()});
+      }
       Sample sample;
       sample.pipeline_id = m.candidate().pipeline_id();
       sample.schedule_hash = m.candidate().schedule_hash();
@@ -207,48 +169,19 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
     kinds.push_back(strategy_model);
   }
   table->clear();
+  TrainingJob job;
+  job.train = std::move(train);
+  job.held_out = std::move(held_out);
+  job.held_out_pipelines = split.held_out;
   for (const std::string& kind : kinds) {
-    SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model, MakePerformanceModel(kind));
-    const auto started = std::chrono::steady_clock::now();
-    Status trained = model->Train(train, options.train);
+    job.kind = kind;
+    StatusOr<TrainedModel> trained = TrainAndStore(data, job, table);
     if (!trained.ok()) {
       LogEvent("warn", "training_failed",
-               {{"campaign", data.id}, {"model", kind}, {"error", trained.message()}});
+               {{"campaign", data.id}, {"model", kind}, {"error", trained.status().message()}});
       continue;
     }
-    const double seconds = SecondsSince(started);
-    Model record;
-    record.set_kind(kind);
-    record.set_created_unix_ms(UnixMillis());
-    // Unique across retrainings, restarts and learners: the store keys models by version.
-    record.set_version(data.id + "-" + kind + "-" + std::to_string(record.created_unix_ms()));
-    record.set_campaign(data.id);
-    record.set_training_set_size(static_cast<int64_t>(train.size()));
-    record.set_feature_schema_version(CurrentFeatureSchema().version);
-    for (const std::string& id : split.held_out) record.add_held_out_pipelines(id);
-    record.set_held_out_size(static_cast<int64_t>(held_out.size()));
-    if (!held_out.empty()) {
-      StatusOr<EvalMetrics> metrics = EvaluateModel(*model, held_out);
-      if (metrics.ok()) {
-        for (const auto& [name, value] : MetricsAsMap(*metrics)) {
-          (*record.mutable_metrics())[name] = value;
-        }
-        table->push_back({kind, *metrics});
-      }
-    }
-    (*record.mutable_metrics())["train_seconds"] = seconds;
-    SCHEDFARM_ASSIGN_OR_RETURN(std::string weights, model->Save());
-    record.set_weights(std::move(weights));
-    ClientRequest request;
-    *request.mutable_store_model()->mutable_model() = record;
-    SCHEDFARM_RETURN_IF_ERROR(Call(request).status());
-    LogEvent("info", "model_trained",
-             {{"campaign", data.id},
-              {"model", record.version()},
-              {"train", std::to_string(train.size())},
-              {"held_out", std::to_string(held_out.size())},
-              {"seconds", std::to_string(seconds)}});
-    data.newest[kind] = {std::move(model), record.version()};
+    data.newest[kind] = *trained;
     if (kind == strategy_model && LearnerStrategy(data.config.strategy())) {
       data.scorer = data.newest[kind];
       SearchUnder(data);
@@ -260,6 +193,73 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   }
   data.since_training = 0;
   return Status::Ok();
+}
+
+StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& data,
+                                                           const TrainingJob& job,
+                                                           std::vector<NamedMetrics>* metrics) {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
+                             MakePerformanceModel(job.kind));
+  TrainOptions train_options = options.train;
+  const ModelKindInfo* kind = FindModelKind(job.kind);
+  const bool warm_start = job.start != nullptr && kind != nullptr && kind->warm_starts;
+  if (warm_start) {
+    SCHEDFARM_ASSIGN_OR_RETURN(std::string start, job.start->Save());
+    SCHEDFARM_RETURN_IF_ERROR(model->Load(start));
+    train_options.warm_start = true;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  SCHEDFARM_RETURN_IF_ERROR(model->Train(job.train, train_options));
+  const double seconds = SecondsSince(started);
+  Model record;
+  record.set_kind(job.kind);
+  record.set_created_unix_ms(UnixMillis());
+  // Unique across retrainings, restarts and learners: the store keys models by version.
+  record.set_version(data.id + "-" + job.kind + (job.version_tag.empty() ? "" : "-") +
+                     job.version_tag + "-" + std::to_string(record.created_unix_ms()));
+  record.set_campaign(data.id);
+  record.set_training_set_size(static_cast<int64_t>(job.train.size()));
+  record.set_feature_schema_version(CurrentFeatureSchema().version);
+  for (const std::string& id : job.held_out_pipelines) record.add_held_out_pipelines(id);
+  record.set_held_out_size(static_cast<int64_t>(job.held_out.size()));
+  if (!job.held_out.empty()) {
+    StatusOr<EvalMetrics> evaluated = EvaluateModel(*model, job.held_out);
+    if (evaluated.ok()) {
+      for (const auto& [name, value] : MetricsAsMap(*evaluated)) {
+        (*record.mutable_metrics())[name] = value;
+      }
+      metrics->push_back({job.kind, *evaluated});
+    }
+  }
+  (*record.mutable_metrics())["train_seconds"] = seconds;
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string weights, model->Save());
+  record.set_weights(std::move(weights));
+  ClientRequest request;
+  *request.mutable_store_model()->mutable_model() = record;
+  SCHEDFARM_RETURN_IF_ERROR(Call(request).status());
+  LogEvent("info", "model_trained",
+           {{"campaign", data.id},
+            {"model", record.version()},
+            {"train", std::to_string(job.train.size())},
+            {"held_out", std::to_string(job.held_out.size())},
+            {"warm_start", warm_start ? "yes" : "no"},
+            {"seconds", std::to_string(seconds)}});
+  return TrainedModel{std::move(model), record.version()};
+}
+
+StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
+    const std::string& source, const std::string& kind) {
+  ClientRequest request;
+  request.mutable_models()->set_campaign(source);
+  request.mutable_models()->set_kind(kind);
+  request.mutable_models()->set_with_weights(true);
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
+  if (reply.models().models_size() == 0) return std::optional<TrainedModel>();
+  const Model& stored = reply.models().models(0);  // newest first
+  SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
+                             MakePerformanceModel(stored.kind()));
+  SCHEDFARM_RETURN_IF_ERROR(model->Load(stored.weights()));
+  return std::optional<TrainedModel>(TrainedModel{std::move(model), stored.version()});
 }
 
 // A campaign whose strategy starts under another campaign's model (model_from): the
@@ -288,17 +288,10 @@ StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data, const ClientReply&
     return true;
   }
   if (source->state() == CAMPAIGN_RUNNING || source->state() == CAMPAIGN_PAUSED) return false;
-  ClientRequest request;
-  request.mutable_models()->set_campaign(source->id());
-  request.mutable_models()->set_kind(strategy.model());
-  request.mutable_models()->set_with_weights(true);
-  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
-  if (reply.models().models_size() > 0) {  // newest first
-    const Model& stored = reply.models().models(0);
-    SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
-                               MakePerformanceModel(stored.kind()));
-    SCHEDFARM_RETURN_IF_ERROR(model->Load(stored.weights()));
-    data.scorer = {std::move(model), stored.version()};
+  SCHEDFARM_ASSIGN_OR_RETURN(std::optional<TrainedModel> stored,
+                             NewestStoredModel(source->id(), strategy.model()));
+  if (stored) {
+    data.scorer = std::move(*stored);
   } else {
     CampaignData trained;
     SCHEDFARM_RETURN_IF_ERROR(Load(*source, &trained));
@@ -325,7 +318,8 @@ void LearnerDaemon::State::SearchUnder(CampaignData& data) {
     if (!pipeline.search) continue;
     Status set = pipeline.search->SetModel(
         std::make_unique<PerformanceCostModel>(data.scorer.model, data.scorer.version,
-                                               *pipeline.featurizer));
+                                               *pipeline.featurizer,
+                                               FindModelKind(data.scorer.model->kind())->partial));
     if (!set.ok()) {
       LogEvent("warn", "search_refused_model",
                {{"campaign", data.id}, {"pipeline", pipeline.id}, {"error", set.message()}});
@@ -418,7 +412,8 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
         const Strategy& strategy = data.config.strategy();
         const int every = strategy.retrain_every() > 0 ? strategy.retrain_every()
                                                        : s.options.default_retrain_every;
-        if (step.ok() && data.since_training >= every &&
+        // A value-iteration campaign trains its own V_i instead (value_iteration.cc).
+        if (step.ok() && !data.value && data.since_training >= every &&
             static_cast<int>(data.samples.size()) >= s.options.min_training_samples) {
           std::vector<NamedMetrics> table;
           step = s.Train(data, &table);
@@ -433,7 +428,7 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
         }
         if (step.ok() && ready && LearnerStrategy(strategy) &&
             campaign.state() == CAMPAIGN_RUNNING) {
-          step = s.Propose(data, status);
+          step = data.value ? s.StepValueIteration(data) : s.Propose(data, status);
         }
         if (!step.ok()) {
           LogEvent("warn", "campaign_step_failed",

@@ -3,7 +3,8 @@
 // performance models on the campaign's cadence, evaluates them on held-out pipelines,
 // stores each model version with its metrics in the coordinator's store, and proposes
 // the next candidates of campaigns whose strategy searches under a model, each
-// pipeline through its PipelineSearch (search/pipeline_search.h).
+// pipeline through its PipelineSearch (search/pipeline_search.h). Value-iteration
+// campaigns it runs from end to end (value_iteration.cc).
 #pragma once
 
 #include <atomic>
@@ -35,7 +36,7 @@ struct LearnerOptions {
   int min_training_samples = 16;
 };
 
-// The performance model of `kind`: gcn, gcn0, lann (LibTorch), gbt (XGBoost) or
+// The performance model of `kind`: gcn, gcn0, lann, bilstm (LibTorch), gbt (XGBoost) or
 // roofline; an error naming the kinds otherwise.
 StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind);
 

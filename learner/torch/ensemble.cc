@@ -147,6 +147,18 @@ bool MemberBudget::Expired() const {
   return limited_ && std::chrono::steady_clock::now() >= deadline_;
 }
 
+void CopyState(const torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  const auto parameters = from.named_parameters(/*recurse=*/true);
+  for (auto& parameter : to.named_parameters(/*recurse=*/true)) {
+    parameter.value().copy_(parameters[parameter.key()]);
+  }
+  const auto buffers = from.named_buffers(/*recurse=*/true);
+  for (auto& buffer : to.named_buffers(/*recurse=*/true)) {
+    buffer.value().copy_(buffers[buffer.key()]);
+  }
+}
+
 std::vector<RuntimePrediction> EnsembleStatistics(const torch::Tensor& member_seconds) {
   torch::Tensor seconds = member_seconds.to(torch::kDouble).contiguous();
   torch::Tensor mean = seconds.mean(0);
@@ -216,6 +228,7 @@ Status TorchEnsembleModel::Train(const std::vector<Sample>& train, const TrainOp
   plan.epochs = options.epochs > 0 ? options.epochs : default_epochs();
   plan.seed = options.seed;
   plan.time_limit_seconds = options.time_limit_seconds;
+  plan.warm_start = options.warm_start && trained_;
   plan.start = std::chrono::steady_clock::now();
   ThreadScope threads(options.threads);
   SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] { return TrainMembers(train, plan); }));

@@ -82,11 +82,16 @@ StatusOr<std::vector<Net>> ReadMembers(torch::serialize::InputArchive& archive, 
   return members;
 }
 
+// Copies every parameter and buffer of `from` into `to`, a network of the same shape
+// (a warm start's member k begins as a copy of the trained member k).
+void CopyState(const torch::nn::Module& from, torch::nn::Module& to);
+
 // How the members of an ensemble are trained.
 struct MemberPlan {
   int members = 0;
   int epochs = 0;
   uint64_t seed = 0;                            // member k uses seed + k
+  bool warm_start = false;                      // TrainOptions.warm_start on a trained model
   double time_limit_seconds = 0;                // 0: none
   std::chrono::steady_clock::time_point start;  // of the whole training
 };

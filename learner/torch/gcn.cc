@@ -15,54 +15,10 @@ namespace {
 
 constexpr double kLearningRate = 0.0075;
 constexpr double kWeightDecay = 1e-4;
-// beta = 1 / max(coefficient of variation, kMinVariation), then scaled to mean 1.
-constexpr double kMinVariation = 0.01;
 // Graphs per forward pass in Predict. Small batches keep the activations in cache and
 // below the allocator's mmap threshold: 64 scores 2.3x more schedules per second
 // than 1024 (bench/search_bench), which spent half its time in page faults.
 constexpr int64_t kPredictBatch = 64;
-
-torch::Tensor LongTensor(const std::vector<int64_t>& values) {
-  return torch::from_blob(const_cast<int64_t*>(values.data()),
-                          {static_cast<int64_t>(values.size())}, torch::kLong)
-      .clone();
-}
-
-torch::Tensor FloatTensor(const std::vector<float>& values) {
-  return torch::from_blob(const_cast<float*>(values.data()), {static_cast<int64_t>(values.size())},
-                          torch::kFloat)
-      .clone();
-}
-
-// The raw features of every stage, stacked in graph order and log-transformed.
-struct StackedStages {
-  torch::Tensor invariant;  // [stages, invariant columns]
-  torch::Tensor dependent;  // [stages, dependent columns]
-  torch::Tensor scheduled;  // [stages, 1], 0 or 1
-};
-
-StackedStages Stack(const std::vector<const PipelineFeatures*>& features, int64_t inv_cols,
-                    int64_t dep_cols) {
-  int64_t stages = 0;
-  for (const PipelineFeatures* f : features) stages += f->num_stages;
-  StackedStages out;
-  out.invariant = torch::empty({stages, inv_cols});
-  out.dependent = torch::empty({stages, dep_cols});
-  out.scheduled = torch::empty({stages, 1});
-  float* inv = out.invariant.data_ptr<float>();
-  float* dep = out.dependent.data_ptr<float>();
-  float* scheduled = out.scheduled.data_ptr<float>();
-  for (const PipelineFeatures* f : features) {
-    std::memcpy(inv, f->invariant.data(), f->invariant.size() * sizeof(float));
-    std::memcpy(dep, f->dependent.data(), f->dependent.size() * sizeof(float));
-    for (uint8_t s : f->scheduled) *scheduled++ = s ? 1.0f : 0.0f;
-    inv += f->invariant.size();
-    dep += f->dependent.size();
-  }
-  out.invariant = SignedLog1p(out.invariant);
-  out.dependent = SignedLog1p(out.dependent);
-  return out;
-}
 
 // The rows of rownorm(A + I) of one graph as messages (target, source, weight).
 void AddMessages(const PipelineFeatures& f, GcnEdges edges, GraphSet* set) {
@@ -87,11 +43,10 @@ void AddMessages(const PipelineFeatures& f, GcnEdges edges, GraphSet* set) {
 
 GraphSet Normalize(const StackedStages& stacked,
                    const std::vector<const PipelineFeatures*>& features, GcnEdges edges,
-                   const ColumnStats& invariant_stats, const ColumnStats& dependent_stats) {
+                   const StageStats& stats) {
   GraphSet set;
-  set.invariant = invariant_stats.Apply(stacked.invariant);
-  set.dependent = torch::cat(
-      {dependent_stats.Apply(stacked.dependent) * stacked.scheduled, stacked.scheduled}, 1);
+  set.invariant = stats.Invariant(stacked);
+  set.dependent = stats.Dependent(stacked);
   set.first_stage.push_back(0);
   set.first_message.push_back(0);
   for (const PipelineFeatures* f : features) {
@@ -99,40 +54,6 @@ GraphSet Normalize(const StackedStages& stacked,
     AddMessages(*f, edges, &set);
   }
   return set;
-}
-
-// The training targets and weights, per sample: the log of the runtime in units of
-// the time scale, and the loss weight alpha * beta.
-struct Targets {
-  torch::Tensor log_runtime;  // float32 [samples]
-  torch::Tensor weight;       // float32 [samples]
-  double time_scale = 1;
-};
-
-Targets MakeTargets(const std::vector<Sample>& train) {
-  Targets t;
-  double log_sum = 0;
-  std::map<std::string, double> best;  // per pipeline
-  for (const Sample& s : train) {
-    log_sum += std::log(s.seconds);
-    auto it = best.find(s.pipeline_id);
-    if (it == best.end()) {
-      best[s.pipeline_id] = s.seconds;
-    } else {
-      it->second = std::min(it->second, s.seconds);
-    }
-  }
-  t.time_scale = std::exp(log_sum / train.size());
-  std::vector<float> log_runtime, alpha, beta;
-  for (const Sample& s : train) {
-    log_runtime.push_back(static_cast<float>(std::log(s.seconds / t.time_scale)));
-    alpha.push_back(static_cast<float>(best[s.pipeline_id] / s.seconds));
-    beta.push_back(static_cast<float>(1.0 / std::max(s.stddev_seconds / s.seconds, kMinVariation)));
-  }
-  torch::Tensor beta_t = FloatTensor(beta);
-  t.log_runtime = FloatTensor(log_runtime);
-  t.weight = FloatTensor(alpha) * beta_t / beta_t.mean();
-  return t;
 }
 
 Status CheckOptions(const GcnOptions& o) {
@@ -151,10 +72,6 @@ Status CheckOptions(const GcnOptions& o) {
 }
 
 }  // namespace
-
-torch::Tensor GcnRuntime(const torch::Tensor& output) {
-  return torch::nn::functional::softplus(output.clamp_min(kGcnMinOutput));
-}
 
 GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs) {
   std::vector<int64_t> rows, graph_index, source, target;
@@ -226,12 +143,8 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
     return Status::Error("the training set has " + std::to_string(stacked.invariant.size(0)) +
                          " stage in all; BatchNorm needs at least 2");
   }
-  const ColumnStats invariant_stats = ColumnStats::Fit(stacked.invariant, invariant_columns());
-  const torch::Tensor scheduled_rows = stacked.scheduled.squeeze(1).nonzero().squeeze(1);
-  const ColumnStats dependent_stats =
-      ColumnStats::Fit(stacked.dependent.index_select(0, scheduled_rows), dependent_columns());
-  const GraphSet set =
-      Normalize(stacked, features, options_.edges, invariant_stats, dependent_stats);
+  const StageStats stats = StageStats::Fit(stacked);
+  const GraphSet set = Normalize(stacked, features, options_.edges, stats);
   const Targets targets = MakeTargets(train);
 
   std::vector<GcnNet> members;
@@ -257,7 +170,7 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
         const torch::Tensor index = LongTensor(graphs);
         // xi = |log(predicted / measured)|.
         const torch::Tensor xi =
-            (GcnRuntime(net->forward(batch)).log() - targets.log_runtime.index_select(0, index))
+            (PositiveRuntime(net->forward(batch)).log() - targets.log_runtime.index_select(0, index))
                 .abs();
         const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
         optimizer.zero_grad();
@@ -274,15 +187,14 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
     members.push_back(net);
   }
   members_ = std::move(members);
-  invariant_stats_ = invariant_stats;
-  dependent_stats_ = dependent_stats;
+  stats_ = stats;
   time_scale_ = targets.time_scale;
   return Status::Ok();
 }
 
 torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*>& features) const {
   const GraphSet set = Normalize(Stack(features, invariant_columns(), dependent_columns()),
-                                 features, options_.edges, invariant_stats_, dependent_stats_);
+                                 features, options_.edges, stats_);
   const int64_t n = features.size();
   torch::Tensor seconds = torch::empty({static_cast<int64_t>(members_.size()), n});
   for (int64_t begin = 0; begin < n; begin += kPredictBatch) {
@@ -293,7 +205,7 @@ torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*
       GcnNet net = members_[m];
       seconds[m]
           .narrow(0, begin, graphs.size())
-          .copy_(GcnRuntime(net->forward(batch)) * time_scale_);
+          .copy_(PositiveRuntime(net->forward(batch)) * time_scale_);
     }
   }
   return seconds;
@@ -306,10 +218,7 @@ void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {
   archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
   archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
   archive.write("time_scale", c10::IValue(time_scale_));
-  archive.write("invariant_mean", invariant_stats_.mean);
-  archive.write("invariant_std", invariant_stats_.stddev);
-  archive.write("dependent_mean", dependent_stats_.mean);
-  archive.write("dependent_std", dependent_stats_.stddev);
+  stats_.Write(archive);
   WriteMembers(archive, members_);
 }
 
@@ -327,23 +236,15 @@ Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
   options.ensemble = ensemble;
   SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
   SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
-  ColumnStats invariant_stats, dependent_stats;
-  SCHEDFARM_ASSIGN_OR_RETURN(invariant_stats.mean,
-                             ReadTensor(archive, "invariant_mean", {invariant_columns()}));
-  SCHEDFARM_ASSIGN_OR_RETURN(invariant_stats.stddev,
-                             ReadTensor(archive, "invariant_std", {invariant_columns()}));
-  SCHEDFARM_ASSIGN_OR_RETURN(dependent_stats.mean,
-                             ReadTensor(archive, "dependent_mean", {dependent_columns()}));
-  SCHEDFARM_ASSIGN_OR_RETURN(dependent_stats.stddev,
-                             ReadTensor(archive, "dependent_std", {dependent_columns()}));
+  SCHEDFARM_ASSIGN_OR_RETURN(StageStats stats,
+                             StageStats::Read(archive, invariant_columns(), dependent_columns()));
   SCHEDFARM_ASSIGN_OR_RETURN(std::vector<GcnNet> members, ReadMembers<GcnNet>(archive, [&] {
                                return GcnNet(invariant_columns(), dependent_columns() + 1,
                                              options.layers);
                              }));
   options_ = options;
   members_ = std::move(members);
-  invariant_stats_ = invariant_stats;
-  dependent_stats_ = dependent_stats;
+  stats_ = stats;
   time_scale_ = time_scale;
   return Status::Ok();
 }

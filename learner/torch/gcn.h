@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "learner/torch/ensemble.h"
+#include "learner/torch/stage_tensors.h"
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
@@ -51,12 +52,7 @@ GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs);
 // Embedding (Linear to 220 and to 60, concatenated, ReLU), `layers` graph convolutions
 // (Linear, rownorm(A + I), BatchNorm over the stages of the batch, ReLU), the sum over
 // each graph's stages of the embedding and of every layer's output, concatenated, and
-// one Linear whose GcnRuntime is the runtime in units of the model's time scale.
-// The runtime, in units of the time scale, that a network's output o stands for:
-// softplus(o), positive, about o for large outputs and about exp(o) for very negative
-// ones; o is taken at least kGcnMinOutput, so the runtime never underflows to 0.
-constexpr double kGcnMinOutput = -40;
-torch::Tensor GcnRuntime(const torch::Tensor& output);
+// one Linear whose PositiveRuntime is the runtime in units of the model's time scale.
 
 class GcnNetImpl : public torch::nn::Module {
  public:
@@ -80,8 +76,7 @@ class GcnModel : public TorchEnsembleModel {
 
   // The trained state, for the TorchScript export.
   const std::vector<GcnNet>& members() const { return members_; }
-  const ColumnStats& invariant_stats() const { return invariant_stats_; }
-  const ColumnStats& dependent_stats() const { return dependent_stats_; }
+  const StageStats& stats() const { return stats_; }
   double time_scale() const { return time_scale_; }
 
  protected:
@@ -95,8 +90,8 @@ class GcnModel : public TorchEnsembleModel {
  private:
   GcnOptions options_;
   std::vector<GcnNet> members_;
-  ColumnStats invariant_stats_, dependent_stats_;
-  double time_scale_ = 1;  // seconds per unit of GcnRuntime
+  StageStats stats_;
+  double time_scale_ = 1;  // seconds per unit of PositiveRuntime
 };
 
 }  // namespace torch_models

@@ -16,7 +16,8 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& ki
     return MakeGcnModel(options);
   }
   if (kind == "lann") return MakeLannModel();
-  return Status::Error("unknown Torch model kind '" + kind + "' (known: gcn, gcn0, lann)");
+  if (kind == "bilstm") return MakeBilstmModel();
+  return Status::Error("unknown Torch model kind '" + kind + "' (known: gcn, gcn0, lann, bilstm)");
 }
 
 int TorchThreads() { return at::get_num_threads(); }

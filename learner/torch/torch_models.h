@@ -1,7 +1,8 @@
 // The neural performance models on LibTorch, each an ensemble of independently seeded
 // members whose disagreement is the uncertainty: the GCN of the GNN paper (with 0
-// layers, "gcn0", no message passing) and LANN (a tiny MLP on aggregated features plus
-// the analytic operation count), and the TorchScript export of the GCN. Torch-free.
+// layers, "gcn0", no message passing), LANN (a tiny MLP on aggregated features plus
+// the analytic operation count) and the BiLSTM value function of the value-learning
+// paper; and their TorchScript export. Torch-free.
 #pragma once
 
 #include <memory>
@@ -36,14 +37,28 @@ struct LannOptions {
   int ensemble = 5;             // members when TrainOptions.ensemble is 0
 };
 
+// The value function of the value-learning paper (docs/MODELS.md): an embedding, a
+// bidirectional LSTM over the stages and a sum of per-stage latents. Scores partial
+// schedules as the best runtime reachable from them once trained on such targets.
+struct BilstmOptions {
+  int embedding = 64;  // per-stage embedding width, even: the LSTM has half each way
+  int latent = 32;     // per-stage latent summed over the stages
+  int batch_size = 32;  // schedules per minibatch (of one stage count)
+  int epochs = 60;      // when TrainOptions.epochs is 0
+  double learning_rate = 0.002;  // Adam
+  int ensemble = 1;     // members when TrainOptions.ensemble is 0
+};
+
 // The models read features of `schema` (by default the one this build computes); a
 // model trained on one schema refuses features and saved bytes of another.
 std::unique_ptr<PerformanceModel> MakeGcnModel(
     const GcnOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
 std::unique_ptr<PerformanceModel> MakeLannModel(
     const LannOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
-// "gcn", "gcn0" or "lann" with default options; an error naming the known kinds
-// otherwise.
+std::unique_ptr<PerformanceModel> MakeBilstmModel(
+    const BilstmOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
+// "gcn", "gcn0", "lann" or "bilstm" with default options; an error naming the known
+// kinds otherwise.
 StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& kind);
 
 // Intra-op threads Torch uses for Predict (process-wide; Train sets and restores its
@@ -51,9 +66,10 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& ki
 int TorchThreads();
 void SetTorchThreads(int threads);
 
-// Writes a trained "gcn" or "gcn0" model as a TorchScript module (torch.jit.load in
-// Python, torch::jit::load in C++). Its forward takes the batched raw features of a
-// set of schedules, stages of all graphs stacked in graph order:
+// Writes a trained "gcn", "gcn0" or "bilstm" model as a TorchScript module
+// (torch.jit.load in Python, torch::jit::load in C++). Its forward takes the batched
+// raw features of a set of schedules, stages of all graphs stacked in graph order (the
+// BiLSTM reads no edges):
 //   invariant    float32 [N, invariant columns]
 //   dependent    float32 [N, dependent columns]
 //   scheduled    float32 [N], 1 for a stage the schedule decides, 0 otherwise
@@ -61,6 +77,6 @@ void SetTorchThreads(int threads);
 //   graph_index  int64 [N], the graph (0..G-1) of each stage
 // and returns (mean seconds [G], ensemble standard deviation [G]), the same numbers
 // as Predict. docs/MODELS.md describes the module.
-Status ExportGcnTorchScript(const PerformanceModel& model, const std::string& path);
+Status ExportTorchScript(const PerformanceModel& model, const std::string& path);
 
 }  // namespace schedfarm

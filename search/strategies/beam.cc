@@ -6,18 +6,11 @@
 #include <algorithm>
 
 #include "search/factories.h"
-#include "search/stage_options.h"
 #include "search/strategies/model_search.h"
+#include "search/walks.h"
 
 namespace schedfarm {
 namespace {
-
-struct BeamState {
-  ScheduleSpec schedule;
-  RuntimePrediction prediction;
-  double score = 0;
-  int sampled_stages = 0;
-};
 
 class BeamSearch : public ModelSearch {
  public:
@@ -40,7 +33,7 @@ class BeamSearch : public ModelSearch {
         width_ = width;
         continue;
       }
-      BeamState& state = ranked_[next_++];
+      WalkState& state = ranked_[next_++];
       std::string hash = ScheduleHash(space(), state.schedule);
       if (!TakeIfNew(hash)) continue;
       out.push_back(MakeProposal(std::move(state.schedule), std::move(hash), state.prediction,
@@ -52,38 +45,15 @@ class BeamSearch : public ModelSearch {
  private:
   // One beam search of the given width: ranked_ holds its complete schedules, best first.
   Status Run(int64_t width) {
-    const int64_t cap = static_cast<int64_t>(Setting("options"));
     SpaceRng rng(MixSeed(seed(), runs_++));
-    std::vector<BeamState> beam(1);
-    beam[0].schedule = space().Empty();
-    while (!IsComplete(space(), beam[0].schedule)) {
-      std::vector<BeamState> children;
-      for (const BeamState& parent : beam) {
-        bool sampled = false;
-        std::vector<StageSchedule> options =
-            CappedOptions(space(), parent.schedule, cap, rng, &sampled);
-        SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions,
-                                   model().PredictOptions(parent.schedule, options));
-        const std::vector<double> scores =
-            AcquisitionScores(acquisition(), predictions, incumbent_seconds());
-        for (size_t i = 0; i < options.size(); ++i) {
-          children.push_back({WithOption(space(), parent.schedule, options[i]), predictions[i],
-                              scores[i], parent.sampled_stages + (sampled ? 1 : 0)});
-        }
-      }
-      const size_t keep = std::min<size_t>(children.size(), static_cast<size_t>(width));
-      std::partial_sort(
-          children.begin(), children.begin() + keep, children.end(),
-          [](const BeamState& a, const BeamState& b) { return a.score > b.score; });
-      children.resize(keep);
-      beam = std::move(children);
-    }
-    ranked_ = std::move(beam);
+    const WalkScoring scoring = {&model(), &acquisition(), incumbent_seconds(),
+                                 static_cast<int64_t>(Setting("options"))};
+    SCHEDFARM_ASSIGN_OR_RETURN(ranked_, BeamWalk(space(), scoring, space().Empty(), width, rng));
     next_ = 0;
     return Status::Ok();
   }
 
-  std::vector<BeamState> ranked_;
+  std::vector<WalkState> ranked_;
   size_t next_ = 0;
   int64_t width_ = 0;  // of the last run; 0 before the first
   uint64_t runs_ = 0;

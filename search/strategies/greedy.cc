@@ -6,8 +6,8 @@
 // gets more than one schedule out of a model. Where no stage was sampled and noise is
 // 0, every walk is the same: the strategy is exhausted after the first.
 #include "search/factories.h"
-#include "search/stage_options.h"
 #include "search/strategies/model_search.h"
+#include "search/walks.h"
 
 namespace schedfarm {
 namespace {
@@ -31,29 +31,22 @@ class GreedySearch : public ModelSearch {
         break;
       }
       SpaceRng rng(MixSeed(seed(), walk));
-      ScheduleSpec state = space().Empty();
-      RuntimePrediction last;
-      int sampled_stages = 0;
-      while (!IsComplete(space(), state)) {
-        bool sampled = false;
-        std::vector<StageSchedule> options = CappedOptions(space(), state, cap, rng, &sampled);
-        sampled_stages += sampled ? 1 : 0;
-        SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions,
-                                   model().PredictOptions(state, options));
-        size_t pick = ArgMax(AcquisitionScores(acquisition(), predictions, incumbent_seconds()));
-        if (walk > 0 && rng.Unit() < noise) pick = rng.Below(options.size());
-        state = WithOption(space(), state, options[pick]);
-        last = predictions[pick];
-      }
+      SCHEDFARM_ASSIGN_OR_RETURN(
+          std::vector<WalkState> states,
+          GreedyWalk(space(), {&model(), &acquisition(), incumbent_seconds(), cap}, space().Empty(),
+                     walk > 0 ? noise : 0, rng));
+      WalkState& last = states.back();
+      const int sampled_stages = last.sampled_stages;
       ++walks_;  // only a finished walk counts: after a model error the walk is redone
       sampled_any_ = sampled_any_ || sampled_stages > 0;
-      std::string hash = ScheduleHash(space(), state);
+      std::string hash = ScheduleHash(space(), last.schedule);
       if (!TakeIfNew(hash)) {
         exhausted_ = ++repeats >= kMaxRepeatedWalks;
         continue;
       }
       repeats = 0;
-      out.push_back(MakeProposal(std::move(state), std::move(hash), last, sampled_stages));
+      out.push_back(
+          MakeProposal(std::move(last.schedule), std::move(hash), last.prediction, sampled_stages));
     }
     return out;
   }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,43 @@ TEST(CampaignYamlErrorTest, SearchStrategySettings) {
               5, 49, {"model kind 'roofline' has none"});
 }
 
+// value-iteration: settings in range, enough pipelines for a round and the held-out
+// ones, something to train V0 on, and the value alone as the ranking.
+TEST(CampaignYamlErrorTest, ValueIterationSettings) {
+  const std::string eight = "pipelines:\n  - random: {seeds: [1, 8]}\n";
+  ExpectError(kName + eight + kBudget + "strategy: {name: value-iteration, settings: {beam: 0}}\n",
+              5, 52, {"strategy.settings.beam must be between 1 and 1024, got 0"});
+  ExpectError(kName + eight + kBudget + "strategy: {name: value-iteration, settings: {rounds: 0}}\n",
+              5, 54, {"strategy.settings.rounds must be between 1 and 10, got 0"});
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: value-iteration, settings: {pipelines_per_round: 3}}\n",
+              5, 67, {"pipelines_per_round (3) plus held_out (2) is more than the campaign's 1"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: value-iteration}\n", 5, 18,
+              {"pipelines_per_round (4) plus held_out (2)"});
+  ExpectError(kName + eight + kBudget + "strategy: {name: value-iteration, settings: {warmup: 0}}\n",
+              5, 54, {"warmup 0 leaves nothing to train V0 on", "model_from"});
+  ExpectError(kName + eight + kBudget +
+                  "strategy: {name: value-iteration, settings: {model: gcn, acquisition: "
+                  "uncertainty}}\n",
+              5, 71, {"value-iteration ranks by the value alone"});
+}
+
+TEST(CampaignYamlTest, ValueIterationDefaults) {
+  StatusOr<CampaignConfig> config =
+      Parse(kName + "pipelines:\n  - random: {seeds: [1, 8]}\n" + kBudget +
+            "strategy: {name: value-iteration, settings: {warmup: 0, model_from: dataset}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Strategy& strategy = config->strategy();
+  EXPECT_EQ(strategy.model(), "bilstm") << "the value function's kind by default";
+  EXPECT_EQ(strategy.acquisition(), "exploit");
+  std::map<std::string, double> settings;
+  for (const StrategySetting& s : strategy.settings()) settings[s.name()] = s.value();
+  EXPECT_EQ(settings.size(), 8u);
+  EXPECT_EQ(settings["rounds"], 2);
+  EXPECT_EQ(settings["warmup"], 0);
+  EXPECT_EQ(settings["held_out"], 2);
+}
+
 TEST(CampaignYamlTest, DefaultsFilled) {
   StatusOr<CampaignConfig> config = Parse(kName + kPipelines + kBudget);
   ASSERT_TRUE(config.ok()) << config.status().message();
@@ -297,7 +335,7 @@ TEST(CampaignYamlErrorTest, UnknownNames) {
               {"unknown ISA flag 'avx-2'", "did you mean 'avx2'?"});
   ExpectError(kName + kPipelines + kBudget + "strategy: {name: bayesian}\n", 5, 18,
               {"unknown strategy 'bayesian' (known: random, model-guided, uncertainty, greedy, "
-               "beam, anneal, relaxed)"});
+               "beam, anneal, relaxed, value-iteration)"});
   ExpectError(kName + kPipelines + kBudget + "baselines: [li2018, li2018]\n", 5, 21,
               {"baseline 'li2018' is listed twice"});
 }

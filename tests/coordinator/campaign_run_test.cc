@@ -146,7 +146,7 @@ TEST(CampaignRunTest, LateResultOfALostLeaseWinsAndTheSecondLeaseIsADuplicate) {
   EXPECT_EQ(run->leased(), 0u);
   EXPECT_EQ(run->RecordResult(ResultOf(first, "L2", OK), policy, kNow, &record),
             CampaignRun::ResultOutcome::kDuplicate);
-  EXPECT_TRUE(run->BudgetDone());
+  EXPECT_NE(run->DoneReason(), nullptr);
 }
 
 TEST(CampaignRunTest, RetriesWithBackoffThenQuarantines) {
@@ -169,7 +169,7 @@ TEST(CampaignRunTest, RetriesWithBackoffThenQuarantines) {
   EXPECT_EQ(record.state(), CANDIDATE_QUARANTINED);
   EXPECT_EQ(record.failures(), 3);
   EXPECT_EQ(run->campaign().counters().quarantined(), 1);
-  EXPECT_TRUE(run->BudgetDone());
+  EXPECT_NE(run->DoneReason(), nullptr);
   EXPECT_EQ(run->failures_by_status().at("CRASH"), 2);
 }
 
@@ -182,7 +182,7 @@ TEST(CampaignRunTest, DeterministicFailureIsFinalAtOnce) {
   EXPECT_EQ(record.state(), CANDIDATE_FAILED);
   EXPECT_EQ(run->campaign().counters().failed(), 1);
   EXPECT_EQ(run->campaign().counters().finished(), 1);
-  EXPECT_FALSE(run->BudgetDone());
+  EXPECT_EQ(run->DoneReason(), nullptr);
 }
 
 TEST(CampaignRunTest, UndeliveredLeaseGoesBackToTheFront) {

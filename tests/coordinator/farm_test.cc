@@ -613,6 +613,116 @@ TEST_F(FarmTest, LearnerApiProposesCandidatesAndKeepsModels) {
   EXPECT_EQ(client_->Call(models)->models().models(0).weights(), "weights");
 }
 
+// Value iteration's API: rounds stored and listed across a restart, the dispatch state
+// of candidates (live, then final from the store), and `complete`, which ends a
+// learner-driven campaign once its candidates are final.
+TEST_F(FarmTest, ValueRoundsCandidatesAndCompleteServeTheLearner) {
+  StartCoordinator();
+  std::string yaml = Campaign(10);
+  yaml.replace(yaml.find("{name: random, settings: {seed: 7}}"),
+               std::string("{name: random, settings: {seed: 7}}").size(), "{name: model-guided}");
+  const std::string id = Submit(yaml);
+  ASSERT_FALSE(id.empty());
+  ClientRequest pipelines;
+  pipelines.mutable_pipelines()->set_campaign(id);
+  std::optional<ClientReply> reply = client_->Call(pipelines);
+  ASSERT_TRUE(reply.has_value());
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(reply->pipelines().pipelines(0));
+  ASSERT_TRUE(graph.ok());
+  ScheduleSpace space(*graph);
+  ClientRequest propose;
+  propose.mutable_propose()->set_campaign(id);
+  ClientRequest candidates;
+  candidates.mutable_candidates()->set_campaign(id);
+  for (uint64_t seed : {1, 2}) {
+    Candidate* candidate = propose.mutable_propose()->add_candidates();
+    candidate->set_pipeline_id(space.pipeline_id());
+    *candidate->mutable_schedule() = space.RandomSchedule(seed);
+    CandidatesRequest::Key* key = candidates.mutable_candidates()->add_keys();
+    key->set_pipeline_id(space.pipeline_id());
+    key->set_schedule_hash(ScheduleHash(space, candidate->schedule()));
+  }
+  ASSERT_EQ(client_->Call(propose)->proposed().accepted(), 2);
+  CandidatesRequest::Key* unknown = candidates.mutable_candidates()->add_keys();
+  unknown->set_pipeline_id(space.pipeline_id());
+  unknown->set_schedule_hash("no-such-schedule");
+  reply = client_->Call(candidates);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->code(), CLIENT_OK) << reply->error();
+  ASSERT_EQ(reply->candidates().candidates_size(), 2) << "the unknown key is left out";
+  for (const CandidateRecord& record : reply->candidates().candidates()) {
+    EXPECT_EQ(record.state(), CANDIDATE_QUEUED);
+  }
+
+  auto round_of = [&](int round, ValueRoundState state) {
+    ClientRequest request;
+    ValueRound* r = request.mutable_store_value_round();
+    r->set_campaign(id);
+    r->set_round(round);
+    r->set_state(state);
+    r->set_fitted_model("bilstm-v" + std::to_string(round));
+    return request;
+  };
+  EXPECT_EQ(client_->Call(round_of(1, VALUE_ROUND_PLANNED))->code(), CLIENT_OK);
+  EXPECT_EQ(client_->Call(round_of(0, VALUE_ROUND_FITTED))->code(), CLIENT_OK);
+  EXPECT_EQ(client_->Call(round_of(-1, VALUE_ROUND_FITTED))->code(), CLIENT_INVALID_ARGUMENT);
+  reply = client_->Call(round_of(2, VALUE_ROUND_STATE_UNSPECIFIED));
+  EXPECT_EQ(reply->code(), CLIENT_INVALID_ARGUMENT);
+  EXPECT_NE(reply->error().find("neither planned nor fitted"), std::string::npos) << reply->error();
+  ClientRequest elsewhere = round_of(0, VALUE_ROUND_FITTED);
+  elsewhere.mutable_store_value_round()->set_campaign("nope");
+  EXPECT_EQ(client_->Call(elsewhere)->code(), CLIENT_NOT_FOUND);
+
+  // complete: refused for a campaign that proposes its own candidates; accepted here,
+  // but the campaign runs until its two candidates are measured.
+  const std::string random_id = Submit(Campaign(1));
+  ClientRequest complete;
+  complete.mutable_complete()->set_campaign(random_id);
+  reply = client_->Call(complete);
+  EXPECT_EQ(reply->code(), CLIENT_FAILED_PRECONDITION);
+  EXPECT_NE(reply->error().find("proposes its own candidates"), std::string::npos)
+      << reply->error();
+  complete.mutable_complete()->set_campaign(id);
+  reply = client_->Call(complete);
+  ASSERT_EQ(reply->code(), CLIENT_OK) << reply->error();
+  EXPECT_EQ(reply->campaign().state(), CAMPAIGN_RUNNING);
+  std::unique_ptr<ChildProcess> worker = StartWorker("measurer");
+  std::optional<CampaignStatus> done = WaitFor(
+      id, [](const CampaignStatus& s) { return s.campaign().state() == CAMPAIGN_DONE; }, 240);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->campaign().counters().finished(), 2);
+  bool reason = false;
+  for (const Event& e : Events()) {
+    reason = reason || (e.kind() == "campaign_done" && e.campaign() == id &&
+                        e.text() == "the strategy has nothing left");
+  }
+  EXPECT_TRUE(reason);
+  reply = client_->Call(candidates);
+  ASSERT_EQ(reply->candidates().candidates_size(), 2);
+  for (const CandidateRecord& record : reply->candidates().candidates()) {
+    EXPECT_EQ(record.state(), CANDIDATE_MEASURED) << "final records come from the store";
+  }
+  EXPECT_EQ(client_->Call(complete)->code(), CLIENT_FAILED_PRECONDITION) << "done already";
+
+  // The rounds survive a restart, in round order.
+  worker->Signal(SIGTERM);
+  worker->Wait(20000);
+  coordinator_->process().Signal(SIGTERM);
+  ASSERT_TRUE(coordinator_->process().Wait(10000).has_value());
+  StartCoordinator();
+  ClientRequest rounds;
+  rounds.mutable_value_rounds()->set_campaign(id);
+  reply = client_->Call(rounds);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->value_rounds().rounds_size(), 2);
+  EXPECT_EQ(reply->value_rounds().rounds(0).round(), 0);
+  EXPECT_EQ(reply->value_rounds().rounds(0).state(), VALUE_ROUND_FITTED);
+  EXPECT_EQ(reply->value_rounds().rounds(1).round(), 1);
+  EXPECT_EQ(reply->value_rounds().rounds(1).fitted_model(), "bilstm-v1");
+  rounds.mutable_value_rounds()->set_campaign("nope");
+  EXPECT_EQ(client_->Call(rounds)->code(), CLIENT_NOT_FOUND);
+}
+
 // Sends `envelope` on a DEALER that uses the CURVE key pair `keys` and waits for any
 // reply from the secure coordinator.
 std::optional<Envelope> SecureCall(const std::string& endpoint, const CurveKeyPair& keys,

@@ -1,4 +1,4 @@
-// The Torch performance models (GCN, gcn0, LANN) trained for real on a small synthetic
+// The Torch performance models (GCN, gcn0, LANN, BiLSTM) trained for real on a small synthetic
 // dataset: real features (the Featurizer on random schedules of the zoo blocks and of
 // random pipelines), but a synthetic runtime, a known function of the features
 // (KnownRuntime below), so that a model that learns beats predicting the training mean
@@ -321,6 +321,63 @@ TEST(TorchModelsTest, LannBeatsTrainingMeanOnHeldOutPipelines) {
   ExpectBeatsTrainingMean(*model, Fast(2));
 }
 
+TEST(TorchModelsTest, BilstmBeatsTrainingMeanOnHeldOutPipelines) {
+  std::unique_ptr<PerformanceModel> model = MakeBilstmModel();
+  EXPECT_EQ(model->kind(), "bilstm");
+  ExpectBeatsTrainingMean(*model, Fast(1));
+}
+
+// A partial schedule (the features of its undecided stages zeroed, their flag 0) is
+// scored, and differently from the complete schedule it comes from.
+TEST(TorchModelsTest, BilstmScoresPartialSchedules) {
+  const Dataset data = ZooDataset(12, 6, 13);
+  std::unique_ptr<PerformanceModel> model = MakeBilstmModel();
+  ASSERT_TRUE(model->Train(data.train, Fast(1, 10)).ok());
+  const size_t dep = CurrentFeatureSchema().dependent_names.size();
+  std::vector<Sample> partial = data.test;
+  int differing = 0;
+  for (Sample& s : partial) {
+    const int undecided = s.features.num_stages / 2 + 1;
+    for (int stage = s.features.num_stages - undecided; stage < s.features.num_stages; ++stage) {
+      s.features.scheduled[stage] = 0;
+      std::fill_n(s.features.dependent.begin() + stage * dep, dep, 0.0f);
+    }
+  }
+  const std::vector<RuntimePrediction> complete = PredictOrDie(*model, data.test);
+  const std::vector<RuntimePrediction> prefixes = PredictOrDie(*model, partial);
+  ASSERT_EQ(prefixes.size(), complete.size());
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(prefixes[i].mean_seconds) && prefixes[i].mean_seconds > 0);
+    if (prefixes[i].mean_seconds != complete[i].mean_seconds) ++differing;
+  }
+  EXPECT_EQ(differing, static_cast<int>(prefixes.size()));
+}
+
+// A warm start continues from the trained weights: one more epoch keeps the fit of
+// the trained model, where one epoch from scratch is far from it. (The GCN trains from
+// scratch: docs/MODELS.md says why.)
+TEST(TorchModelsTest, WarmStartContinuesFromTheTrainedModel) {
+  const Dataset data = ZooDataset(48, 4, 9);
+  const std::string kind = "bilstm";
+  std::unique_ptr<PerformanceModel> trained = Make(kind);
+  ASSERT_TRUE(trained->Train(data.train, Fast(1, 30)).ok());
+  const double trained_mape = Mape(data.train, Means(PredictOrDie(*trained, data.train)));
+  std::unique_ptr<PerformanceModel> warm = Make(kind);
+  ASSERT_TRUE(warm->Load(*trained->Save()).ok());
+  TrainOptions options = Fast(1, 1);
+  options.warm_start = true;
+  ASSERT_TRUE(warm->Train(data.train, options).ok());
+  const double warm_mape = Mape(data.train, Means(PredictOrDie(*warm, data.train)));
+  std::unique_ptr<PerformanceModel> cold = Make(kind);
+  ASSERT_TRUE(cold->Train(data.train, options).ok());  // untrained: from scratch
+  const double cold_mape = Mape(data.train, Means(PredictOrDie(*cold, data.train)));
+  std::printf("%s: training MAPE %.1f%% after 30 epochs, %.1f%% after one more (warm), "
+              "%.1f%% after one from scratch\n",
+              kind.c_str(), trained_mape, warm_mape, cold_mape);
+  EXPECT_LT(warm_mape, 1.5 * trained_mape + 5) << kind;
+  EXPECT_LT(warm_mape, cold_mape) << kind;
+}
+
 // ---------------------------------------------------------------------------------
 // Save and load
 // ---------------------------------------------------------------------------------
@@ -352,7 +409,7 @@ void ExpectRoundTrip(const std::string& kind) {
 }
 
 TEST(TorchModelsTest, SaveLoadRoundTripGivesIdenticalPredictions) {
-  for (const char* kind : {"gcn", "gcn0", "lann"}) ExpectRoundTrip(kind);
+  for (const char* kind : {"gcn", "gcn0", "lann", "bilstm"}) ExpectRoundTrip(kind);
 }
 
 TEST(TorchModelsTest, LoadAdoptsSavedHyperparameters) {
@@ -456,7 +513,7 @@ TEST(TorchModelsTest, EdgeDirectionsChangeWhatAStageSees) {
 
 TEST(TorchModelsTest, TrainingIsDeterministicForASeed) {
   const Dataset data = ZooDataset(8, 4, 5);
-  for (const char* kind : {"gcn", "lann"}) {
+  for (const char* kind : {"gcn", "lann", "bilstm"}) {
     std::vector<double> runs[2];
     for (int run = 0; run < 2; ++run) {
       StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
@@ -501,7 +558,7 @@ void ExpectError(const Status& status, const std::string& fragment) {
 
 TEST(TorchModelsTest, BadInputsGiveClearErrors) {
   const Dataset data = ZooDataset(8, 4, 5);
-  for (const char* kind : {"gcn", "gcn0", "lann"}) {
+  for (const char* kind : {"gcn", "gcn0", "lann", "bilstm"}) {
     std::unique_ptr<PerformanceModel> model = Make(kind);
     ExpectError(model->Train({}, Fast(1)), "the training set is empty");
     ExpectError(model->Predict(FeaturesOf(data.test)).status(), "not trained");
@@ -530,7 +587,10 @@ TEST(TorchModelsTest, BadInputsGiveClearErrors) {
   GcnOptions too_deep;
   too_deep.layers = 9;
   ExpectError(MakeGcnModel(too_deep)->Train(data.train, Fast(1)), "layers must be 0..8");
-  ExpectError(MakeTorchModel("lstm").status(), "known: gcn, gcn0, lann");
+  BilstmOptions odd;
+  odd.embedding = 63;
+  ExpectError(MakeBilstmModel(odd)->Train(data.train, Fast(1)), "embedding must be even");
+  ExpectError(MakeTorchModel("lstm").status(), "known: gcn, gcn0, lann, bilstm");
 }
 
 TEST(TorchModelsTest, LoadRefusesAnotherKindAndAnotherFeatureSchema) {
@@ -649,12 +709,8 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-void ExpectPythonAgrees(int layers, GcnEdges edges) {
+void ExpectPythonAgrees(std::unique_ptr<PerformanceModel> model) {
   const Dataset data = ZooDataset(12, 6, 17);
-  GcnOptions options;
-  options.layers = layers;
-  options.edges = edges;
-  std::unique_ptr<PerformanceModel> model = MakeGcnModel(options);
   ASSERT_TRUE(model->Train(data.train, Fast(3, 5)).ok());
   std::vector<Sample> samples(data.test.begin(), data.test.begin() + 8);
   // A partial schedule: its last stage is not decided yet.
@@ -664,11 +720,11 @@ void ExpectPythonAgrees(int layers, GcnEdges edges) {
   const std::vector<RuntimePrediction> cpp = PredictOrDie(*model, samples);
 
   TempDir dir;
-  const Status exported = ExportGcnTorchScript(*model, dir / "gcn.pt");
+  const Status exported = ExportTorchScript(*model, dir / "model.pt");
   ASSERT_TRUE(exported.ok()) << exported.ToString();
   std::ofstream(dir / "check.py") << kPythonCheck;
   WriteBatch(samples, dir / "batch.txt");
-  const std::string command = "/usr/bin/python3 " + dir / "check.py" + " " + dir / "gcn.pt" + " " +
+  const std::string command = "/usr/bin/python3 " + dir / "check.py" + " " + dir / "model.pt" + " " +
                               dir / "batch.txt" + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -680,24 +736,38 @@ void ExpectPythonAgrees(int layers, GcnEdges edges) {
   for (size_t i = 0; i < samples.size(); ++i) {
     double mean = 0, stddev = 0;
     ASSERT_TRUE(lines >> mean >> stddev) << output;
-    EXPECT_NEAR(mean, cpp[i].mean_seconds, 1e-4 * cpp[i].mean_seconds) << "sample " << i;
-    EXPECT_NEAR(stddev, cpp[i].stddev_seconds, 1e-4 * cpp[i].mean_seconds) << "sample " << i;
+    EXPECT_NEAR(mean, cpp[i].mean_seconds, 1e-4 * cpp[i].mean_seconds)
+        << model->kind() << " sample " << i;
+    EXPECT_NEAR(stddev, cpp[i].stddev_seconds, 1e-4 * cpp[i].mean_seconds)
+        << model->kind() << " sample " << i;
   }
 }
 
+std::unique_ptr<PerformanceModel> Gcn(int layers, GcnEdges edges) {
+  GcnOptions options;
+  options.layers = layers;
+  options.edges = edges;
+  return MakeGcnModel(options);
+}
+
 TEST(TorchModelsTest, TorchScriptExportMatchesCppInPython) {
-  ExpectPythonAgrees(2, GcnEdges::kBoth);
+  ExpectPythonAgrees(Gcn(2, GcnEdges::kBoth));
 }
 
 TEST(TorchModelsTest, TorchScriptExportOfGcn0AndOneDirectionMatchesCppInPython) {
-  ExpectPythonAgrees(0, GcnEdges::kBoth);
-  ExpectPythonAgrees(3, GcnEdges::kConsumers);
+  ExpectPythonAgrees(Gcn(0, GcnEdges::kBoth));
+  ExpectPythonAgrees(Gcn(3, GcnEdges::kConsumers));
+}
+
+TEST(TorchModelsTest, TorchScriptExportOfBilstmMatchesCppInPython) {
+  ExpectPythonAgrees(MakeBilstmModel());
 }
 
 TEST(TorchModelsTest, TorchScriptExportRefusesLannAndUntrainedModels) {
   TempDir dir;
-  ExpectError(ExportGcnTorchScript(*MakeLannModel(), dir / "x.pt"), "no TorchScript export");
-  ExpectError(ExportGcnTorchScript(*MakeGcnModel(), dir / "x.pt"), "not trained");
+  ExpectError(ExportTorchScript(*MakeLannModel(), dir / "x.pt"), "no TorchScript export");
+  ExpectError(ExportTorchScript(*MakeGcnModel(), dir / "x.pt"), "not trained");
+  ExpectError(ExportTorchScript(*MakeBilstmModel(), dir / "x.pt"), "not trained");
 }
 
 }  // namespace

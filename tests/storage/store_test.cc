@@ -225,6 +225,47 @@ TEST(Store, ScansFollowCampaignAndSequence) {
   EXPECT_EQ(store->last_event_seq(), 60u);
 }
 
+TEST(Store, ValueRoundsScanInRoundOrderAndReplace) {
+  ScratchDir dir;
+  auto store = OpenOrDie(dir.Sub("db"));
+  ASSERT_TRUE(store);
+  auto round_of = [](const std::string& campaign, int round, ValueRoundState state) {
+    ValueRound r;
+    r.set_campaign(campaign);
+    r.set_round(round);
+    r.set_state(state);
+    return r;
+  };
+  Store::Batch batch;
+  // Out of order, past one byte, and a campaign whose id prefixes another.
+  for (int round : {300, 2, 0, 1}) batch.PutValueRound(round_of("vi", round, VALUE_ROUND_PLANNED));
+  batch.PutValueRound(round_of("vi2", 0, VALUE_ROUND_FITTED));
+  CommitOrDie(*store, batch);
+  Store::Batch replace;
+  replace.PutValueRound(round_of("vi", 2, VALUE_ROUND_FITTED));
+  CommitOrDie(*store, replace);
+  std::vector<std::pair<int, ValueRoundState>> seen;
+  ASSERT_TRUE(store
+                  ->ScanValueRounds("vi",
+                                    [&](const ValueRound& r) {
+                                      EXPECT_EQ(r.campaign(), "vi");
+                                      seen.emplace_back(r.round(), r.state());
+                                      return true;
+                                    })
+                  .ok());
+  const std::vector<std::pair<int, ValueRoundState>> expected = {{0, VALUE_ROUND_PLANNED},
+                                                                 {1, VALUE_ROUND_PLANNED},
+                                                                 {2, VALUE_ROUND_FITTED},
+                                                                 {300, VALUE_ROUND_PLANNED}};
+  EXPECT_EQ(seen, expected);
+  Store::Batch bad;
+  bad.PutValueRound(round_of("vi", -1, VALUE_ROUND_PLANNED));
+  auto refused = store->Commit(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("value round -1 is negative"), std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST(Store, BestKMatchesABruteForceSort) {
   ScratchDir dir;
   auto store = OpenOrDie(dir.Sub("db"));

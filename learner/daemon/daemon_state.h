@@ -1,0 +1,126 @@
+// Internal to learner/daemon/: what farm-learner keeps of each campaign it follows and
+// the steps of its loop. learner_daemon.cc follows, trains and proposes;
+// value_iteration.cc runs the campaigns whose strategy is value-iteration.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "campaign/campaign_yaml.h"
+#include "learner/daemon/learner_daemon.h"
+#include "learner/features.h"
+#include "learner/model.h"
+#include "learner/value_targets.h"
+#include "pipeline/graph.h"
+#include "protocol/control_client.h"
+#include "scheduler/schedule_space.h"
+#include "search/pipeline_search.h"
+
+namespace schedfarm {
+
+// Wall-clock seconds since `start`.
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A trained model and its stored version.
+struct TrainedModel {
+  std::shared_ptr<const PerformanceModel> model;
+  std::string version;
+};
+
+// A value-iteration campaign's progress (value_iteration.cc). Everything that must
+// survive a restart is in the coordinator: the rounds, the models, the candidates.
+struct ValueIterationData {
+  bool loaded = false;             // the stored rounds and their models are read
+  std::vector<ValueRound> rounds;  // stored, in round order
+  std::map<int, TrainedModel> values;  // V_i by round
+  std::vector<Candidate> warmup;       // the random warm-up, once planned
+  bool warmup_proposed = false;        // by this process
+  std::vector<std::vector<MeasuredSchedule>> measured;  // per pipeline index
+};
+
+// What the learner keeps of one campaign.
+struct CampaignData {
+  struct PipelineData {
+    std::string id;
+    std::unique_ptr<PipelineGraph> graph;
+    std::unique_ptr<ScheduleSpace> space;
+    std::unique_ptr<Featurizer> featurizer;
+    std::unique_ptr<PipelineSearch> search;  // per-pipeline model strategies only
+  };
+  std::string id;
+  CampaignConfig config;
+  std::vector<PipelineData> pipelines;
+  std::map<std::string, size_t> pipeline_index;
+  uint64_t next_seq = 0;
+  std::vector<Sample> samples;
+  int64_t since_training = 0;
+  std::map<std::string, TrainedModel> newest;  // by kind, trained on this campaign
+  TrainedModel scorer;  // the model the searches use: the strategy's kind, newest version
+  // model_from is settled: its model is the scorer, or there is none to wait for.
+  bool seeded = false;
+  uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
+  std::unique_ptr<ValueIterationData> value;  // value-iteration campaigns only
+};
+
+// A model to train and store: its training and held-out samples and how it starts.
+struct TrainingJob {
+  std::string kind;
+  std::vector<Sample> train;
+  std::vector<Sample> held_out;
+  std::vector<std::string> held_out_pipelines;
+  // Warm start from this model (TrainOptions::warm_start) for a kind that can
+  // (ModelKindInfo::warm_starts); null, or another kind: from scratch.
+  const PerformanceModel* start = nullptr;
+  std::string version_tag;  // in the version: campaign-kind[-tag]-ms
+};
+
+struct LearnerDaemon::State {
+  LearnerOptions options;
+  std::unique_ptr<FarmClient> client;
+  std::map<std::string, CampaignData> campaigns;
+
+  // The coordinator's reply, or an error for a transport failure or a refusal.
+  StatusOr<ClientReply> Call(ClientRequest request);
+
+  Status Load(const Campaign& campaign, CampaignData* data);
+  Status Follow(CampaignData& data);
+  Status Train(CampaignData& data, std::vector<NamedMetrics>* table,
+               const std::vector<std::string>& only = {});
+  // Trains the job's model, evaluates it on the held-out samples and stores it with
+  // its metrics; *metrics gets them when there are held-out samples.
+  StatusOr<TrainedModel> TrainAndStore(const CampaignData& data, const TrainingJob& job,
+                                       std::vector<NamedMetrics>* metrics);
+  // The newest stored model of `kind` of campaign `source` (with weights), or null.
+  StatusOr<std::optional<TrainedModel>> NewestStoredModel(const std::string& source,
+                                                          const std::string& kind);
+  StatusOr<bool> Seed(CampaignData& data, const ClientReply& statuses);
+  Status Propose(CampaignData& data, const CampaignStatus& status);
+  void SearchUnder(CampaignData& data);
+  // Sends candidates to the coordinator, logged as `what`.
+  Status ProposeCandidatesOf(CampaignData& data, std::vector<Candidate> candidates,
+                             const std::string& what);
+
+  // value_iteration.cc: one step of a value-iteration campaign, and its parts.
+  Status StepValueIteration(CampaignData& data);
+  Status LoadValueRounds(CampaignData& data);
+  Status FitV0(CampaignData& data);
+  Status PlanRound(CampaignData& data, int round);
+  Status FitRound(CampaignData& data);
+  // Greedy and beam search under V_i (`value`) on every held-out pipeline: the
+  // evaluations go into `round` and their candidates are proposed.
+  Status Evaluate(CampaignData& data, const TrainedModel& value, ValueRound* round);
+  Status StoreRound(CampaignData& data, const ValueRound& round);
+  // Whether every candidate of `keys` (pipeline id, hash) is final: measured, failed or
+  // quarantined, or not kept by the campaign (refused, over budget).
+  StatusOr<bool> AllFinal(const CampaignData& data,
+                          const std::vector<std::pair<std::string, std::string>>& keys);
+};
+
+}  // namespace schedfarm

@@ -1,0 +1,68 @@
+// Internal to learner/torch/: the per-stage inputs and the training targets that the
+// stage-level networks (the GCN and the BiLSTM) share: raw features stacked into
+// tensors and normalized, the runtime targets with their loss weights, and the map
+// from a network's output to a positive runtime.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "learner/model.h"
+#include "learner/torch/ensemble.h"
+
+namespace schedfarm {
+namespace torch_models {
+
+torch::Tensor LongTensor(const std::vector<int64_t>& values);
+torch::Tensor FloatTensor(const std::vector<float>& values);
+
+// The raw features of every stage, stacked in order (schedules, then their stages) and
+// log-transformed (SignedLog1p).
+struct StackedStages {
+  torch::Tensor invariant;  // [stages, invariant columns]
+  torch::Tensor dependent;  // [stages, dependent columns]
+  torch::Tensor scheduled;  // [stages, 1], 0 or 1
+};
+StackedStages Stack(const std::vector<const PipelineFeatures*>& features, int64_t invariant_columns,
+                    int64_t dependent_columns);
+
+// The normalization statistics of a training set: the invariant columns over every
+// stage, the dependent ones over the stages a schedule decides.
+struct StageStats {
+  ColumnStats invariant, dependent;
+  static StageStats Fit(const StackedStages& stacked);
+  // Normalized invariant features [stages, invariant columns], and dependent features
+  // [stages, dependent columns + 1]: normalized (0 for stages not decided), then the
+  // scheduled flag.
+  torch::Tensor Invariant(const StackedStages& stacked) const;
+  torch::Tensor Dependent(const StackedStages& stacked) const;
+
+  // In saved bytes: invariant_mean, invariant_std, dependent_mean, dependent_std.
+  void Write(torch::serialize::OutputArchive& archive) const;
+  static StatusOr<StageStats> Read(torch::serialize::InputArchive& archive,
+                                   int64_t invariant_columns, int64_t dependent_columns);
+};
+
+// The training targets and weights, per sample: the log of the runtime in units of
+// the time scale (the geometric mean runtime of the set), and the loss weight C x D
+// of the value-learning paper (alpha x beta of the GNN paper): C = the pipeline's best
+// runtime in the set / this one's, D = 1 / max(coefficient of variation, 0.01),
+// scaled to mean 1. The loss of a prediction P of measurement M is |log(P/M)| C D.
+// A warm start keeps the time scale its weights were trained in (time_scale > 0).
+struct Targets {
+  torch::Tensor log_runtime;  // float32 [samples]
+  torch::Tensor weight;       // float32 [samples]
+  double time_scale = 1;
+};
+Targets MakeTargets(const std::vector<Sample>& train, double time_scale = 0);
+
+// The runtime, in units of the time scale, that a network's output o stands for:
+// softplus(o), positive, about o for large outputs and about exp(o) for very negative
+// ones; o is taken at least kMinOutput, so the runtime never underflows to 0.
+constexpr double kMinOutput = -40;
+torch::Tensor PositiveRuntime(const torch::Tensor& output);
+
+}  // namespace torch_models
+}  // namespace schedfarm
