@@ -132,20 +132,8 @@ Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberP
       }
       std::shuffle(batches.begin(), batches.end(), rng);
       for (const std::vector<int64_t>& batch : batches) {
-        const torch::Tensor index = LongTensor(batch);
-        // xi = |log(predicted / measured)|, weighted by C x D.
-        const torch::Tensor xi = (PositiveRuntime(net->forward(Gather(rows, batch))).log() -
-                                  targets.log_runtime.index_select(0, index))
-                                     .abs();
-        const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
-        optimizer.zero_grad();
-        loss.backward();
-        optimizer.step();
-        if (!std::isfinite(loss.item<float>())) {
-          return Status::Error("member " + std::to_string(k) + " diverged (loss " +
-                               std::to_string(loss.item<float>()) + " in epoch " +
-                               std::to_string(epoch) + ")");
-        }
+        SCHEDFARM_RETURN_IF_ERROR(TrainStep(optimizer, net->forward(Gather(rows, batch)),
+                                            targets, LongTensor(batch), k, epoch));
       }
     }
     net->eval();

@@ -167,20 +167,8 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
         const GraphBatch batch = MakeBatch(set, graphs);
         // BatchNorm needs two stages; only a last batch of one 1-stage graph has fewer.
         if (batch.invariant.size(0) < 2) continue;
-        const torch::Tensor index = LongTensor(graphs);
-        // xi = |log(predicted / measured)|.
-        const torch::Tensor xi =
-            (PositiveRuntime(net->forward(batch)).log() - targets.log_runtime.index_select(0, index))
-                .abs();
-        const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
-        optimizer.zero_grad();
-        loss.backward();
-        optimizer.step();
-        if (!std::isfinite(loss.item<float>())) {
-          return Status::Error("member " + std::to_string(k) + " diverged (loss " +
-                               std::to_string(loss.item<float>()) + " in epoch " +
-                               std::to_string(epoch) + ")");
-        }
+        SCHEDFARM_RETURN_IF_ERROR(
+            TrainStep(optimizer, net->forward(batch), targets, LongTensor(graphs), k, epoch));
       }
     }
     net->eval();

@@ -115,6 +115,23 @@ Targets MakeTargets(const std::vector<Sample>& train, double time_scale) {
   return t;
 }
 
+Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& output,
+                 const Targets& targets, const torch::Tensor& index, int member, int epoch) {
+  // xi = |log(predicted / measured)|, weighted by C x D.
+  const torch::Tensor xi =
+      (PositiveRuntime(output).log() - targets.log_runtime.index_select(0, index)).abs();
+  const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
+  optimizer.zero_grad();
+  loss.backward();
+  optimizer.step();
+  const float value = loss.item<float>();
+  if (!std::isfinite(value)) {
+    return Status::Error("member " + std::to_string(member) + " diverged (loss " +
+                         std::to_string(value) + " in epoch " + std::to_string(epoch) + ")");
+  }
+  return Status::Ok();
+}
+
 torch::Tensor PositiveRuntime(const torch::Tensor& output) {
   return torch::nn::functional::softplus(output.clamp_min(kMinOutput));
 }

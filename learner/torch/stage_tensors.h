@@ -58,6 +58,12 @@ struct Targets {
 };
 Targets MakeTargets(const std::vector<Sample>& train, double time_scale = 0);
 
+// One training step of member `member` on the samples `index` (int64) whose network
+// outputs are `output`: the loss mean(|log(PositiveRuntime(output)) - log_runtime| x
+// weight) and an optimizer step; an error when the loss is not finite.
+Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& output,
+                 const Targets& targets, const torch::Tensor& index, int member, int epoch);
+
 // The runtime, in units of the time scale, that a network's output o stands for:
 // softplus(o), positive, about o for large outputs and about exp(o) for very negative
 // ones; o is taken at least kMinOutput, so the runtime never underflows to 0.

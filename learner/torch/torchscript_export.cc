@@ -17,17 +17,26 @@
 namespace schedfarm {
 namespace {
 
-constexpr char kGcnForward[] = R"TS(
-def forward(self, invariant: Tensor, dependent: Tensor, scheduled: Tensor,
-            edge_index: Tensor, graph_index: Tensor) -> Tuple[Tensor, Tensor]:
-    n = invariant.size(0)
-    num_graphs = int(graph_index.max()) + 1
+// Both modules' normalization of raw features: signed log1p, z-scores with the
+// training statistics, and the dependent rows zeroed for undecided stages with the
+// scheduled flag appended.
+constexpr char kNormalize[] = R"TS(
+def normalize(self, invariant: Tensor, dependent: Tensor,
+              scheduled: Tensor) -> Tuple[Tensor, Tensor]:
     inv = invariant.float()
     inv = (torch.sign(inv) * torch.log1p(torch.abs(inv)) - self.invariant_mean) / self.invariant_std
     dep = dependent.float()
     dep = (torch.sign(dep) * torch.log1p(torch.abs(dep)) - self.dependent_mean) / self.dependent_std
     s = (scheduled > 0).float().unsqueeze(1)
-    dep = torch.cat([dep * s, s], 1)
+    return inv, torch.cat([dep * s, s], 1)
+)TS";
+
+constexpr char kGcnForward[] = R"TS(
+def forward(self, invariant: Tensor, dependent: Tensor, scheduled: Tensor,
+            edge_index: Tensor, graph_index: Tensor) -> Tuple[Tensor, Tensor]:
+    n = invariant.size(0)
+    num_graphs = int(graph_index.max()) + 1
+    inv, dep = self.normalize(invariant, dependent, scheduled)
     producer = edge_index[0]
     consumer = edge_index[1]
     if self.edges == 0:
@@ -94,12 +103,8 @@ def direction(self, e: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: T
 def forward(self, invariant: Tensor, dependent: Tensor, scheduled: Tensor,
             edge_index: Tensor, graph_index: Tensor) -> Tuple[Tensor, Tensor]:
     num_graphs = int(graph_index.max()) + 1
-    inv = invariant.float()
-    inv = (torch.sign(inv) * torch.log1p(torch.abs(inv)) - self.invariant_mean) / self.invariant_std
-    dep = dependent.float()
-    dep = (torch.sign(dep) * torch.log1p(torch.abs(dep)) - self.dependent_mean) / self.dependent_std
-    s = (scheduled > 0).float().unsqueeze(1)
-    x = torch.cat([inv, dep * s, s], 1)
+    inv, dep = self.normalize(invariant, dependent, scheduled)
+    x = torch.cat([inv, dep], 1)
     predictions = []
     for m in range(self.members):
         outputs = []
@@ -195,7 +200,7 @@ void DefineGcn(const torch_models::GcnModel& gcn, torch::jit::Module& module) {
   module.register_buffer("norm_mean",
                          StackLayers(members, layers, "norm", "running_mean", {width}));
   module.register_buffer("norm_var", StackLayers(members, layers, "norm", "running_var", {width}));
-  module.define(kGcnForward);
+  module.define(std::string(kNormalize) + kGcnForward);
 }
 
 void DefineBilstm(const torch_models::BilstmModel& bilstm, torch::jit::Module& module) {
@@ -216,7 +221,7 @@ void DefineBilstm(const torch_models::BilstmModel& bilstm, torch::jit::Module& m
     const std::string forward = std::string("lstm.") + parameter + "_l0";
     module.register_buffer(buffer, StackMembers(members, {forward, forward + "_reverse"}));
   }
-  module.define(kBilstmForward);
+  module.define(std::string(kNormalize) + kBilstmForward);
 }
 
 }  // namespace
