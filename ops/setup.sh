@@ -9,6 +9,7 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
   libtorch-dev
+  libopenblas0-pthread
   libhalide14-0-dev
   librocksdb-dev
   libyaml-cpp-dev

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
 
 namespace schedfarm {
@@ -17,8 +18,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-Halide::Target JitTarget() { return Halide::get_jit_target_from_environment(); }
 
 // Sets the JIT runtime's thread pool to `threads` threads (0: Halide's default,
 // HL_NUM_THREADS or the number of cores). The pool belongs to the runtime shared by
@@ -145,7 +144,7 @@ StatusOr<CompiledPipeline> CompiledPipeline::Compile(const PipelineGraph& graph,
   return Guarded(where, HalideErrorKind::kCompile, error_kind, [&]() -> StatusOr<CompiledPipeline> {
     auto impl = std::make_unique<Impl>();
     impl->where = where;
-    impl->target = JitTarget();
+    impl->target = HostJitTarget();
     impl->lowered = lowered;
     impl->threads = threads;
     const Clock::time_point start = Clock::now();
@@ -273,7 +272,7 @@ StatusOr<RunResult> RunScheduled(const PipelineGraph& graph, LoweredPipeline& lo
 
 std::string HalideHostTarget() {
   try {
-    return JitTarget().without_feature(Halide::Target::JIT).to_string();
+    return HostJitTarget().without_feature(Halide::Target::JIT).to_string();
   } catch (const Halide::Error& e) {
     return std::string("invalid target: ") + e.what();
   }

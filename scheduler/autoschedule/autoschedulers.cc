@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
 #include "scheduler/autoschedule/import.h"
 
@@ -124,8 +125,6 @@ std::optional<uint64_t> ParseCacheSize(const std::string& text) {
   return std::nullopt;
 }
 
-Halide::Target JitTarget() { return Halide::get_jit_target_from_environment(); }
-
 }  // namespace
 
 HostMachineParams DetectMachineParams(int threads) {
@@ -161,7 +160,7 @@ std::string MachineParamsString(const HostMachineParams& params) {
 
 TargetParams HalideTargetParams(int threads) {
   TargetParams target;
-  target.vector_bytes = JitTarget().natural_vector_size(Halide::UInt(8));
+  target.vector_bytes = HostJitTarget().natural_vector_size(Halide::UInt(8));
   target.cores = ResolveThreads(threads);
   return target;
 }
@@ -192,7 +191,7 @@ StatusOr<HalideAutoscheduleResult> ApplyAutoscheduler(LoweredPipeline& lowered,
   }
   HalideAutoscheduleResult result;
   try {
-    const Halide::Target target = JitTarget();
+    const Halide::Target target = HostJitTarget();
     const Halide::MachineParams params(machine.parallelism, machine.last_level_cache_bytes,
                                        machine.balance);
     const auto start = std::chrono::steady_clock::now();

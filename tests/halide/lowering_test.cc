@@ -1,5 +1,6 @@
 // Structure of the lowered pipeline (Func, Var and RVar names, definitions, bounds
 // estimates usable by Halide's autoschedulers), buffer conversions and the runner.
+#include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
 
 #include <chrono>
@@ -152,7 +153,7 @@ std::vector<HostTensor> Realize(const PipelineGraph& graph, LoweredPipeline& low
         ToHalideBuffer(HostTensor{v.dtype, v.shape, std::vector<double>(NumElements(v.shape))}));
   }
   Halide::Realization realization(buffers);
-  lowered.pipeline.realize(realization, Halide::get_jit_target_from_environment());
+  lowered.pipeline.realize(realization, HostJitTarget());
   std::vector<HostTensor> outputs;
   for (const Halide::Buffer<>& b : buffers) outputs.push_back(FromHalideBuffer(b, FLOAT32));
   return outputs;
@@ -178,7 +179,7 @@ TEST(HalideLowering, AutoschedulersRunOnLoweredPipeline) {
     try {
       Halide::load_plugin(plugin);
       Halide::AutoSchedulerResults results = lowered->pipeline.auto_schedule(
-          name, Halide::get_jit_target_from_environment(), Halide::MachineParams(2, 16 << 20, 40));
+          name, HostJitTarget(), Halide::MachineParams(2, 16 << 20, 40));
       EXPECT_FALSE(results.schedule_source.empty());
       const std::vector<HostTensor> outputs = Realize(graph, *lowered);
       ASSERT_EQ(outputs.size(), reference->outputs.size());
