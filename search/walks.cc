@@ -7,23 +7,32 @@
 namespace schedfarm {
 namespace {
 
-// The options of the next stage of `parent`, each as the state it leads to.
-StatusOr<std::vector<WalkState>> Children(const ScheduleSpace& space, const WalkScoring& scoring,
-                                          const WalkState& parent, SpaceRng& rng) {
+// The options of the next stage of `parent`, scored.
+struct ScoredOptions {
+  std::vector<StageSchedule> options;
+  std::vector<RuntimePrediction> predictions;
+  std::vector<double> scores;
+  int sampled_stages = 0;  // the parent's, plus one when these options were sampled
+};
+
+StatusOr<ScoredOptions> Score(const ScheduleSpace& space, const WalkScoring& scoring,
+                              const WalkState& parent, SpaceRng& rng) {
+  ScoredOptions scored;
   bool sampled = false;
-  std::vector<StageSchedule> options =
-      CappedOptions(space, parent.schedule, scoring.options_cap, rng, &sampled);
-  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions,
-                             scoring.model->PredictOptions(parent.schedule, options));
-  const std::vector<double> scores =
-      AcquisitionScores(*scoring.acquisition, predictions, scoring.incumbent_seconds);
-  std::vector<WalkState> children;
-  children.reserve(options.size());
-  for (size_t i = 0; i < options.size(); ++i) {
-    children.push_back({WithOption(space, parent.schedule, options[i]), predictions[i], scores[i],
-                        parent.sampled_stages + (sampled ? 1 : 0)});
-  }
-  return children;
+  scored.options = CappedOptions(space, parent.schedule, scoring.options_cap, rng, &sampled);
+  SCHEDFARM_ASSIGN_OR_RETURN(scored.predictions,
+                             scoring.model->PredictOptions(parent.schedule, scored.options));
+  scored.scores = AcquisitionScores(*scoring.acquisition, scored.predictions,
+                                    scoring.incumbent_seconds);
+  scored.sampled_stages = parent.sampled_stages + (sampled ? 1 : 0);
+  return scored;
+}
+
+// The state option `i` of `scored` leads to from `parent`.
+WalkState Child(const ScheduleSpace& space, const WalkState& parent, const ScoredOptions& scored,
+                size_t i) {
+  return {WithOption(space, parent.schedule, scored.options[i]), scored.predictions[i],
+          scored.scores[i], scored.sampled_stages};
 }
 
 }  // namespace
@@ -34,13 +43,10 @@ StatusOr<std::vector<WalkState>> GreedyWalk(const ScheduleSpace& space, const Wa
   std::vector<WalkState> states;
   WalkState state{start, {}, 0, 0};
   while (!IsComplete(space, state.schedule)) {
-    SCHEDFARM_ASSIGN_OR_RETURN(std::vector<WalkState> children,
-                               Children(space, scoring, state, rng));
-    std::vector<double> scores;
-    for (const WalkState& child : children) scores.push_back(child.score);
-    size_t pick = ArgMax(scores);
-    if (noise > 0 && rng.Unit() < noise) pick = rng.Below(children.size());
-    state = std::move(children[pick]);
+    SCHEDFARM_ASSIGN_OR_RETURN(ScoredOptions scored, Score(space, scoring, state, rng));
+    size_t pick = ArgMax(scored.scores);
+    if (noise > 0 && rng.Unit() < noise) pick = rng.Below(scored.options.size());
+    state = Child(space, state, scored, pick);  // only the chosen option's state is built
     states.push_back(state);
   }
   return states;
@@ -53,9 +59,10 @@ StatusOr<std::vector<WalkState>> BeamWalk(const ScheduleSpace& space, const Walk
   while (!IsComplete(space, beam[0].schedule)) {
     std::vector<WalkState> children;
     for (const WalkState& parent : beam) {
-      SCHEDFARM_ASSIGN_OR_RETURN(std::vector<WalkState> more,
-                                 Children(space, scoring, parent, rng));
-      std::move(more.begin(), more.end(), std::back_inserter(children));
+      SCHEDFARM_ASSIGN_OR_RETURN(ScoredOptions scored, Score(space, scoring, parent, rng));
+      for (size_t i = 0; i < scored.options.size(); ++i) {
+        children.push_back(Child(space, parent, scored, i));
+      }
     }
     const size_t keep = std::min<size_t>(children.size(), static_cast<size_t>(width));
     std::partial_sort(children.begin(), children.begin() + keep, children.end(),

@@ -34,6 +34,9 @@ struct TrainedModel {
   std::string version;
 };
 
+// A stored model (with its weights) loaded back.
+StatusOr<TrainedModel> LoadStoredModel(const Model& stored);
+
 // A value-iteration campaign's progress (value_iteration.cc). Everything that must
 // survive a restart is in the coordinator: the rounds, the models, the candidates.
 struct ValueIterationData {

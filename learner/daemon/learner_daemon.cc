@@ -247,6 +247,13 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
   return TrainedModel{std::move(model), record.version()};
 }
 
+StatusOr<TrainedModel> LoadStoredModel(const Model& stored) {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
+                             MakePerformanceModel(stored.kind()));
+  SCHEDFARM_RETURN_IF_ERROR(model->Load(stored.weights()));
+  return TrainedModel{std::move(model), stored.version()};
+}
+
 StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
     const std::string& source, const std::string& kind) {
   ClientRequest request;
@@ -256,10 +263,8 @@ StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
   if (reply.models().models_size() == 0) return std::optional<TrainedModel>();
   const Model& stored = reply.models().models(0);  // newest first
-  SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
-                             MakePerformanceModel(stored.kind()));
-  SCHEDFARM_RETURN_IF_ERROR(model->Load(stored.weights()));
-  return std::optional<TrainedModel>(TrainedModel{std::move(model), stored.version()});
+  SCHEDFARM_ASSIGN_OR_RETURN(TrainedModel model, LoadStoredModel(stored));
+  return std::optional<TrainedModel>(std::move(model));
 }
 
 // A campaign whose strategy starts under another campaign's model (model_from): the

@@ -67,6 +67,23 @@ size_t FirstHeldOut(const CampaignData& data, const ValueSettings& settings) {
   return data.pipelines.size() - std::min<size_t>(data.pipelines.size(), settings.held_out);
 }
 
+// A training job for V_`round` on the campaign's complete schedules: those of the
+// held-out pipelines held out, the others to train on.
+TrainingJob ValueJob(const CampaignData& data, const ValueSettings& settings, int round) {
+  TrainingJob job;
+  job.kind = data.config.strategy().model();
+  job.version_tag = "v" + std::to_string(round);
+  const size_t first_held_out = FirstHeldOut(data, settings);
+  for (size_t p = first_held_out; p < data.pipelines.size(); ++p) {
+    job.held_out_pipelines.push_back(data.pipelines[p].id);
+  }
+  for (const Sample& sample : data.samples) {
+    const bool held_out = data.pipeline_index.at(sample.pipeline_id) >= first_held_out;
+    (held_out ? job.held_out : job.train).push_back(sample);
+  }
+  return job;
+}
+
 // What V_i's predictions of partial schedules mean: V0 as its kind was trained, every
 // later V_i the best runtime reachable.
 PartialMeaning MeaningOf(const TrainedModel& value, int round) {
@@ -198,10 +215,7 @@ Status LearnerDaemon::State::LoadValueRounds(CampaignData& data) {
         return Status::Error("value round " + std::to_string(round.round()) + " names model " +
                              round.fitted_model() + ", which the coordinator does not have");
       }
-      SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> loaded,
-                                 MakePerformanceModel(model->kind()));
-      SCHEDFARM_RETURN_IF_ERROR(loaded->Load(model->weights()));
-      value.values[round.round()] = {std::move(loaded), model->version()};
+      SCHEDFARM_ASSIGN_OR_RETURN(value.values[round.round()], LoadStoredModel(*model));
     }
   }
   value.loaded = true;
@@ -254,17 +268,7 @@ Status LearnerDaemon::State::FitV0(CampaignData& data) {
   if (data.scorer.model) {
     v0 = data.scorer;  // model_from
   } else {
-    TrainingJob job;
-    job.kind = data.config.strategy().model();
-    job.version_tag = "v0";
-    const size_t first_held_out = FirstHeldOut(data, settings);
-    for (size_t p = first_held_out; p < data.pipelines.size(); ++p) {
-      job.held_out_pipelines.push_back(data.pipelines[p].id);
-    }
-    for (const Sample& sample : data.samples) {
-      const bool held_out = data.pipeline_index.at(sample.pipeline_id) >= first_held_out;
-      (held_out ? job.held_out : job.train).push_back(sample);
-    }
+    const TrainingJob job = ValueJob(data, settings, 0);
     if (static_cast<int>(job.train.size()) < options.min_training_samples) {
       return Status::Error("V0: the warm-up gave " + std::to_string(job.train.size()) +
                            " OK measurements of pipelines not held out; training needs " +
@@ -378,24 +382,14 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
   SCHEDFARM_RETURN_IF_ERROR(Follow(data));  // the measurements that just became final
   const auto started = std::chrono::steady_clock::now();
   const ValueSettings settings = SettingsOf(data.config.strategy());
-  const size_t first_held_out = FirstHeldOut(data, settings);
   int targets = 0;
   for (ValuePrefix& prefix : *round.mutable_prefixes()) {
     const size_t p = data.pipeline_index.at(prefix.pipeline_id());
     SetPrefixTarget(*data.pipelines[p].space, value.measured[p], &prefix);
     targets += prefix.target_seconds() > 0 ? 1 : 0;
   }
-  TrainingJob job;
-  job.kind = data.config.strategy().model();
-  job.version_tag = "v" + std::to_string(round.round());
+  TrainingJob job = ValueJob(data, settings, round.round());
   job.start = value.values.at(round.round() - 1).model.get();
-  for (size_t p = first_held_out; p < data.pipelines.size(); ++p) {
-    job.held_out_pipelines.push_back(data.pipelines[p].id);
-  }
-  for (const Sample& sample : data.samples) {
-    const bool held_out = data.pipeline_index.at(sample.pipeline_id) >= first_held_out;
-    (held_out ? job.held_out : job.train).push_back(sample);
-  }
   // The partial prefixes of every round so far, with the targets they were fitted to
   // (complete prefixes are among the complete schedules already).
   int prefix_samples = 0;

@@ -37,9 +37,8 @@ struct StageRows {
   std::vector<int64_t> first_stage;  // per schedule, and the total at the end
 };
 
-StageRows Rows(const std::vector<const PipelineFeatures*>& features, const StageStats& stats,
-               int64_t invariant_columns, int64_t dependent_columns) {
-  const StackedStages stacked = Stack(features, invariant_columns, dependent_columns);
+StageRows Rows(const std::vector<const PipelineFeatures*>& features,
+               const StackedStages& stacked, const StageStats& stats) {
   StageRows out;
   out.rows = torch::cat({stats.Invariant(stacked), stats.Dependent(stacked)}, 1);
   out.first_stage.push_back(0);
@@ -103,9 +102,9 @@ Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberP
   for (const Sample& s : train) features.push_back(&s.features);
   // A warm start keeps the normalization and time scale the weights were trained with.
   const bool warm = plan.warm_start && !members_.empty();
-  const StageStats stats =
-      warm ? stats_ : StageStats::Fit(Stack(features, invariant_columns(), dependent_columns()));
-  const StageRows rows = Rows(features, stats, invariant_columns(), dependent_columns());
+  const StackedStages stacked = Stack(features, invariant_columns(), dependent_columns());
+  const StageStats stats = warm ? stats_ : StageStats::Fit(stacked);
+  const StageRows rows = Rows(features, stacked, stats);
   const Targets targets = MakeTargets(train, warm ? time_scale_ : 0);
   const std::map<int, std::vector<int64_t>> groups = ByStageCount(features);
 
@@ -147,7 +146,8 @@ Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberP
 
 torch::Tensor BilstmModel::PredictMembers(
     const std::vector<const PipelineFeatures*>& features) const {
-  const StageRows rows = Rows(features, stats_, invariant_columns(), dependent_columns());
+  const StageRows rows =
+      Rows(features, Stack(features, invariant_columns(), dependent_columns()), stats_);
   torch::Tensor seconds =
       torch::empty({static_cast<int64_t>(members_.size()), static_cast<int64_t>(features.size())});
   for (const auto& [count, indices] : ByStageCount(features)) {
