@@ -30,6 +30,7 @@ StatusOr<PipelineSpec> BuildRandomPipeline(const RandomPipelines& random, uint64
 }
 
 int64_t CampaignPipelineCount(const CampaignConfig& config) {
+  if (config.has_replay()) return config.replay().pipeline_ids_size();
   int64_t count = 0;
   for (const PipelineSource& source : config.pipelines()) {
     count += source.has_random() ? static_cast<int64_t>(source.random().count()) : 1;
@@ -62,6 +63,15 @@ Status CheckCampaignPipelines(const CampaignConfig& config,
   if (static_cast<int64_t>(pipelines.size()) != expected_count) {
     return Status::Error("the campaign names " + std::to_string(expected_count) + " pipelines, " +
                          std::to_string(pipelines.size()) + " were submitted");
+  }
+  for (int i = 0; i < config.replay().pipeline_ids_size(); ++i) {
+    const std::string what = "replay pipeline " + std::to_string(i);
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(pipelines[i]);
+    if (!graph.ok()) return graph.status().WithContext(what);
+    if (PipelineId(*graph) != config.replay().pipeline_ids(i)) {
+      return Status::Error(what + " is " + PipelineId(*graph) + ", the dataset's split names " +
+                           config.replay().pipeline_ids(i));
+    }
   }
   size_t next = 0;
   for (int i = 0; i < config.pipelines_size(); ++i) {

@@ -17,12 +17,14 @@ StatusOr<PipelineSpec> BuildZooPipeline(const ZooPipeline& zoo);
 // The random pipeline of `seed` with the entry's size knobs.
 StatusOr<PipelineSpec> BuildRandomPipeline(const RandomPipelines& random, uint64_t seed);
 
-// How many pipelines the configuration names (each random range counts its seeds).
+// How many pipelines the configuration names (each random range counts its seeds; a
+// replay campaign, the pipelines of its split).
 int64_t CampaignPipelineCount(const CampaignConfig& config);
 
 // Checks pipelines submitted with `config`, in the order of its pipeline list: their
 // number, that each builds, and that zoo blocks and random pipelines are exactly the
-// ones their settings give. Errors name the entry.
+// ones their settings give (a replay campaign's, the ids of its split). Errors name
+// the entry.
 Status CheckCampaignPipelines(const CampaignConfig& config,
                               const std::vector<PipelineSpec>& pipelines);
 

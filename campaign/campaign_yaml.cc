@@ -17,6 +17,10 @@
 #include <vector>
 
 #include "campaign/campaign_pipelines.h"
+#include "dataset/dataset.h"
+#include "learner/split.h"
+#include "pipeline/graph.h"
+#include "pipeline/spec.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/yaml_io.h"
 #include "pipeline/yaml_reader.h"
@@ -67,6 +71,9 @@ constexpr double kDefaultEpsilon = 0.05;  // Ansor's share of random candidates
 constexpr int32_t kDefaultBatch = 16;
 constexpr int32_t kDefaultRetrainEvery = 32;
 constexpr char kDefaultModel[] = "gcn";
+// A replay campaign's split of its dataset's pipelines: the learner's own default.
+constexpr double kDefaultReplayHeldOut = 0.2;
+constexpr uint64_t kDefaultReplaySplitSeed = 1;
 
 const std::vector<std::pair<std::string, int>>& DtypeNames() {
   static const std::vector<std::pair<std::string, int>> names = {{"f32", FLOAT32},
@@ -121,11 +128,17 @@ class Reader : public YamlReader {
   Status ReadPipeline(const YAML::Node& n, const std::string& what, PipelineSource* source) const;
   Status ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline* zoo) const;
   Status ReadRandom(const YAML::Node& n, const std::string& what, RandomPipelines* random) const;
-  // `pipelines`: the campaign's pipeline count, for the strategy's own check.
-  Status ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strategy) const;
+  // `pipelines`: the campaign's pipeline count, for the strategy's own check (-1:
+  // unknown here, not checked). `learner`: farm-learner proposes the candidates even
+  // of a strategy without a model (a replay campaign), so it has the settings of the
+  // strategies that use one.
+  Status ReadStrategy(const YAML::Node& n, int pipelines, bool learner, Strategy* strategy) const;
   Status ReadBudget(const YAML::Node& n, Budget* budget) const;
   Status ReadMeasurement(const YAML::Node& n, MeasurementSettings* settings) const;
   Status ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) const;
+  // With check_files, the dataset is read, its pipelines split, and `replay` holds its
+  // id and both sides of the split; else only the settings are read.
+  Status ReadReplay(const YAML::Node& n, ReplaySource* replay) const;
 
   fs::path dir_;
   bool check_files_;
@@ -392,19 +405,23 @@ Status Reader::ReadPipeline(const YAML::Node& n, const std::string& what,
   return Status::Ok();
 }
 
-Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strategy) const {
+Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
+                            Strategy* strategy) const {
   SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "strategy", {"name", "settings"}));
   SCHEDFARM_RETURN_IF_ERROR(Require(f, "name", "strategy"));
   SCHEDFARM_ASSIGN_OR_RETURN(std::string name,
                              OneOf(f.value("name"), "strategy.name", "strategy", StrategyNames()));
   const StrategyInfo& info = *FindStrategy(name);
   strategy->set_name(name);
-  if (info.uses_model) {
+  const bool model_settings = info.uses_model || learner;
+  if (model_settings) {
     strategy->set_epsilon(kDefaultEpsilon);
     strategy->set_batch(kDefaultBatch);
     strategy->set_retrain_every(kDefaultRetrainEvery);
     strategy->set_model(info.default_model.empty() ? kDefaultModel : info.default_model);
-    strategy->set_acquisition(info.default_acquisition);
+    // A strategy without a model (random, in a replay campaign) scores nothing.
+    strategy->set_acquisition(info.default_acquisition.empty() ? "exploit"
+                                                               : info.default_acquisition);
   }
   std::map<std::string, double> values;
   for (const SettingSpec& spec : info.settings) values[spec.name] = spec.default_value;
@@ -415,8 +432,8 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strate
     const bool per_pipeline = info.make != nullptr;
     std::vector<std::string> keys = {"seed"};
     if (per_pipeline) keys.push_back("retrain_every");
-    if (info.uses_model && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
-    if (info.uses_model) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
+    if (model_settings && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
+    if (model_settings) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
     const std::string what = "strategy.settings (of strategy '" + name + "')";
     SCHEDFARM_ASSIGN_OR_RETURN(s, Map(f.value("settings"), what, keys));
@@ -477,7 +494,7 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strate
     out->set_name(setting);
     out->set_value(value);
   }
-  if (info.uses_model) {
+  if (model_settings) {
     Status usable = CheckStrategyModel(info, *FindModelKind(strategy->model()),
                                        *FindAcquisition(strategy->acquisition()));
     if (!usable.ok()) {
@@ -487,7 +504,7 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strate
       return ErrorAt(at, usable.message());
     }
   }
-  if (info.check != nullptr) {
+  if (info.check != nullptr && pipelines >= 0) {
     std::string at;
     Status consistent = info.check(*strategy, pipelines, &at);
     if (!consistent.ok()) {
@@ -608,14 +625,54 @@ Status Reader::ReadWorkers(const YAML::Node& n, WorkerRequirements* workers) con
   return Status::Ok();
 }
 
+Status Reader::ReadReplay(const YAML::Node& n, ReplaySource* replay) const {
+  SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "replay", {"dataset", "held_out", "split_seed"}));
+  SCHEDFARM_RETURN_IF_ERROR(Require(f, "dataset", "replay"));
+  SCHEDFARM_ASSIGN_OR_RETURN(*replay->mutable_dataset(),
+                             File(f.value("dataset"), "replay.dataset", {".sfds"}));
+  replay->set_held_out(kDefaultReplayHeldOut);
+  if (f.has("held_out")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double held_out,
+                               DoubleIn(f.value("held_out"), "replay.held_out", 0.01, 0.9));
+    replay->set_held_out(held_out);
+  }
+  replay->set_split_seed(kDefaultReplaySplitSeed);
+  if (f.has("split_seed")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(int64_t seed, IntIn(f.value("split_seed"), "replay.split_seed", 0,
+                                                   std::numeric_limits<int64_t>::max()));
+    replay->set_split_seed(static_cast<uint64_t>(seed));
+  }
+  if (!check_files_) return Status::Ok();
+  StatusOr<LoadedDataset> dataset = ReadDataset(replay->dataset());
+  if (!dataset.ok()) return ErrorAt(f.value("dataset"), "replay.dataset: " + dataset.status().message());
+  replay->set_dataset_id(dataset->id);
+  std::vector<std::string> ids;
+  for (const PipelineSpec& spec : dataset->data.pipelines()) {
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
+    ids.push_back(PipelineId(graph));
+  }
+  StatusOr<PipelineSplit> split = SplitByPipeline(ids, replay->split_seed(), replay->held_out());
+  if (!split.ok()) return ErrorAt(f.value("dataset"), "replay: " + split.status().message());
+  for (const std::string& id : ids) {
+    *(split->IsHeldOut(id) ? replay->add_held_out_pipelines() : replay->add_pipeline_ids()) = id;
+  }
+  return Status::Ok();
+}
+
 StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   SCHEDFARM_ASSIGN_OR_RETURN(YAML::Node root,
                              Load(text, "a campaign needs at least name, pipelines and budget"));
   SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
-                                             {"name", "pipelines", "strategy", "budget",
-                                              "measurement", "baselines", "workers"}));
-  for (const char* key : {"name", "pipelines", "budget"}) {
+                                             {"name", "pipelines", "replay", "strategy",
+                                              "budget", "measurement", "baselines", "workers"}));
+  for (const char* key : {"name", "budget"}) {
     SCHEDFARM_RETURN_IF_ERROR(Require(top, key, "campaign"));
+  }
+  if (top.has("pipelines") == top.has("replay")) {
+    return ErrorAt(top.has("replay") ? top.value("replay") : root,
+                   top.has("replay") ? "a campaign has either pipelines or replay, not both "
+                                       "(a replay campaign's pipelines are its dataset's)"
+                                     : "campaign needs pipelines (or replay: a recorded dataset)");
   }
   CampaignConfig config;
 
@@ -630,20 +687,31 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   }
   config.set_name(name);
 
-  const YAML::Node& pipelines = top.value("pipelines");
-  if (!pipelines.IsSequence() || pipelines.size() == 0) {
-    return ErrorAt(pipelines, std::string("pipelines must be a non-empty list, is ") +
-                                  (pipelines.IsSequence() ? "empty" : KindName(pipelines)));
-  }
-  for (size_t i = 0; i < pipelines.size(); ++i) {
-    SCHEDFARM_RETURN_IF_ERROR(
-        ReadPipeline(pipelines[i], "pipelines[" + std::to_string(i) + "]", config.add_pipelines()));
+  if (top.has("replay")) {
+    SCHEDFARM_RETURN_IF_ERROR(ReadReplay(top.value("replay"), config.mutable_replay()));
+  } else {
+    const YAML::Node& pipelines = top.value("pipelines");
+    if (!pipelines.IsSequence() || pipelines.size() == 0) {
+      return ErrorAt(pipelines, std::string("pipelines must be a non-empty list, is ") +
+                                    (pipelines.IsSequence() ? "empty" : KindName(pipelines)));
+    }
+    for (size_t i = 0; i < pipelines.size(); ++i) {
+      SCHEDFARM_RETURN_IF_ERROR(ReadPipeline(pipelines[i], "pipelines[" + std::to_string(i) + "]",
+                                             config.add_pipelines()));
+    }
   }
 
   config.mutable_strategy()->set_name("random");
+  // A replay campaign's pipelines are unknown until its dataset is read (-1).
+  const int pipeline_count = config.has_replay() && config.replay().pipeline_ids().empty()
+                                 ? -1
+                                 : static_cast<int>(CampaignPipelineCount(config));
+  const bool learner = config.has_replay();
   if (top.has("strategy")) {
-    SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(top.value("strategy"),
-                                           static_cast<int>(CampaignPipelineCount(config)),
+    SCHEDFARM_RETURN_IF_ERROR(
+        ReadStrategy(top.value("strategy"), pipeline_count, learner, config.mutable_strategy()));
+  } else if (learner) {  // the default strategy, with the settings farm-learner reads
+    SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(YAML::Load("{name: random}"), pipeline_count, learner,
                                            config.mutable_strategy()));
   }
   SCHEDFARM_RETURN_IF_ERROR(ReadBudget(top.value("budget"), config.mutable_budget()));
@@ -680,6 +748,11 @@ StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return ParseCampaignYaml(text.str(), path);
+}
+
+bool LearnerProposes(const CampaignConfig& config) {
+  const StrategyInfo* strategy = FindStrategy(config.strategy().name());
+  return config.has_replay() || (strategy != nullptr && strategy->uses_model);
 }
 
 std::string CampaignConfigToJson(const CampaignConfig& config) {

@@ -21,6 +21,11 @@ StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::s
 // Reads `path` and parses it with ParseCampaignYaml.
 StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path);
 
+// Whether farm-learner proposes the campaign's candidates: a strategy that uses a model,
+// or any strategy of a replay campaign (its schedules come from its dataset, which the
+// learner reads); else the coordinator proposes random candidates itself.
+bool LearnerProposes(const CampaignConfig& config);
+
 // The canonical JSON of a config (Campaign.config_json): proto field names, every
 // field printed, fields in field-number order, so equal configs give equal text.
 std::string CampaignConfigToJson(const CampaignConfig& config);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "campaign/campaign_yaml.h"
 #include "pipeline/spec.h"
 #include "search/registry.h"
 
@@ -22,7 +23,7 @@ bool Contains(const google::protobuf::RepeatedPtrField<std::string>& list, const
 
 bool IsDeterministicFailure(MeasurementStatus status) {
   return status == COMPILE_ERROR || status == RUNTIME_ERROR || status == WRONG_ANSWER ||
-         status == OUTPUT_LIMIT;
+         status == OUTPUT_LIMIT || status == NOT_IN_DATASET;
 }
 
 CampaignRun::CampaignRun(Campaign campaign, CampaignConfig config)
@@ -79,6 +80,8 @@ const PipelineSpec* CampaignRun::pipeline(const std::string& pipeline_id) const 
 }
 
 bool CampaignRun::Accepts(const HostFingerprint& host) const {
+  // A replay worker serves only replay campaigns of its dataset, and only it serves them.
+  if (host.replay_dataset() != config_.replay().dataset_id()) return false;
   const WorkerRequirements& need = config_.workers();
   if (host.cores() < need.min_cores()) return false;
   for (const std::string& isa : need.isa()) {
@@ -199,10 +202,7 @@ bool CampaignRun::ProposeRandom(int64_t now_ms, const ProposalVisitor& added) {
   return false;
 }
 
-bool CampaignRun::ProposesItself() const {
-  const StrategyInfo* strategy = FindStrategy(config_.strategy().name());
-  return strategy == nullptr || !strategy->uses_model;
-}
+bool CampaignRun::ProposesItself() const { return !LearnerProposes(config_); }
 
 CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64_t now_ms,
                                                       const ProposalVisitor& added,

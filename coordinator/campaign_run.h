@@ -54,7 +54,8 @@ class CampaignRun {
   const PipelineSpec* pipeline(const std::string& pipeline_id) const;
   const std::vector<PipelineSpec>& pipelines() const { return specs_; }
 
-  // Whether a worker with this fingerprint meets the campaign's worker requirements.
+  // Whether a worker with this fingerprint meets the campaign's worker requirements
+  // (a replay worker: a replay campaign of its dataset).
   bool Accepts(const HostFingerprint& host) const;
 
   // Restores a stored candidate at start-up. A candidate that was leased goes back to

@@ -885,6 +885,17 @@ ClientReply Coordinator::Impl::HandleSubmit(const ClientRequest& request, bool* 
   StatusOr<CampaignConfig> config =
       ParseCampaignYaml(submit.yaml_source(), submit.file_name(), /*check_files=*/false);
   if (!config.ok()) return Refuse(CLIENT_INVALID_ARGUMENT, config.status().message());
+  if (config->has_replay()) {
+    // The dataset is where farmctl ran: the split comes with the submission.
+    const ReplaySource& replay = submit.replay();
+    if (replay.dataset_id().empty() || replay.held_out() != config->replay().held_out() ||
+        replay.split_seed() != config->replay().split_seed()) {
+      return Refuse(CLIENT_INVALID_ARGUMENT,
+                    submit.file_name() + ": a replay campaign's submission must carry its "
+                                         "dataset's id and split as its file gives them");
+    }
+    *config->mutable_replay() = replay;
+  }
   std::vector<PipelineSpec> pipelines(submit.pipelines().begin(), submit.pipelines().end());
   Status checked = CheckCampaignPipelines(*config, pipelines);
   if (!checked.ok()) {

@@ -11,7 +11,9 @@
 #include <set>
 #include <thread>
 
+#include "common/log.h"
 #include "common/status.h"
+#include "dataset/dataset.h"
 #include "farmctl/compare.h"
 #include "farmctl/local.h"
 #include "farmctl/render.h"
@@ -61,6 +63,11 @@ const char kUsage[] =
     "                         function the measured runtime of the greedy and beam\n"
     "                         searches' schedules on the held-out pipelines beside random\n"
     "                         schedules and the baselines\n"
+    "  dataset pack CAMPAIGN  a campaign's measurements and pipelines as a recorded dataset\n"
+    "       --output FILE     (docs/DATASETS.md): one compressed file with its provenance;\n"
+    "       [--into FILE]     --into adds the campaign to an existing dataset of the same\n"
+    "                         kind of host, written to --output\n"
+    "  dataset show FILE      a dataset's id, host, campaigns, dates and counts\n"
     "  local FILE...          a whole farm on this machine for the campaign files: every\n"
     "       [--workers N]     file checked, then a coordinator (store in DIR/store), N\n"
     "       [--dir DIR]       workers (default 1: one per host) and a learner; the campaigns\n"
@@ -101,7 +108,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
-      {"--dir", true},         {"--first", true}};
+      {"--dir", true},         {"--first", true},  {"--into", true}};
   return kFlags;
 }
 
@@ -635,6 +642,62 @@ int RunRounds(Runner& r) {
   return kExitOk;
 }
 
+// dataset show FILE, and dataset pack CAMPAIGN: the campaign record (its file and
+// name), its pipelines and every measurement, read from the coordinator.
+int RunDataset(Runner& r) {
+  const std::string& action = r.inv().args[0];
+  const std::string& target = r.inv().args[1];
+  if (action == "show") {
+    StatusOr<LoadedDataset> loaded = ReadDataset(target);
+    if (!loaded.ok()) return r.Fail(kExitInvalidInput, loaded.status().message());
+    r.out() << DescribeDataset(*loaded);
+    return kExitOk;
+  }
+  if (action != "pack") {
+    return r.Fail(kExitUsage, "dataset: unknown action '" + action + "' (known: pack, show)");
+  }
+  if (!r.inv().Has("--output")) return r.Fail(kExitUsage, "dataset pack needs --output FILE");
+  Dataset dataset;
+  if (r.inv().Has("--into")) {
+    StatusOr<LoadedDataset> into = ReadDataset(r.inv().Get("--into"));
+    if (!into.ok()) return r.Fail(kExitInvalidInput, "--into: " + into.status().message());
+    dataset = std::move(into->data);
+  }
+  int code = kExitOk;
+  ClientRequest status;
+  status.mutable_status()->set_campaign(target);
+  const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
+  if (!status_reply) return code;
+  if (status_reply->status().campaigns_size() != 1) {
+    return r.Fail(kExitFailed, "dataset: the coordinator's status of " + target + " carries " +
+                                   std::to_string(status_reply->status().campaigns_size()) +
+                                   " campaigns");
+  }
+  const Campaign& campaign = status_reply->status().campaigns(0).campaign();
+  ClientRequest pipelines;
+  pipelines.mutable_pipelines()->set_campaign(campaign.id());
+  const auto pipelines_reply =
+      r.Call(pipelines, &ClientReply::has_pipelines, "pipelines", &code);
+  if (!pipelines_reply) return code;
+  std::vector<Measurement> measurements;
+  code = ForEachMeasurement(r, campaign.id(), [&](const StoredMeasurementRecord& record) {
+    measurements.push_back(record.measurement());
+    return Status::Ok();
+  });
+  if (code != kExitOk) return code;
+  const std::vector<PipelineSpec> specs(pipelines_reply->pipelines().pipelines().begin(),
+                                        pipelines_reply->pipelines().pipelines().end());
+  Status added = AddDatasetPart(campaign, specs, measurements, UnixMillis(), &dataset);
+  if (!added.ok()) return r.Fail(kExitFailed, "dataset pack: " + added.message());
+  const std::string output = r.inv().Get("--output");
+  Status written = WriteDataset(output, dataset);
+  if (!written.ok()) return r.Fail(kExitFailed, "dataset pack: " + written.message());
+  StatusOr<LoadedDataset> loaded = ReadDataset(output);
+  if (!loaded.ok()) return r.Fail(kExitFailed, "dataset pack: " + loaded.status().message());
+  r.out() << DescribeDataset(*loaded);
+  return kExitOk;
+}
+
 int RunLocal(Runner& r) {
   LocalFarmOptions options;
   options.campaign_files = r.inv().args;
@@ -665,6 +728,7 @@ const std::vector<Command>& Commands() {
       {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
       {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
       {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
+      {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
   };
   return kCommands;

@@ -189,11 +189,18 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   // Every file is checked before anything starts.
   std::vector<SubmitCampaign> submissions;
   std::vector<bool> value_iteration_files;
+  std::set<std::string> replay_datasets;  // each gets a replay worker
+  bool measures = false;                  // some campaign needs measuring workers
   for (const std::string& file : options.campaign_files) {
     CampaignConfig config;
     StatusOr<SubmitCampaign> submission = BuildSubmission(file, &config);
     value_iteration_files.push_back(config.strategy().name() == "value-iteration");
     if (!submission.ok()) return fail(kExitInvalidInput, submission.status().message());
+    if (config.has_replay()) {
+      replay_datasets.insert(config.replay().dataset());
+    } else {
+      measures = true;
+    }
     submissions.push_back(std::move(*submission));
   }
   const std::string coordinator_bin = FindBinary("farm-coordinator", "coordinator");
@@ -238,12 +245,20 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   }
 
   std::vector<std::unique_ptr<FarmProcess>> workers;
-  for (int k = 0; k < options.workers; ++k) {
+  for (int k = 0; measures && k < options.workers; ++k) {
     const std::string id = "local-" + std::to_string(k + 1);
     workers.push_back(std::make_unique<FarmProcess>(
         worker_bin,
         std::vector<std::string>{"--coordinator", endpoint, "--id", id, "--cache-dir",
                                  (dir / "cache").string(), "--drain-timeout-s", "20"},
+        (dir / "logs" / (id + ".log")).string()));
+  }
+  for (const std::string& dataset : replay_datasets) {
+    const std::string id = "replay-" + std::to_string(workers.size() + 1);
+    workers.push_back(std::make_unique<FarmProcess>(
+        worker_bin,
+        std::vector<std::string>{"--coordinator", endpoint, "--id", id, "--replay", dataset,
+                                 "--drain-timeout-s", "20"},
         (dir / "logs" / (id + ".log")).string()));
   }
 
@@ -257,8 +272,11 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   if (!client.ok()) return fail(kExitFailed, client.status().message());
   const size_t n = submissions.size();
   streams.out << n << " campaign" << (n == 1 ? "" : "s") << " on a local farm: coordinator "
-              << endpoint << ", " << options.workers << " worker"
-              << (options.workers == 1 ? "" : "s") << ", a learner, logs in "
+              << endpoint << ", " << workers.size() << " worker" << (workers.size() == 1 ? "" : "s")
+              << (replay_datasets.empty() ? ""
+                                          : " (" + std::to_string(replay_datasets.size()) +
+                                                " replaying a dataset)")
+              << ", a learner, logs in "
               << (dir / "logs").string() << "\n";
   std::vector<std::string> ids;
   std::set<std::string> value_iteration;

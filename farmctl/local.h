@@ -22,7 +22,8 @@ struct LocalFarmOptions {
   std::string dir = "schedfarm-local";
   // One worker per host is the default: a worker compiles on all cores but the last
   // and times candidates on the last one, so two workers on one host would time on
-  // the same core.
+  // the same core. None start when every campaign replays a dataset; each dataset
+  // that a replay campaign names gets one replay worker (farm-worker --replay).
   int workers = 1;
 };
 

@@ -1,13 +1,13 @@
 #include "farmctl/submission.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <map>
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "common/files.h"
+#include "dataset/dataset.h"
 #include "pipeline/graph.h"
+#include "pipeline/spec.h"
 #include "pipeline/onnx/onnx_import.h"
 #include "pipeline/yaml_io.h"
 #include "protocol/wire.h"
@@ -78,6 +78,20 @@ std::string Describe(const PipelineSource& source) {
 
 StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig& config) {
   std::vector<PipelineSpec> pipelines;
+  if (config.has_replay()) {
+    SCHEDFARM_ASSIGN_OR_RETURN(LoadedDataset dataset, ReadDataset(config.replay().dataset()));
+    if (dataset.id != config.replay().dataset_id()) {
+      return Status::Error("dataset '" + dataset.path + "' changed while it was read (id " +
+                           dataset.id + ", was " + config.replay().dataset_id() + ")");
+    }
+    std::map<std::string, const PipelineSpec*> by_id;
+    for (const PipelineSpec& spec : dataset.data.pipelines()) {
+      SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
+      by_id[PipelineId(graph)] = &spec;
+    }
+    for (const std::string& id : config.replay().pipeline_ids()) pipelines.push_back(*by_id.at(id));
+    return pipelines;
+  }
   for (int i = 0; i < config.pipelines_size(); ++i) {
     const PipelineSource& source = config.pipelines(i);
     SCHEDFARM_RETURN_IF_ERROR(
@@ -88,19 +102,15 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
 }
 
 StatusOr<SubmitCampaign> BuildSubmission(const std::string& path, CampaignConfig* config) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::Error(path + ": cannot open campaign file (" + std::strerror(errno) + ")");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::Error(path + ": cannot read campaign file");
-  SCHEDFARM_ASSIGN_OR_RETURN(CampaignConfig checked, ParseCampaignYaml(text.str(), path));
+  StatusOr<std::string> text = ReadFileBytes(path);
+  if (!text.ok()) return text.status().WithContext("campaign file");
+  SCHEDFARM_ASSIGN_OR_RETURN(CampaignConfig checked, ParseCampaignYaml(*text, path));
   StatusOr<std::vector<PipelineSpec>> pipelines = BuildCampaignPipelines(checked);
   if (!pipelines.ok()) return pipelines.status().WithContext(path);
   SubmitCampaign submit;
-  submit.set_yaml_source(text.str());
+  submit.set_yaml_source(*text);
   submit.set_file_name(path);
+  if (checked.has_replay()) *submit.mutable_replay() = checked.replay();
   for (PipelineSpec& spec : *pipelines) *submit.add_pipelines() = std::move(spec);
   const size_t bytes = submit.ByteSizeLong();
   if (bytes + kEnvelopeSlackBytes > kDefaultMaxMessageBytes) {

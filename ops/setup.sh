@@ -11,7 +11,7 @@ PACKAGES=(
   libtorch-dev
   libopenblas0-pthread
   libhalide14-0-dev
-  librocksdb-dev
+  librocksdb-dev libzstd-dev
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libonnx-testdata

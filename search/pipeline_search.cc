@@ -15,6 +15,7 @@ StatusOr<std::unique_ptr<PipelineSearch>> PipelineSearch::Create(const ScheduleS
   context.seed = MixSeed(options.seed, 3);
   PipelineSearch* self = search.get();
   context.known = [self](const std::string& hash) { return self->Known(hash); };
+  context.pool = self->options_.pool.empty() ? nullptr : &self->options_.pool;
   SCHEDFARM_RETURN_IF_ERROR(search->random_.Init(context));
   return search;
 }
@@ -32,6 +33,7 @@ Status PipelineSearch::SetModel(std::unique_ptr<CostModel> model) {
   context.seed = options_.seed;
   context.settings = options_.settings;
   context.known = [this](const std::string& hash) { return Known(hash); };
+  context.pool = options_.pool.empty() ? nullptr : &options_.pool;
   SCHEDFARM_RETURN_IF_ERROR(strategy->Init(context));
   strategy->Notify(results_);
   strategy_ = std::move(strategy);

@@ -31,6 +31,9 @@ class PipelineSearch {
     std::string acquisition = "exploit";  // a registry name
     uint64_t seed = 0;
     double epsilon = 0;  // share of random candidates, drawn per candidate
+    // A replay campaign's pipeline: the schedules of its dataset, the only ones random
+    // candidates are drawn from (SearchContext::pool); empty: the whole space.
+    std::vector<PoolSchedule> pool;
   };
 
   // An error for an unknown strategy or acquisition. `space` outlives the search.

@@ -32,6 +32,12 @@ namespace schedfarm {
 // filled in (ResolvedSettings in search/registry.h).
 using StrategySettings = std::map<std::string, double>;
 
+// One schedule of a replay campaign's proposal space (its dataset's schedules).
+struct PoolSchedule {
+  ScheduleSpec schedule;  // complete; passes the space's Check
+  std::string hash;       // ScheduleHash
+};
+
 struct SearchContext {
   const ScheduleSpace* space = nullptr;  // outlives the strategy
   // The model to search under; null for strategies that use none (random). Outlives
@@ -42,6 +48,9 @@ struct SearchContext {
   StrategySettings settings;
   // Whether a schedule, by ScheduleHash, was measured or proposed already.
   std::function<bool(const std::string& hash)> known;
+  // A replay campaign's pipeline: the only schedules random samples are drawn from
+  // (pool-based active learning); null: the whole space. Outlives the strategy.
+  const std::vector<PoolSchedule>* pool = nullptr;
 };
 
 // One proposed schedule.

@@ -19,6 +19,7 @@
 #include "scheduler/autoschedule/autoschedulers.h"
 #include "scheduler/autoscheduler_names.h"
 #include "scheduler/schedule_space.h"
+#include "worker/replay.h"
 
 namespace schedfarm {
 namespace {
@@ -77,7 +78,7 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
 
 struct WorkerDaemon::State {
   WorkerOptions options;
-  std::unique_ptr<SandboxPool> pool;
+  std::unique_ptr<JobRunner> runner;  // the sandbox pool, or the replay
   int stop_pipe[2] = {-1, -1};
 
   zmq::context_t context;
@@ -170,7 +171,7 @@ struct WorkerDaemon::State {
               {"pipeline", lease.pipeline().name()},
               {"campaign", lease.candidate().campaign()}});
     in_hand.emplace(id, lease);
-    pool->Submit(std::move(job).value());
+    runner->Submit(std::move(job).value());
   }
 
   void HandleFrame(const zmq::message_t& message) {
@@ -229,7 +230,7 @@ struct WorkerDaemon::State {
   }
 
   void HandleOutcomes() {
-    for (SandboxOutcome& outcome : pool->TakeFinished()) {
+    for (SandboxOutcome& outcome : runner->TakeFinished()) {
       auto it = in_hand.find(outcome.job_id);
       if (it == in_hand.end()) continue;
       const Lease& lease = it->second;
@@ -327,14 +328,23 @@ StatusOr<std::unique_ptr<WorkerDaemon>> WorkerDaemon::Create(WorkerOptions optio
   if (pipe2(state->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Status::Error("cannot create the stop pipe");
   }
-  StatusOr<std::unique_ptr<SandboxPool>> pool = SandboxPool::Start(options.sandbox);
-  if (!pool.ok()) return pool.status().WithContext("sandbox");
-  state->pool = std::move(pool).value();
-  std::string pids;
-  for (pid_t pid : state->pool->child_pids())
-    pids += (pids.empty() ? "" : ",") + std::to_string(pid);
-  LogEvent("info", "sandbox_started",
-           {{"children", std::to_string(options.sandbox.children)}, {"pids", pids}});
+  if (options.replay) {
+    StatusOr<std::unique_ptr<ReplayRunner>> replay = ReplayRunner::Create(options.replay);
+    if (!replay.ok()) return replay.status().WithContext("replay");
+    state->runner = std::move(replay).value();
+    LogEvent("info", "replay_started",
+             {{"dataset", options.replay->path},
+              {"id", options.replay->id},
+              {"measurements", std::to_string(options.replay->data.measurements_size())}});
+  } else {
+    StatusOr<std::unique_ptr<SandboxPool>> pool = SandboxPool::Start(options.sandbox);
+    if (!pool.ok()) return pool.status().WithContext("sandbox");
+    std::string pids;
+    for (pid_t pid : (*pool)->child_pids()) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
+    LogEvent("info", "sandbox_started",
+             {{"children", std::to_string(options.sandbox.children)}, {"pids", pids}});
+    state->runner = std::move(pool).value();
+  }
   state->options = std::move(options);
   return std::unique_ptr<WorkerDaemon>(new WorkerDaemon(std::move(state)));
 }
@@ -350,7 +360,7 @@ Status WorkerDaemon::Run() {
   s.Connect();
   int stop_requests = 0;
   while (true) {
-    std::vector<zmq::pollitem_t> items = {{nullptr, s.pool->notify_fd(), ZMQ_POLLIN, 0},
+    std::vector<zmq::pollitem_t> items = {{nullptr, s.runner->notify_fd(), ZMQ_POLLIN, 0},
                                           {nullptr, s.stop_pipe[0], ZMQ_POLLIN, 0}};
     if (s.socket) items.push_back({s.socket->handle(), 0, ZMQ_POLLIN, 0});
     try {

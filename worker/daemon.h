@@ -5,7 +5,8 @@
 // schedule, is scheduled by that autoscheduler), runs leases in the SandboxPool, sends
 // results and keeps each one until the coordinator acknowledges it, exchanges
 // heartbeats, reconnects with back-off when the coordinator goes silent, and drains
-// on a stop request.
+// on a stop request. A replay worker answers its leases from a recorded dataset
+// (worker/replay.h) instead of the sandbox.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "protocol/security.h"
 #include "protocol/wire.h"
 #include "schedfarm.pb.h"
+#include "dataset/dataset.h"
 #include "worker/sandbox.h"
 
 namespace schedfarm {
@@ -36,11 +38,14 @@ struct WorkerOptions {
   // Secure mode: this worker's CURVE key pair and the coordinator's public key.
   std::optional<CurveKeyPair> curve_keys;
   std::string server_public_key;
+  // Set: a replay worker. No sandbox starts; `host` is the dataset's, with
+  // replay_dataset set to its id.
+  std::shared_ptr<const LoadedDataset> replay;
 };
 
 class WorkerDaemon {
  public:
-  // Starts the sandbox pool; connects when Run() starts.
+  // Starts the sandbox pool (or the replay); connects when Run() starts.
   static StatusOr<std::unique_ptr<WorkerDaemon>> Create(WorkerOptions options);
   ~WorkerDaemon();
 

@@ -50,7 +50,11 @@ constexpr char kUsage[] =
     "  --curve-key BASE        secure mode: this worker's key pair BASE.key / BASE.pub\n"
     "                          (farmctl keygen BASE; its .pub goes on the coordinator's\n"
     "                          allow-list)\n"
-    "  --server-key FILE       secure mode: the coordinator's public key\n";
+    "  --server-key FILE       secure mode: the coordinator's public key\n"
+    "  --replay FILE           answer leases from a recorded dataset instead of compiling\n"
+    "                          and timing (docs/DATASETS.md): the worker registers as the\n"
+    "                          dataset's host and serves only replay campaigns of that\n"
+    "                          dataset; --prefetch defaults to 16\n";
 
 WorkerDaemon* g_daemon = nullptr;
 
@@ -80,6 +84,7 @@ const std::map<std::string, bool> kFlags = {{"--coordinator", true},
                                             {"--result-resend-ms", true},
                                             {"--curve-key", true},
                                             {"--server-key", true},
+                                            {"--replay", true},
                                             {"--fingerprint", false},
                                             {"--check-sandbox", false},
                                             {"--help", false}};
@@ -112,6 +117,20 @@ int Main(int argc, char** argv) {
       host.add_labels(label);
     }
   }
+  std::shared_ptr<const LoadedDataset> replay;
+  if (flags.values.count("--replay")) {
+    StatusOr<LoadedDataset> loaded = ReadDataset(flags.values.at("--replay"));
+    if (!loaded.ok()) {
+      std::cerr << "farm-worker: --replay: " << loaded.status().message() << "\n";
+      return 1;
+    }
+    replay = std::make_shared<const LoadedDataset>(std::move(loaded).value());
+    HostFingerprint recorded = replay->data.host();
+    recorded.set_worker_id(host.worker_id());
+    *recorded.mutable_labels() = host.labels();
+    recorded.set_replay_dataset(replay->id);
+    host = std::move(recorded);
+  }
   if (flags.values.count("--fingerprint")) {
     std::string json;
     google::protobuf::util::JsonPrintOptions options;
@@ -127,7 +146,7 @@ int Main(int argc, char** argv) {
   const long long default_slots = std::max(1, host.cores() - 1);
   if (!IntFlag(flags, "--compile-slots", 1, 1024, default_slots, &compile_slots, &error) ||
       !IntFlag(flags, "--children", 1, 1024, compile_slots + 1, &children, &error) ||
-      !IntFlag(flags, "--prefetch", 0, 1024, 1, &prefetch, &error) ||
+      !IntFlag(flags, "--prefetch", 0, 1024, replay ? 16 : 1, &prefetch, &error) ||
       !IntFlag(flags, "--memory-limit-mb", 64, 1LL << 30, PhysicalMemoryBytes() / children >> 20,
                &memory_mb, &error) ||
       !IntFlag(flags, "--output-limit-kb", 1, 1LL << 30, 1024, &output_kb, &error) ||
@@ -164,6 +183,7 @@ int Main(int argc, char** argv) {
   options.heartbeat_interval_ms = static_cast<int>(heartbeat_ms);
   options.drain_timeout_ms = static_cast<int>(drain_s * 1000);
   options.result_resend_ms = static_cast<int>(resend_ms);
+  options.replay = replay;
   StatusOr<std::optional<CurveClientKeys>> keys = ReadCurveClientKeys(
       flags.get("--curve-key"), flags.get("--server-key"), "--curve-key", "--server-key");
   if (!keys.ok()) return UsageError(keys.status().message());
@@ -188,7 +208,8 @@ int Main(int argc, char** argv) {
            {{"worker", host.worker_id()},
             {"coordinator", options.coordinator},
             {"children", std::to_string(children)},
-            {"compile_slots", std::to_string(sandbox.compile_slots)}});
+            {"compile_slots", std::to_string(sandbox.compile_slots)},
+            {"replay", replay ? replay->id : "no"}});
   const Status status = (*daemon)->Run();
   g_daemon = nullptr;
   if (!status.ok()) {

@@ -26,6 +26,7 @@
 
 #include "common/status.h"
 #include "schedfarm.pb.h"
+#include "worker/job_runner.h"
 
 namespace google::protobuf {
 class MessageLite;
@@ -62,22 +63,22 @@ struct SandboxOutcome {
   double total_seconds = 0;   // from Submit until the outcome
 };
 
-class SandboxPool {
+class SandboxPool : public JobRunner {
  public:
   // Starts the children and waits until each has reported ready. Fails when a child
   // cannot start (its exit status and output say why) or the options are invalid.
   static StatusOr<std::unique_ptr<SandboxPool>> Start(const SandboxOptions& options);
   // Kills every child (and anything it started) and reaps it. Jobs in hand are
   // dropped.
-  ~SandboxPool();
+  ~SandboxPool() override;
 
   // Queues a job; zero settings take their defaults (WithDefaults), which the outcome's
   // measurement records. Jobs start in submission order as children and compile slots
   // free up.
-  void Submit(SandboxJob job);
+  void Submit(SandboxJob job) override;
   // Readable while finished outcomes wait to be taken.
-  int notify_fd() const;
-  std::vector<SandboxOutcome> TakeFinished();
+  int notify_fd() const override;
+  std::vector<SandboxOutcome> TakeFinished() override;
   // Submits one job and waits for its outcome (tools and tests). A job without a
   // job_id gets one.
   SandboxOutcome RunOne(SandboxJob job);

@@ -70,6 +70,9 @@ struct CampaignData {
   bool seeded = false;
   uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
   std::unique_ptr<ValueIterationData> value;  // value-iteration campaigns only
+  // A replay campaign: every model is scored on its dataset's held-out pipelines, each
+  // distinct schedule with its first OK measurement, whatever the campaign measured.
+  std::vector<Sample> replay_held_out;
 };
 
 // A model to train and store: its training and held-out samples and how it starts.
@@ -93,6 +96,8 @@ struct LearnerDaemon::State {
   StatusOr<ClientReply> Call(ClientRequest request);
 
   Status Load(const Campaign& campaign, CampaignData* data);
+  // A replay campaign's dataset: each pipeline's pool and the held-out samples.
+  Status LoadReplay(CampaignData* data, std::vector<std::vector<PoolSchedule>>* pools);
   Status Follow(CampaignData& data);
   Status Train(CampaignData& data, std::vector<NamedMetrics>* table,
                const std::vector<std::string>& only = {});

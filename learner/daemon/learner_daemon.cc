@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "dataset/dataset.h"
 #include "learner/cost_model_adapter.h"
 #include "learner/daemon/daemon_state.h"
 #include "learner/features.h"
@@ -17,6 +18,7 @@
 #include "learner/split.h"
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"
+#include "pipeline/spec.h"
 #include "scheduler/schedule_space.h"
 #include "search/pipeline_search.h"
 #include "search/registry.h"
@@ -27,10 +29,22 @@ namespace {
 
 constexpr int kExportPageRows = 1000;
 
-// Whether farm-learner proposes the campaign's candidates (its strategy uses a model).
-bool LearnerStrategy(const Strategy& strategy) {
-  const StrategyInfo* info = FindStrategy(strategy.name());
-  return info != nullptr && info->uses_model;
+// Whether the campaign's strategy has a per-pipeline search that farm-learner runs
+// (value iteration runs over the whole campaign instead).
+bool PerPipelineSearch(const CampaignConfig& config) {
+  const StrategyInfo* info = FindStrategy(config.strategy().name());
+  return LearnerProposes(config) && info != nullptr && info->make != nullptr;
+}
+
+// The sample of one measured schedule: its features and runtimes.
+StatusOr<Sample> SampleOf(const Measurement& m, const Featurizer& featurizer) {
+  Sample sample;
+  sample.pipeline_id = m.candidate().pipeline_id();
+  sample.schedule_hash = m.candidate().schedule_hash();
+  sample.seconds = m.stats().median_seconds();
+  sample.stddev_seconds = m.stats().stddev_seconds();
+  SCHEDFARM_RETURN_IF_ERROR(featurizer.Featurize(m.candidate().schedule(), &sample.features));
+  return sample;
 }
 
 }  // namespace
@@ -52,6 +66,55 @@ StatusOr<ClientReply> LearnerDaemon::State::Call(ClientRequest request) {
   return reply;
 }
 
+Status LearnerDaemon::State::LoadReplay(CampaignData* data,
+                                       std::vector<std::vector<PoolSchedule>>* pools) {
+  const ReplaySource& replay = data->config.replay();
+  SCHEDFARM_ASSIGN_OR_RETURN(LoadedDataset dataset, ReadDataset(replay.dataset()));
+  if (dataset.id != replay.dataset_id()) {
+    return Status::Error("campaign " + data->id + " replays dataset " + replay.dataset_id() +
+                         ", and '" + dataset.path + "' is now dataset " + dataset.id);
+  }
+  std::map<std::string, PipelineSpec> specs;
+  for (const PipelineSpec& spec : dataset.data.pipelines()) {
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
+    specs[PipelineId(graph)] = spec;
+  }
+  pools->assign(data->pipelines.size(), {});
+  std::set<std::string> pooled;
+  std::map<std::string, const Measurement*> first_ok;  // held-out: by DatasetKey
+  const std::set<std::string> held_out(replay.held_out_pipelines().begin(),
+                                       replay.held_out_pipelines().end());
+  for (const Measurement& m : dataset.data.measurements()) {
+    const Candidate& c = m.candidate();
+    const std::string key = DatasetKey(c.pipeline_id(), c.schedule_hash());
+    if (c.schedule().stages_size() == 0) continue;  // a baseline
+    if (held_out.count(c.pipeline_id())) {
+      if (m.status() == OK && m.stats().median_seconds() > 0) first_ok.emplace(key, &m);
+      continue;
+    }
+    auto pipeline = data->pipeline_index.find(c.pipeline_id());
+    if (pipeline == data->pipeline_index.end() || !pooled.insert(key).second) continue;
+    (*pools)[pipeline->second].push_back({c.schedule(), c.schedule_hash()});
+  }
+  std::map<std::string, std::vector<const Measurement*>> by_pipeline;
+  for (const auto& [key, m] : first_ok) by_pipeline[m->candidate().pipeline_id()].push_back(m);
+  for (const auto& [id, measurements] : by_pipeline) {
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(specs.at(id)));
+    const ScheduleSpace space(graph);
+    const Featurizer featurizer(space);
+    for (const Measurement* m : measurements) {
+      SCHEDFARM_ASSIGN_OR_RETURN(Sample sample, SampleOf(*m, featurizer));
+      data->replay_held_out.push_back(std::move(sample));
+    }
+  }
+  LogEvent("info", "replay_loaded",
+           {{"campaign", data->id},
+            {"dataset", dataset.path},
+            {"pool", std::to_string(pooled.size())},
+            {"held_out_samples", std::to_string(data->replay_held_out.size())}});
+  return Status::Ok();
+}
+
 Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) {
   data->id = campaign.id();
   SCHEDFARM_ASSIGN_OR_RETURN(data->config, CampaignConfigFromJson(campaign.config_json()));
@@ -65,22 +128,24 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     pipeline.space = std::make_unique<ScheduleSpace>(*pipeline.graph);
     pipeline.id = pipeline.space->pipeline_id();
     pipeline.featurizer = std::make_unique<Featurizer>(*pipeline.space);
-    const Strategy& strategy = data->config.strategy();
-    if (LearnerStrategy(strategy) && FindStrategy(strategy.name())->make != nullptr) {
-      PipelineSearch::Options options;
-      options.strategy = strategy.name();
-      options.settings = ResolvedSettings(strategy);
-      options.acquisition = strategy.acquisition();
-      options.seed = MixSeed(strategy.seed(), data->pipelines.size());
-      options.epsilon = strategy.epsilon();
-      SCHEDFARM_ASSIGN_OR_RETURN(pipeline.search,
-                                 PipelineSearch::Create(*pipeline.space, options));
-    }
     data->pipeline_index[pipeline.id] = data->pipelines.size();
     data->pipelines.push_back(std::move(pipeline));
   }
-  if (LearnerStrategy(data->config.strategy()) &&
-      FindStrategy(data->config.strategy().name())->make == nullptr) {
+  std::vector<std::vector<PoolSchedule>> pools(data->pipelines.size());
+  if (data->config.has_replay()) SCHEDFARM_RETURN_IF_ERROR(LoadReplay(data, &pools));
+  const Strategy& strategy = data->config.strategy();
+  for (size_t p = 0; p < data->pipelines.size() && PerPipelineSearch(data->config); ++p) {
+    PipelineSearch::Options options;
+    options.strategy = strategy.name();
+    options.settings = ResolvedSettings(strategy);
+    options.acquisition = strategy.acquisition();
+    options.seed = MixSeed(strategy.seed(), p);
+    options.epsilon = strategy.epsilon();
+    options.pool = std::move(pools[p]);
+    CampaignData::PipelineData& pipeline = data->pipelines[p];
+    SCHEDFARM_ASSIGN_OR_RETURN(pipeline.search, PipelineSearch::Create(*pipeline.space, options));
+  }
+  if (LearnerProposes(data->config) && !PerPipelineSearch(data->config)) {
     data->value = std::make_unique<ValueIterationData>();
     data->value->measured.resize(data->pipelines.size());
   }
@@ -121,20 +186,15 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
                                                           m.candidate().schedule(), median,
                                                           m.stats().stddev_seconds()});
       }
-      Sample sample;
-      sample.pipeline_id = m.candidate().pipeline_id();
-      sample.schedule_hash = m.candidate().schedule_hash();
-      sample.seconds = median;
-      sample.stddev_seconds = m.stats().stddev_seconds();
-      Status featurized = entry.featurizer->Featurize(m.candidate().schedule(), &sample.features);
-      if (!featurized.ok()) {
+      StatusOr<Sample> sample = SampleOf(m, *entry.featurizer);
+      if (!sample.ok()) {
         LogEvent("warn", "sample_skipped",
                  {{"campaign", data.id},
                   {"seq", std::to_string(row.seq())},
-                  {"error", featurized.message()}});
+                  {"error", sample.status().message()}});
         continue;
       }
-      data.samples.push_back(std::move(sample));
+      data.samples.push_back(std::move(sample).value());
       ++data.since_training;
     }
     data.next_seq = std::max(data.next_seq, page.next_seq());
@@ -151,7 +211,9 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   for (const Sample& sample : data.samples) ids.push_back(sample.pipeline_id);
   const std::set<std::string> distinct(ids.begin(), ids.end());
   PipelineSplit split;
-  if (distinct.size() >= 2) {
+  if (data.config.has_replay()) {  // held out of the campaign: every sample trains
+    split.train.assign(distinct.begin(), distinct.end());
+  } else if (distinct.size() >= 2) {
     SCHEDFARM_ASSIGN_OR_RETURN(split,
                                SplitByPipeline(ids, options.seed, options.held_out_fraction));
   } else {
@@ -160,11 +222,19 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   std::vector<Sample> train;
   std::vector<Sample> held_out;
   SCHEDFARM_RETURN_IF_ERROR(SplitSamples(data.samples, split, &train, &held_out));
+  if (data.config.has_replay()) {
+    held_out = data.replay_held_out;
+    split.held_out.assign(data.config.replay().held_out_pipelines().begin(),
+                          data.config.replay().held_out_pipelines().end());
+  }
   if (train.empty()) return Status::Ok();
 
   const std::string strategy_model =
       data.config.strategy().model().empty() ? "gcn" : data.config.strategy().model();
-  std::vector<std::string> kinds = only.empty() ? options.kinds : only;
+  // A replay campaign simulates one model's active learning: only that kind trains.
+  std::vector<std::string> kinds = !only.empty()                ? only
+                                   : data.config.has_replay() ? std::vector<std::string>{}
+                                                              : options.kinds;
   if (only.empty() && std::find(kinds.begin(), kinds.end(), strategy_model) == kinds.end()) {
     kinds.push_back(strategy_model);
   }
@@ -182,7 +252,7 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
       continue;
     }
     data.newest[kind] = *trained;
-    if (kind == strategy_model && LearnerStrategy(data.config.strategy())) {
+    if (kind == strategy_model && LearnerProposes(data.config)) {
       data.scorer = data.newest[kind];
       SearchUnder(data);
     }
@@ -424,14 +494,14 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
           step = s.Train(data, &table);
         }
         bool ready = true;
-        if (step.ok() && LearnerStrategy(strategy) && !strategy.model_from().empty() &&
+        if (step.ok() && LearnerProposes(data.config) && !strategy.model_from().empty() &&
             !data.seeded) {
           StatusOr<bool> seeded = s.Seed(data, *reply);
           step = seeded.status();
           ready = seeded.ok() && *seeded;
           if (!seeded.ok()) data.seeded = true;  // logged below; random proposals go on
         }
-        if (step.ok() && ready && LearnerStrategy(strategy) &&
+        if (step.ok() && ready && LearnerProposes(data.config) &&
             campaign.state() == CAMPAIGN_RUNNING) {
           step = data.value ? s.StepValueIteration(data) : s.Propose(data, status);
         }

@@ -29,6 +29,8 @@ class ModelSearch : public SearchStrategy {
   CostModel& model() { return *context_.model; }
   const AcquisitionFunction& acquisition() const { return *context_.acquisition; }
   uint64_t seed() const { return context_.seed; }
+  // The replay campaign's pool of schedules, or null (SearchContext::pool).
+  const std::vector<PoolSchedule>* pool() const { return context_.pool; }
   // The setting's value, or the registry's default. REQUIRES: the registry lists it.
   double Setting(const std::string& name) const;
   // The pipeline's best measured runtime (0: none yet) and its schedule.

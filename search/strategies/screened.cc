@@ -51,6 +51,7 @@ class ScreenedSearch : public ModelSearch {
     context.space = &space();
     context.seed = MixSeed(seed(), 1);
     context.known = [this](const std::string& hash) { return IsKnown(hash); };
+    context.pool = pool();
     return random_.Init(context);
   }
 

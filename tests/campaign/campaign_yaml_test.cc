@@ -6,9 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "common/files.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/synthetic_dataset.h"
 
 namespace schedfarm {
 namespace {
@@ -48,7 +53,7 @@ TEST(CampaignExamplesTest, EveryExampleValidates) {
     ++examples;
     StatusOr<CampaignConfig> config = LoadCampaignFile(entry.path().string());
     ASSERT_TRUE(config.ok()) << config.status().message();
-    EXPECT_GT(config->pipelines_size(), 0) << entry.path();
+    EXPECT_TRUE(config->pipelines_size() > 0 || config->has_replay()) << entry.path();
     EXPECT_GT(config->budget().benchmarks(), 0) << entry.path();
   }
   EXPECT_GE(examples, 5);
@@ -387,6 +392,83 @@ TEST(CampaignYamlErrorTest, InvalidPipelineFileIsQuoted) {
       << message;
   EXPECT_NE(message.find("bad.yaml:"), std::string::npos) << message;
   EXPECT_FALSE(LoadCampaignFile((dir / "gone.yaml").string()).ok());
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+namespace schedfarm {
+namespace {
+
+// A replay campaign beside a synthetic dataset of 10 pipelines.
+class ReplayCampaignYaml : public testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(WriteDataset(dir_.Sub("d.sfds"), testing_support::SyntheticDataset(10, 2)).ok());
+  }
+  StatusOr<CampaignConfig> Parse(const std::string& text) {
+    return ParseCampaignYaml(text, dir_.Sub("c.yaml"));
+  }
+  void ExpectErrorAt(const std::string& text, int line, int column, const std::string& part) {
+    StatusOr<CampaignConfig> config = Parse(text);
+    ASSERT_FALSE(config.ok()) << text;
+    const std::string where = dir_.Sub("c.yaml") + ":" + std::to_string(line) + ":" +
+                              std::to_string(column) + ": ";
+    EXPECT_EQ(config.status().message().rfind(where, 0), 0u) << config.status().message();
+    EXPECT_NE(config.status().message().find(part), std::string::npos)
+        << config.status().message();
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(ReplayCampaignYaml, SplitsTheDatasetsPipelines) {
+  StatusOr<CampaignConfig> config =
+      Parse(kName + "replay: {dataset: d.sfds, held_out: 0.3}\n" + kBudget);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const ReplaySource& replay = config->replay();
+  EXPECT_EQ(replay.dataset(), dir_.Sub("d.sfds"));
+  EXPECT_EQ(replay.dataset_id(), ReadDataset(dir_.Sub("d.sfds")).value().id);
+  EXPECT_EQ(replay.pipeline_ids_size(), 7);
+  EXPECT_EQ(replay.held_out_pipelines_size(), 3);
+  std::set<std::string> all(replay.pipeline_ids().begin(), replay.pipeline_ids().end());
+  all.insert(replay.held_out_pipelines().begin(), replay.held_out_pipelines().end());
+  EXPECT_EQ(all.size(), 10u);
+  EXPECT_EQ(config->pipelines_size(), 0);
+  // farm-learner proposes even random candidates: from the dataset's schedules.
+  EXPECT_EQ(config->strategy().name(), "random");
+  EXPECT_TRUE(LearnerProposes(*config));
+  EXPECT_GT(config->strategy().batch(), 0);
+  EXPECT_FALSE(config->strategy().model().empty());
+
+  StatusOr<CampaignConfig> same =
+      Parse(kName + "replay: {dataset: d.sfds, held_out: 0.3}\n" + kBudget);
+  EXPECT_EQ(CampaignConfigToJson(*same), CampaignConfigToJson(*config));
+  StatusOr<CampaignConfig> other =
+      Parse(kName + "replay: {dataset: d.sfds, held_out: 0.3, split_seed: 9}\n" + kBudget);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->replay().pipeline_ids_size(), 7);
+
+  StatusOr<CampaignConfig> settings = Parse(
+      kName + "replay: {dataset: d.sfds}\n" + kBudget +
+      "strategy: {name: random, settings: {model: gbt, batch: 32, retrain_every: 50}}\n");
+  ASSERT_TRUE(settings.ok()) << settings.status().message();
+  EXPECT_EQ(settings->strategy().model(), "gbt");
+  EXPECT_EQ(settings->strategy().batch(), 32);
+}
+
+TEST_F(ReplayCampaignYaml, BadReplaySections) {
+  ExpectErrorAt(kName + kPipelines + "replay: {dataset: d.sfds}\n" + kBudget, 4, 9,
+                "either pipelines or replay, not both");
+  ExpectErrorAt(kName + "replay: {dataset: none.sfds}\n" + kBudget, 2, 19, "not found");
+  ExpectErrorAt(kName + "replay: {dataset: d.yaml}\n" + kBudget, 2, 19, "must name a .sfds file");
+  ExpectErrorAt(kName + "replay: {held_out: 0.2}\n" + kBudget, 2, 9, "dataset");
+  ExpectErrorAt(kName + "replay: {dataset: d.sfds, held_out: 0.95}\n" + kBudget, 2, 37,
+                "replay.held_out must be between");
+  ExpectErrorAt(kName + "replay: {dataset: d.sfds, hold: 1}\n" + kBudget, 2, 27, "unknown key 'hold'");
+  const std::string bytes = ReadFileBytes(dir_.Sub("d.sfds")).value();
+  ASSERT_TRUE(WriteFileAtomically(dir_.Sub("t.sfds"), bytes.substr(0, bytes.size() - 3)).ok());
+  ExpectErrorAt(kName + "replay: {dataset: t.sfds}\n" + kBudget, 2, 19,
+                "t.sfds': truncated or corrupt");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
 #include "pipeline/graph.h"
+#include "pipeline/spec.h"
 
 namespace schedfarm {
 namespace {
@@ -294,6 +295,32 @@ TEST(CampaignRunTest, WorkerRequirements) {
   host.set_cores(4);
   host.clear_labels();
   EXPECT_FALSE((*run)->Accepts(host));
+  host.add_labels("rack1");
+  host.set_replay_dataset("0123abcd");
+  EXPECT_FALSE((*run)->Accepts(host)) << "a replay worker serves replay campaigns only";
+}
+
+TEST(CampaignRunTest, ReplayCampaignsGoToReplayWorkersOfTheirDataset) {
+  CampaignConfig config;
+  config.set_name("replay");
+  config.mutable_budget()->set_benchmarks(5);
+  config.mutable_strategy()->set_name("random");
+  const PipelineSpec spec = *BuildZooPipeline(ParseCampaignYaml(
+      "name: z\npipelines:\n  - zoo: {block: vgg_block, spatial_scale: 0.25}\n"
+      "budget: {benchmarks: 1}\n", "z.yaml")->pipelines(0).zoo());
+  config.mutable_replay()->set_dataset_id("0123abcd");
+  config.mutable_replay()->add_pipeline_ids(PipelineId(PipelineGraph::Build(spec).value()));
+  StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(Campaign(), config, {spec});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  HostFingerprint host;
+  host.set_cores(2);
+  EXPECT_FALSE((*run)->Accepts(host)) << "a measuring worker";
+  host.set_replay_dataset("ffff0000");
+  EXPECT_FALSE((*run)->Accepts(host)) << "a replay worker of another dataset";
+  host.set_replay_dataset("0123abcd");
+  EXPECT_TRUE((*run)->Accepts(host));
+  EXPECT_FALSE((*run)->ProposesItself()) << "the learner proposes from the dataset";
+  EXPECT_TRUE(IsDeterministicFailure(NOT_IN_DATASET));
 }
 
 }  // namespace

@@ -28,7 +28,9 @@
 #include "sample_campaigns.h"
 #include "search/registry.h"
 #include "storage/export.h"
+#include "dataset/dataset.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/synthetic_dataset.h"
 
 namespace schedfarm {
 namespace {
@@ -514,6 +516,70 @@ TEST(FarmctlCliTest, ExportReadsEveryPage) {
   EXPECT_EQ(seen[1].request.export_measurements().from_seq(), 9u);
   EXPECT_EQ(seen[2].request.export_measurements().from_seq(), 12u);
   EXPECT_EQ(seen[0].request.export_measurements().campaign(), "c-5");
+}
+
+// dataset pack: the campaign's record, its pipelines and every measurement from the
+// coordinator, written as one dataset file that `dataset show` describes.
+TEST(FarmctlCliTest, DatasetPackWritesTheCampaignAsADataset) {
+  const Dataset synthetic = testing_support::SyntheticDataset(2, 3);
+  ControlPeer peer([&](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    if (request.has_status()) {
+      Campaign* c = reply.mutable_status()->add_campaigns()->mutable_campaign();
+      c->set_id("data-1");
+      c->set_name("data");
+      c->set_yaml_source("name: data\n");
+    } else if (request.has_pipelines()) {
+      *reply.mutable_pipelines()->mutable_pipelines() = synthetic.pipelines();
+    } else {
+      ExportReply* page = reply.mutable_export_page();
+      for (int i = 0; i < synthetic.measurements_size(); ++i) {
+        StoredMeasurementRecord* row = page->add_rows();
+        row->set_seq(i + 1);
+        *row->mutable_measurement() = synthetic.measurements(i);
+      }
+      page->set_next_seq(synthetic.measurements_size() + 1);
+      page->set_done(true);
+    }
+    return ControlPeer::Reply(request, reply);
+  });
+  ScratchDir dir;
+  const std::string output = dir.Sub("data.sfds");
+  const CliResult r = Farmctl(
+      {"dataset", "pack", "data", "--output", output, "--coordinator", peer.endpoint()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "campaign data (data-1): 7 measurements")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "2 pipelines, 6 distinct schedules (1 measured more than once)"))
+      << r.out;
+  StatusOr<LoadedDataset> loaded = ReadDataset(output);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->data.parts(0).yaml_source(), "name: data\n");
+  EXPECT_EQ(loaded->data.measurements_size(), 7);
+
+  // Packing the same campaign into it again is refused, and nothing is written.
+  const CliResult again = Farmctl({"dataset", "pack", "data", "--into", output, "--output",
+                                   dir.Sub("twice.sfds"), "--coordinator", peer.endpoint()});
+  EXPECT_EQ(again.code, kExitFailed) << again.err;
+  EXPECT_TRUE(Contains(again.err, "campaign data-1 (data) is in the dataset already")) << again.err;
+  EXPECT_FALSE(fs::exists(dir.Sub("twice.sfds")));
+
+  const CliResult shown = Farmctl({"dataset", "show", output});
+  EXPECT_EQ(shown.code, kExitOk) << shown.err;
+  EXPECT_EQ(shown.out, r.out);
+}
+
+TEST(FarmctlCliTest, DatasetErrors) {
+  ExpectUsageError({"dataset", "frob", "x"}, "dataset: unknown action 'frob' (known: pack, show)");
+  ExpectUsageError({"dataset", "pack", "c-1"}, "dataset pack needs --output FILE");
+  ExpectUsageError({"dataset", "show"}, "'dataset' needs TARGET");
+  ScratchDir dir;
+  const CliResult missing = Farmctl({"dataset", "show", dir.Sub("none.sfds")});
+  EXPECT_EQ(missing.code, kExitInvalidInput);
+  EXPECT_TRUE(Contains(missing.err, "none.sfds': cannot open")) << missing.err;
+  const CliResult not_dataset =
+      Farmctl({"dataset", "show", WriteFile(dir.Sub("x.sfds"), "name: x\n")});
+  EXPECT_EQ(not_dataset.code, kExitInvalidInput);
+  EXPECT_TRUE(Contains(not_dataset.err, "not a schedfarm dataset")) << not_dataset.err;
 }
 
 TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {

@@ -14,6 +14,7 @@
 
 #include "common/cpus.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/synthetic_dataset.h"
 
 namespace schedfarm {
 namespace {
@@ -42,6 +43,44 @@ CliRun RunFarmctl(const std::string& args, const ScratchDir& dir) {
   text << in.rdbuf();
   run.output = text.str();
   return run;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A replay campaign runs on the real coordinator, learner and a replay worker: every
+// candidate comes from the dataset and is answered from it, and the learner scores its
+// models on the held-out pipelines' recorded schedules.
+TEST(FarmctlLocalTest, RunsAReplayCampaignFromADataset) {
+  ScratchDir dir;
+  ASSERT_TRUE(WriteDataset(dir.Sub("d.sfds"), testing_support::SyntheticDataset(8, 10)).ok());
+  std::ofstream(dir.Sub("replay.yaml"))
+      << "name: replay\n"
+         "replay: {dataset: d.sfds, held_out: 0.25}\n"
+         "strategy: {name: model-guided, settings: {model: gbt, batch: 8, retrain_every: 12}}\n"
+         "budget: {benchmarks: 40}\n";
+  const CliRun run =
+      RunFarmctl("local " + dir.Sub("replay.yaml") + " --dir " + dir.Sub("farm"), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("1 worker (1 replaying a dataset)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("40/40 benchmarks (100%)"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("farm/logs/local-1.log")))
+      << "no measuring worker for a replay campaign";
+  const std::string worker = ReadText(dir.Sub("farm/logs/replay-1.log"));
+  EXPECT_NE(worker.find("event=replay_started"), std::string::npos) << worker;
+  EXPECT_NE(worker.find("status=OK"), std::string::npos) << worker;
+  EXPECT_EQ(worker.find("NOT_IN_DATASET"), std::string::npos) << worker;
+  const std::string learner = ReadText(dir.Sub("farm/logs/learner.log"));
+  EXPECT_NE(learner.find("event=replay_loaded"), std::string::npos) << learner;
+  EXPECT_NE(learner.find(" pool=60 held_out_samples=20"), std::string::npos)
+      << "6 searched pipelines x 10, 2 held out x 10:\n"
+      << learner;
+  EXPECT_NE(learner.find("event=model_trained"), std::string::npos) << learner;
+  EXPECT_NE(learner.find(" held_out=20 "), std::string::npos) << learner;
 }
 
 TEST(FarmctlLocalTest, RunsACampaignToItsEndOnThisMachine) {

@@ -132,7 +132,9 @@ TEST(FarmctlSubmissionTest, BadCampaignFileNamesLineAndColumn) {
 TEST(FarmctlSubmissionTest, MissingFileIsAnError) {
   StatusOr<SubmitCampaign> submit = BuildSubmission("configs/campaigns/no_such_campaign.yaml");
   ASSERT_FALSE(submit.ok());
-  EXPECT_NE(submit.status().message().find("no_such_campaign.yaml: cannot open"), std::string::npos)
+  EXPECT_NE(submit.status().message().find(
+                "campaign file: 'configs/campaigns/no_such_campaign.yaml': cannot open: No such file"),
+            std::string::npos)
       << submit.status().message();
 }
 

@@ -1280,6 +1280,40 @@ TEST(SearchPipelineTest, CandidatesOfTheStrategyCarryTheModel) {
   }
 }
 
+// A replay campaign's pipeline: random candidates and a model-guided search's sample
+// come from the pool only, every pool schedule once, and the search ends with the pool.
+TEST(SearchPipelineTest, APoolIsTheWholeProposalSpace) {
+  Fixture f = ReductionSpace();
+  std::set<std::string> pool_hashes;
+  PipelineSearch::Options options = SearchOptions("model-guided", {{"sample_size", 4}}, 0);
+  for (uint64_t seed = 100; options.pool.size() < 9; ++seed) {
+    PoolSchedule pooled;
+    pooled.schedule = f->RandomSchedule(seed);
+    pooled.hash = ScheduleHash(*f, pooled.schedule);
+    if (pool_hashes.insert(pooled.hash).second) options.pool.push_back(std::move(pooled));
+  }
+  std::unique_ptr<PipelineSearch> search = CreateSearch(*f, options);
+  ASSERT_NE(search, nullptr);
+  std::string failure;
+  std::set<std::string> proposed;
+  for (const Candidate& c : search->Propose(3, &failure)) {  // before a model: random
+    EXPECT_EQ(c.origin(), "random");
+    proposed.insert(c.schedule_hash());
+  }
+  SyntheticModel* model = nullptr;
+  ASSERT_TRUE(search->SetModel(NewModel(*f, "v1", &model)).ok());
+  for (int round = 0; round < 5; ++round) {
+    for (const Candidate& c : search->Propose(2, &failure)) {
+      EXPECT_EQ(failure, "");
+      EXPECT_TRUE(pool_hashes.count(c.schedule_hash())) << c.schedule_hash();
+      EXPECT_TRUE(proposed.insert(c.schedule_hash()).second) << "proposed twice";
+    }
+  }
+  EXPECT_EQ(proposed, pool_hashes);
+  EXPECT_TRUE(search->Propose(2, &failure).empty());
+  EXPECT_TRUE(search->Exhausted());
+}
+
 TEST(SearchPipelineTest, EpsilonIsTheShareOfRandomCandidates) {
   Fixture f = ReductionSpace();
   for (double epsilon : {0.0, 0.5, 1.0}) {

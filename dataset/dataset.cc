@@ -1,0 +1,236 @@
+#include "dataset/dataset.h"
+
+#include <zstd.h>
+
+#include <ctime>
+#include <set>
+#include <sstream>
+
+#include "common/files.h"
+#include "common/sha256.h"
+#include "pipeline/graph.h"
+#include "pipeline/spec.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr char kMagic[4] = {'S', 'F', 'D', 'S'};
+constexpr size_t kPrefixBytes = 8;  // the magic and the format version
+constexpr int kZstdLevel = 19;
+
+std::string ListOf(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : " ") + item;
+  return out;
+}
+
+}  // namespace
+
+std::string DatasetId(const std::string& file_bytes) {
+  return Sha256Hex(file_bytes).substr(0, 32);
+}
+
+std::string DatasetKey(const std::string& pipeline_id, const std::string& schedule_hash) {
+  return pipeline_id + '\0' + schedule_hash;
+}
+
+std::string HostKindDifference(const HostFingerprint& a, const HostFingerprint& b) {
+  auto differ = [](const std::string& what, const std::string& x, const std::string& y) {
+    return what + " '" + x + "' against '" + y + "'";
+  };
+  if (a.cpu_model() != b.cpu_model()) return differ("cpu_model", a.cpu_model(), b.cpu_model());
+  if (a.cores() != b.cores()) {
+    return differ("cores", std::to_string(a.cores()), std::to_string(b.cores()));
+  }
+  if (a.halide_target() != b.halide_target()) {
+    return differ("halide_target", a.halide_target(), b.halide_target());
+  }
+  const std::string a_isa = ListOf(a.isa_flags()), b_isa = ListOf(b.isa_flags());
+  if (a_isa != b_isa) return differ("isa_flags", a_isa, b_isa);
+  return "";
+}
+
+Status CheckDataset(const Dataset& dataset) {
+  std::set<std::string> pipelines;
+  for (int i = 0; i < dataset.pipelines_size(); ++i) {
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(dataset.pipelines(i));
+    if (!graph.ok()) return graph.status().WithContext("pipeline " + std::to_string(i));
+    if (!pipelines.insert(PipelineId(*graph)).second) {
+      return Status::Error("pipeline " + std::to_string(i) + " (" + PipelineId(*graph) +
+                           ") appears twice");
+    }
+  }
+  for (int i = 0; i < dataset.measurements_size(); ++i) {
+    const Measurement& m = dataset.measurements(i);
+    const std::string where = "measurement " + std::to_string(i) + " (lease " + m.lease_id() + ")";
+    if (!pipelines.count(m.candidate().pipeline_id())) {
+      return Status::Error(where + ": pipeline " + m.candidate().pipeline_id() +
+                           " is not in the dataset");
+    }
+    if (m.candidate().schedule_hash().empty()) return Status::Error(where + ": no schedule hash");
+    const std::string difference = HostKindDifference(m.host(), dataset.host());
+    if (!difference.empty()) {
+      return Status::Error(where + " was taken on another kind of host than the dataset's: " +
+                           difference);
+    }
+  }
+  return Status::Ok();
+}
+
+Status WriteDataset(const std::string& path, const Dataset& dataset) {
+  SCHEDFARM_RETURN_IF_ERROR(CheckDataset(dataset).WithContext("dataset '" + path + "'"));
+  std::string message;
+  if (!dataset.SerializeToString(&message)) {
+    return Status::Error("dataset '" + path + "': cannot serialize (over 2 GiB?)");
+  }
+  std::string bytes(kMagic, sizeof(kMagic));
+  for (int shift = 0; shift < 32; shift += 8) {
+    bytes.push_back(static_cast<char>((kDatasetFormatVersion >> shift) & 0xff));
+  }
+  std::string frame(ZSTD_compressBound(message.size()), '\0');
+  ZSTD_CCtx* context = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, kZstdLevel);
+  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
+  const size_t size =
+      ZSTD_compress2(context, frame.data(), frame.size(), message.data(), message.size());
+  ZSTD_freeCCtx(context);
+  if (ZSTD_isError(size)) {
+    return Status::Error("dataset '" + path + "': compression failed: " +
+                         ZSTD_getErrorName(size));
+  }
+  frame.resize(size);
+  return WriteFileAtomically(path, bytes + frame).WithContext("dataset");
+}
+
+StatusOr<LoadedDataset> ReadDataset(const std::string& path) {
+  const std::string what = "dataset '" + path + "'";
+  StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status().WithContext("dataset");
+  if (bytes->size() < kPrefixBytes || bytes->compare(0, sizeof(kMagic), kMagic, sizeof(kMagic))) {
+    return Status::Error(what + ": not a schedfarm dataset (it does not start with 'SFDS')");
+  }
+  uint32_t version = 0;
+  for (int i = 0; i < 4; ++i) {
+    version |= static_cast<uint32_t>(static_cast<uint8_t>((*bytes)[4 + i])) << (8 * i);
+  }
+  if (version != kDatasetFormatVersion) {
+    return Status::Error(what + ": format version " + std::to_string(version) +
+                         ", this build reads version " + std::to_string(kDatasetFormatVersion));
+  }
+  const char* frame = bytes->data() + kPrefixBytes;
+  const size_t frame_size = bytes->size() - kPrefixBytes;
+  const unsigned long long content = ZSTD_getFrameContentSize(frame, frame_size);
+  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN ||
+      ZSTD_findFrameCompressedSize(frame, frame_size) != frame_size) {
+    return Status::Error(what + ": truncated or corrupt (its compressed frame is " +
+                         std::to_string(frame_size) + " bytes and not whole)");
+  }
+  std::string message(content, '\0');
+  const size_t size = ZSTD_decompress(message.data(), message.size(), frame, frame_size);
+  if (ZSTD_isError(size) || size != content) {
+    return Status::Error(what + ": corrupt: " +
+                         (ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short frame"));
+  }
+  LoadedDataset loaded;
+  loaded.path = path;
+  loaded.id = DatasetId(*bytes);
+  if (!loaded.data.ParseFromString(message)) {
+    return Status::Error(what + ": corrupt: its content does not parse as a Dataset");
+  }
+  SCHEDFARM_RETURN_IF_ERROR(CheckDataset(loaded.data).WithContext(what));
+  return loaded;
+}
+
+Status AddDatasetPart(const Campaign& campaign, const std::vector<PipelineSpec>& pipelines,
+                      const std::vector<Measurement>& measurements, int64_t packed_unix_ms,
+                      Dataset* dataset) {
+  const std::string what = "campaign " + campaign.id() + " (" + campaign.name() + ")";
+  for (const DatasetPart& part : dataset->parts()) {
+    if (part.campaign_id() == campaign.id()) {
+      return Status::Error(what + " is in the dataset already");
+    }
+  }
+  std::set<std::string> known;  // pipeline ids (content ids: equal ids, equal pipelines)
+  for (const PipelineSpec& spec : dataset->pipelines()) {
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
+    known.insert(PipelineId(graph));
+  }
+  for (const PipelineSpec& spec : pipelines) {
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+    if (!graph.ok()) return graph.status().WithContext(what + ", pipeline '" + spec.name() + "'");
+    if (known.insert(PipelineId(*graph)).second) *dataset->add_pipelines() = spec;
+  }
+  DatasetPart part;
+  part.set_campaign_id(campaign.id());
+  part.set_campaign_name(campaign.name());
+  part.set_yaml_source(campaign.yaml_source());
+  part.set_packed_unix_ms(packed_unix_ms);
+  bool have_host = dataset->has_host();
+  for (const Measurement& m : measurements) {
+    if (m.host().cpu_model().empty()) continue;  // made by the coordinator, not measured
+    if (!have_host) {
+      *dataset->mutable_host() = m.host();
+      dataset->mutable_host()->clear_worker_id();
+      have_host = true;
+    }
+    const std::string difference = HostKindDifference(m.host(), dataset->host());
+    if (!difference.empty()) {
+      return Status::Error(what + ": lease " + m.lease_id() + " was measured on worker " +
+                           m.host().worker_id() +
+                           ", another kind of host than the dataset's: " + difference);
+    }
+    if (!known.count(m.candidate().pipeline_id())) {
+      return Status::Error(what + ": lease " + m.lease_id() + " measured pipeline " +
+                           m.candidate().pipeline_id() + ", which the campaign does not hold");
+    }
+    const int64_t finished = m.finished_unix_ms();
+    if (part.measurements() == 0 || finished < part.first_unix_ms()) {
+      part.set_first_unix_ms(finished);
+    }
+    part.set_last_unix_ms(std::max(part.last_unix_ms(), finished));
+    part.set_measurements(part.measurements() + 1);
+    *dataset->add_measurements() = m;
+  }
+  *dataset->add_parts() = std::move(part);
+  return Status::Ok();
+}
+
+std::string DescribeDataset(const LoadedDataset& dataset) {
+  const Dataset& d = dataset.data;
+  const auto date = [](int64_t unix_ms) {
+    const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", std::gmtime(&seconds));
+    return std::string(text);
+  };
+  std::ostringstream out;
+  out << "dataset " << dataset.path << " (id " << dataset.id << ")\n"
+      << "host: " << d.host().cpu_model() << ", " << d.host().cores() << " cores, Halide target "
+      << d.host().halide_target() << "\n";
+  for (const DatasetPart& part : d.parts()) {
+    out << "campaign " << part.campaign_name() << " (" << part.campaign_id()
+        << "): " << part.measurements() << " measurements from " << date(part.first_unix_ms())
+        << " to " << date(part.last_unix_ms()) << "\n";
+  }
+  const std::map<std::string, std::vector<int>> by_key = MeasurementsByKey(d);
+  size_t repeated = 0;
+  for (const auto& [key, indexes] : by_key) repeated += indexes.size() > 1 ? 1 : 0;
+  std::map<std::string, int> by_status;
+  for (const Measurement& m : d.measurements()) ++by_status[MeasurementStatus_Name(m.status())];
+  out << d.pipelines_size() << " pipelines, " << by_key.size() << " distinct schedules ("
+      << repeated << " measured more than once), " << d.measurements_size() << " measurements:";
+  for (const auto& [status, count] : by_status) out << " " << status << " " << count;
+  out << "\n";
+  return out.str();
+}
+
+std::map<std::string, std::vector<int>> MeasurementsByKey(const Dataset& dataset) {
+  std::map<std::string, std::vector<int>> index;
+  for (int i = 0; i < dataset.measurements_size(); ++i) {
+    const Candidate& c = dataset.measurements(i).candidate();
+    index[DatasetKey(c.pipeline_id(), c.schedule_hash())].push_back(i);
+  }
+  return index;
+}
+
+}  // namespace schedfarm
