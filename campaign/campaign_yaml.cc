@@ -431,7 +431,7 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     // search) trains on its own schedule and proposes in its own batches.
     const bool per_pipeline = info.make != nullptr;
     std::vector<std::string> keys = {"seed"};
-    if (per_pipeline) keys.push_back("retrain_every");
+    if (per_pipeline) keys.insert(keys.end(), {"retrain_every", "retrain_growth"});
     if (model_settings && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
     if (model_settings) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
@@ -457,6 +457,11 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     SCHEDFARM_ASSIGN_OR_RETURN(int64_t every, IntIn(s.value("retrain_every"),
                                                     "strategy.settings.retrain_every", 1, 1000000));
     strategy->set_retrain_every(static_cast<int32_t>(every));
+  }
+  if (s.has("retrain_growth")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        double growth, DoubleIn(s.value("retrain_growth"), "strategy.settings.retrain_growth", 0, 10));
+    strategy->set_retrain_growth(growth);
   }
   if (s.has("model")) {
     SCHEDFARM_ASSIGN_OR_RETURN(

@@ -11,14 +11,17 @@
 #include <set>
 #include <thread>
 
+#include "common/files.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "dataset/dataset.h"
 #include "farmctl/compare.h"
+#include "farmctl/curves.h"
 #include "farmctl/local.h"
 #include "farmctl/render.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
+#include "campaign/campaign_yaml.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
 #include "storage/export.h"
@@ -68,6 +71,13 @@ const char kUsage[] =
     "       [--into FILE]     --into adds the campaign to an existing dataset of the same\n"
     "                         kind of host, written to --output\n"
     "  dataset show FILE      a dataset's id, host, campaigns, dates and counts\n"
+    "  curves CAMPAIGN...     replay campaigns of one dataset (ids or names) as learning\n"
+    "                         curves\n"
+    "       [--output DIR]    (docs/ACTIVE_LEARNING.md): per acquisition, averaged over\n"
+    "                         its seeds, held-out tau and top-1 regret and the share of\n"
+    "                         pipelines within 5% of the dataset's best against\n"
+    "                         benchmarks, and the headline ratios; --output also writes\n"
+    "                         DIR/curves.md and the charts as SVG\n"
     "  local FILE...          a whole farm on this machine for the campaign files: every\n"
     "       [--workers N]     file checked, then a coordinator (store in DIR/store), N\n"
     "       [--dir DIR]       workers (default 1: one per host) and a learner; the campaigns\n"
@@ -642,6 +652,23 @@ int RunRounds(Runner& r) {
   return kExitOk;
 }
 
+// The status of the campaign with id `ref`, else of the newest campaign named `ref`;
+// nothing (with *code set and the error printed) when there is none.
+std::optional<CampaignStatus> CampaignNamed(Runner& r, const std::string& ref, int* code) {
+  ClientRequest request;
+  request.mutable_status();
+  const auto reply = r.Call(request, &ClientReply::has_status, "status", code);
+  if (!reply) return std::nullopt;
+  const CampaignStatus* found = nullptr;
+  for (const CampaignStatus& status : reply->status().campaigns()) {  // newest first
+    if (status.campaign().id() == ref) return status;
+    if (found == nullptr && status.campaign().name() == ref) found = &status;
+  }
+  if (found != nullptr) return *found;
+  *code = r.Fail(kExitFailed, r.inv().command + ": no campaign with the id or name '" + ref + "'");
+  return std::nullopt;
+}
+
 // dataset show FILE, and dataset pack CAMPAIGN: the campaign record (its file and
 // name), its pipelines and every measurement, read from the coordinator.
 int RunDataset(Runner& r) {
@@ -664,16 +691,9 @@ int RunDataset(Runner& r) {
     dataset = std::move(into->data);
   }
   int code = kExitOk;
-  ClientRequest status;
-  status.mutable_status()->set_campaign(target);
-  const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
-  if (!status_reply) return code;
-  if (status_reply->status().campaigns_size() != 1) {
-    return r.Fail(kExitFailed, "dataset: the coordinator's status of " + target + " carries " +
-                                   std::to_string(status_reply->status().campaigns_size()) +
-                                   " campaigns");
-  }
-  const Campaign& campaign = status_reply->status().campaigns(0).campaign();
+  const std::optional<CampaignStatus> status = CampaignNamed(r, target, &code);
+  if (!status) return code;
+  const Campaign& campaign = status->campaign();
   ClientRequest pipelines;
   pipelines.mutable_pipelines()->set_campaign(campaign.id());
   const auto pipelines_reply =
@@ -695,6 +715,64 @@ int RunDataset(Runner& r) {
   StatusOr<LoadedDataset> loaded = ReadDataset(output);
   if (!loaded.ok()) return r.Fail(kExitFailed, "dataset pack: " + loaded.status().message());
   r.out() << DescribeDataset(*loaded);
+  return kExitOk;
+}
+
+// Each campaign's status, models and measurements from the coordinator; the dataset
+// (for each pipeline's best) from the file the campaigns replay.
+int RunCurves(Runner& r) {
+  std::vector<CurveCampaign> campaigns;
+  std::string dataset_path, dataset_id;
+  for (const std::string& id : r.inv().args) {
+    CurveCampaign campaign;
+    int code = kExitOk;
+    std::optional<CampaignStatus> status = CampaignNamed(r, id, &code);
+    if (!status) return code;
+    campaign.status = std::move(*status);
+    StatusOr<CampaignConfig> config =
+        CampaignConfigFromJson(campaign.status.campaign().config_json());
+    if (!config.ok()) return r.Fail(kExitFailed, "curves: " + id + ": " + config.status().message());
+    if (!config->has_replay()) {
+      return r.Fail(kExitFailed, "curves: campaign " + id + " is not a replay campaign");
+    }
+    if (dataset_id.empty()) {
+      dataset_path = config->replay().dataset();
+      dataset_id = config->replay().dataset_id();
+    } else if (config->replay().dataset_id() != dataset_id) {
+      return r.Fail(kExitFailed, "curves: campaign " + id + " replays dataset " +
+                                     config->replay().dataset_id() + ", the first one " +
+                                     dataset_id);
+    }
+    ClientRequest models;
+    models.mutable_models()->set_campaign(campaign.status.campaign().id());
+    const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
+    if (!models_reply) return code;
+    campaign.models.assign(models_reply->models().models().begin(),
+                           models_reply->models().models().end());
+    code = ForEachMeasurement(r, campaign.status.campaign().id(),
+                              [&](const StoredMeasurementRecord& record) {
+                                campaign.measurements.push_back(record.measurement());
+                                return Status::Ok();
+                              });
+    if (code != kExitOk) return code;
+    campaigns.push_back(std::move(campaign));
+  }
+  StatusOr<LoadedDataset> dataset = ReadDataset(dataset_path);
+  if (!dataset.ok()) return r.Fail(kExitInvalidInput, "curves: " + dataset.status().message());
+  if (dataset->id != dataset_id) {
+    return r.Fail(kExitInvalidInput, "curves: '" + dataset_path + "' is now dataset " +
+                                         dataset->id + ", the campaigns replayed " + dataset_id);
+  }
+  const CurveReport report = RenderLearningCurves(campaigns, DatasetBestRuntimes(dataset->data));
+  r.out() << report.text;
+  if (!r.inv().Has("--output")) return kExitOk;
+  const std::string dir = r.inv().Get("--output");
+  Status written = WriteFileAtomically(dir + "/curves.md", report.text);
+  for (const auto& [name, svg] : report.charts) {
+    if (written.ok()) written = WriteFileAtomically(dir + "/" + name, svg);
+  }
+  if (!written.ok()) return r.Fail(kExitFailed, "curves: " + written.message());
+  r.out() << "wrote " << dir << "/curves.md and " << report.charts.size() << " charts\n";
   return kExitOk;
 }
 
@@ -729,6 +807,7 @@ const std::vector<Command>& Commands() {
       {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
       {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
       {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
+      {"curves", {"CAMPAIGN"}, {}, {"--output"}, false, RunCurves, /*repeats_last=*/true},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
   };
   return kCommands;

@@ -488,7 +488,9 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
         const int every = strategy.retrain_every() > 0 ? strategy.retrain_every()
                                                        : s.options.default_retrain_every;
         // A value-iteration campaign trains its own V_i instead (value_iteration.cc).
-        if (step.ok() && !data.value && data.since_training >= every &&
+        const int64_t trained_on = static_cast<int64_t>(data.samples.size()) - data.since_training;
+        const double due = std::max<double>(every, strategy.retrain_growth() * trained_on);
+        if (step.ok() && !data.value && data.since_training >= due &&
             static_cast<int>(data.samples.size()) >= s.options.min_training_samples) {
           std::vector<NamedMetrics> table;
           step = s.Train(data, &table);
