@@ -87,6 +87,11 @@ std::vector<std::string> Keys(const std::vector<std::pair<std::string, int>>& na
 
 using Fields = YamlFields;
 
+bool HasSetting(const std::vector<SettingSpec>& specs, const std::string& name) {
+  return std::any_of(specs.begin(), specs.end(),
+                     [&](const SettingSpec& spec) { return spec.name == name; });
+}
+
 // Reads one campaign file; `what` arguments are the dotted path of the value being
 // read (e.g. "pipelines[2].zoo.batch"), used in error messages.
 class Reader : public YamlReader {
@@ -418,6 +423,13 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strate
     if (info.uses_model && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
     if (info.uses_model) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
+    // Every acquisition's settings: one of an acquisition other than the chosen one is
+    // refused below, naming the acquisition it belongs to.
+    if (info.uses_model) {
+      for (const AcquisitionInfo& acquisition : Acquisitions()) {
+        for (const SettingSpec& spec : acquisition.settings) keys.push_back(spec.name);
+      }
+    }
     const std::string what = "strategy.settings (of strategy '" + name + "')";
     SCHEDFARM_ASSIGN_OR_RETURN(s, Map(f.value("settings"), what, keys));
   }
@@ -459,7 +471,23 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strate
                      "strategy.settings.model_from must name a campaign (its id or name)");
     }
   }
-  for (const SettingSpec& spec : info.settings) {
+  std::vector<SettingSpec> specs = info.settings;
+  if (info.uses_model) {
+    const AcquisitionInfo& chosen = *FindAcquisition(strategy->acquisition());
+    for (const AcquisitionInfo& other : Acquisitions()) {
+      for (const SettingSpec& spec : other.settings) {
+        if (!s.has(spec.name) || HasSetting(chosen.settings, spec.name)) continue;
+        return ErrorAt(s.key(spec.name), "strategy.settings." + spec.name +
+                                             " is a setting of acquisition '" + other.name +
+                                             "', and the acquisition is '" + chosen.name + "'");
+      }
+    }
+    for (const SettingSpec& spec : chosen.settings) {
+      values[spec.name] = spec.default_value;
+      specs.push_back(spec);
+    }
+  }
+  for (const SettingSpec& spec : specs) {
     if (!s.has(spec.name)) continue;
     const std::string what = "strategy.settings." + spec.name;
     if (spec.integer) {
@@ -478,8 +506,13 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, Strategy* strate
     out->set_value(value);
   }
   if (info.uses_model) {
-    Status usable = CheckStrategyModel(info, *FindModelKind(strategy->model()),
-                                       *FindAcquisition(strategy->acquisition()));
+    const AcquisitionInfo& acquisition = *FindAcquisition(strategy->acquisition());
+    Status picks = CheckStrategyAcquisition(info, acquisition);
+    if (!picks.ok()) {
+      return ErrorAt(s.has("acquisition") ? s.value("acquisition") : f.value("name"),
+                     picks.message());
+    }
+    Status usable = CheckStrategyModel(info, *FindModelKind(strategy->model()), acquisition);
     if (!usable.ok()) {
       const YAML::Node& at = s.has("model")         ? s.value("model")
                              : s.has("acquisition") ? s.value("acquisition")
