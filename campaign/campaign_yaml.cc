@@ -94,6 +94,11 @@ std::vector<std::string> Keys(const std::vector<std::pair<std::string, int>>& na
 
 using Fields = YamlFields;
 
+bool HasSetting(const std::vector<SettingSpec>& specs, const std::string& name) {
+  return std::any_of(specs.begin(), specs.end(),
+                     [&](const SettingSpec& spec) { return spec.name == name; });
+}
+
 // Reads one campaign file; `what` arguments are the dotted path of the value being
 // read (e.g. "pipelines[2].zoo.batch"), used in error messages.
 class Reader : public YamlReader {
@@ -435,6 +440,13 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     if (model_settings && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
     if (model_settings) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
+    // Every acquisition's settings: one of an acquisition other than the chosen one is
+    // refused below, naming the acquisition it belongs to.
+    if (model_settings) {
+      for (const AcquisitionInfo& acquisition : Acquisitions()) {
+        for (const SettingSpec& spec : acquisition.settings) keys.push_back(spec.name);
+      }
+    }
     const std::string what = "strategy.settings (of strategy '" + name + "')";
     SCHEDFARM_ASSIGN_OR_RETURN(s, Map(f.value("settings"), what, keys));
   }
@@ -481,7 +493,23 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
                      "strategy.settings.model_from must name a campaign (its id or name)");
     }
   }
-  for (const SettingSpec& spec : info.settings) {
+  std::vector<SettingSpec> specs = info.settings;
+  if (info.uses_model) {
+    const AcquisitionInfo& chosen = *FindAcquisition(strategy->acquisition());
+    for (const AcquisitionInfo& other : Acquisitions()) {
+      for (const SettingSpec& spec : other.settings) {
+        if (!s.has(spec.name) || HasSetting(chosen.settings, spec.name)) continue;
+        return ErrorAt(s.key(spec.name), "strategy.settings." + spec.name +
+                                             " is a setting of acquisition '" + other.name +
+                                             "', and the acquisition is '" + chosen.name + "'");
+      }
+    }
+    for (const SettingSpec& spec : chosen.settings) {
+      values[spec.name] = spec.default_value;
+      specs.push_back(spec);
+    }
+  }
+  for (const SettingSpec& spec : specs) {
     if (!s.has(spec.name)) continue;
     const std::string what = "strategy.settings." + spec.name;
     if (spec.integer) {
@@ -500,8 +528,13 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     out->set_value(value);
   }
   if (model_settings) {
-    Status usable = CheckStrategyModel(info, *FindModelKind(strategy->model()),
-                                       *FindAcquisition(strategy->acquisition()));
+    const AcquisitionInfo& acquisition = *FindAcquisition(strategy->acquisition());
+    Status picks = CheckStrategyAcquisition(info, acquisition);
+    if (!picks.ok()) {
+      return ErrorAt(s.has("acquisition") ? s.value("acquisition") : f.value("name"),
+                     picks.message());
+    }
+    Status usable = CheckStrategyModel(info, *FindModelKind(strategy->model()), acquisition);
     if (!usable.ok()) {
       const YAML::Node& at = s.has("model")         ? s.value("model")
                              : s.has("acquisition") ? s.value("acquisition")

@@ -221,11 +221,13 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   if (error)
     return fail(kExitFailed, "cannot create " + (dir / "logs").string() + ": " + error.message());
 
+  // The bound endpoint, from the start-up line this run appends to the log (measured
+  // before the process starts: it may log before farmctl reads).
+  const fs::path coordinator_log = dir / "logs" / "coordinator.log";
+  const size_t log_start = fs::exists(coordinator_log) ? fs::file_size(coordinator_log) : 0;
   FarmProcess coordinator(coordinator_bin,
                           {"--store", (dir / "store").string(), "--endpoint", "tcp://127.0.0.1:*"},
-                          (dir / "logs" / "coordinator.log").string());
-  // The bound endpoint, from the start-up line of this run's log.
-  const size_t log_start = coordinator.Log().size();
+                          coordinator_log.string());
   std::string endpoint;
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (endpoint.empty() && std::chrono::steady_clock::now() < deadline) {
@@ -263,8 +265,12 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   }
 
   // The learner trains on one thread at low priority, off the worker's benchmark core.
-  FarmProcess learner(learner_bin, {"--coordinator", endpoint, "--threads", "1", "--nice", "10"},
-                      (dir / "logs" / "learner.log").string(), /*avoid_last_cpu=*/true);
+  // Replay campaigns wait for nothing but the learner: it asks for news more often.
+  std::vector<std::string> learner_args = {"--coordinator", endpoint, "--threads", "1", "--nice",
+                                           "10"};
+  if (!measures) learner_args.insert(learner_args.end(), {"--poll-ms", "100"});
+  FarmProcess learner(learner_bin, learner_args, (dir / "logs" / "learner.log").string(),
+                      /*avoid_last_cpu=*/true);
 
   FarmClientOptions client_options;
   client_options.endpoint = endpoint;

@@ -118,16 +118,17 @@ std::string AcquisitionMeaning(const std::string& name) {
 
 // `check`'s table of the strategy's settings: its own (the registry's, in its order)
 // with their resolved values, then seed; for a per-pipeline strategy retrain_every, and
-// for one that uses a model epsilon and batch; for any that uses a model the model,
-// acquisition and model_from.
+// for one that uses a model epsilon and batch; for any that uses a model the model, the
+// acquisition with its own settings, and model_from.
 void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
                            std::ostream& out) {
   TextTable table({"SETTING", "VALUE", "MEANING"}, {false, false, false});
   const StrategySettings values = ResolvedSettings(strategy);
-  for (const SettingSpec& spec : info.settings) {
+  auto add_setting = [&](const SettingSpec& spec) {
     table.Add({spec.name, FormatNumber(spec.integer ? "%.0f" : "%g", values.at(spec.name)),
                spec.help});
-  }
+  };
+  for (const SettingSpec& spec : info.settings) add_setting(spec);
   table.Add({"seed", std::to_string(strategy.seed()), "seeds the strategy's sampling"});
   const bool per_pipeline = info.make != nullptr;  // else farm-learner runs the whole campaign
   if (info.uses_model && per_pipeline) {
@@ -148,6 +149,9 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
     table.Add({"model", strategy.model(), ModelKindMeaning(strategy.model())});
     table.Add(
         {"acquisition", strategy.acquisition(), AcquisitionMeaning(strategy.acquisition())});
+    if (const AcquisitionInfo* acquisition = FindAcquisition(strategy.acquisition())) {
+      for (const SettingSpec& spec : acquisition->settings) add_setting(spec);
+    }
     if (!strategy.model_from().empty()) {
       table.Add({"model_from", strategy.model_from(),
                  "the search starts under this campaign's newest model of the kind"});

@@ -29,7 +29,7 @@ struct Sample {
 struct TrainOptions {
   uint64_t seed = 1;
   int epochs = 0;    // 0: the model's default
-  int ensemble = 0;  // neural models: members trained with seeds seed, seed+1...; 0: default
+  int ensemble = 0;  // ensemble models (neural, gbt): members, seeds seed, seed+1...; 0: default
   int threads = 0;   // intra-op threads; 0: the library's default
   double time_limit_seconds = 0;  // 0: none
   // Continue from the model's trained state (weights, normalization statistics, time

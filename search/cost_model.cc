@@ -1,6 +1,19 @@
 #include "search/cost_model.h"
 
+#include <cmath>
+
 namespace schedfarm {
+
+RuntimePrediction EnsemblePrediction(std::vector<double> member_seconds) {
+  RuntimePrediction p;
+  const double n = static_cast<double>(member_seconds.size());
+  for (double s : member_seconds) p.mean_seconds += s / n;
+  double variance = 0;
+  for (double s : member_seconds) variance += (s - p.mean_seconds) * (s - p.mean_seconds) / n;
+  p.stddev_seconds = std::sqrt(variance);
+  if (member_seconds.size() > 1) p.member_seconds = std::move(member_seconds);
+  return p;
+}
 
 const char* PartialMeaningName(PartialMeaning meaning) {
   switch (meaning) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -14,9 +15,21 @@
 namespace schedfarm {
 
 struct RuntimePrediction {
+  RuntimePrediction() = default;
+  RuntimePrediction(double mean, double stddev, std::vector<double> members = {})
+      : mean_seconds(mean), stddev_seconds(stddev), member_seconds(std::move(members)) {}
+
   double mean_seconds = 0;
   double stddev_seconds = 0;  // ensemble disagreement; 0 for a single deterministic model
+  // Each ensemble member's prediction, in member order; empty for a single model.
+  // mean_seconds and stddev_seconds are their mean and population stddev.
+  std::vector<double> member_seconds;
 };
+
+// The prediction of an ensemble from its members' predictions: their mean, their
+// population stddev and the members themselves (kept only when there are two or more).
+// REQUIRES: !member_seconds.empty().
+RuntimePrediction EnsemblePrediction(std::vector<double> member_seconds);
 
 // What a prediction of a partial schedule stands for.
 enum class PartialMeaning {

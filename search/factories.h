@@ -1,6 +1,7 @@
 // The factories of every implementation, one per file of search/strategies/ and
 // search/acquisitions/. Only the registry (registry.cc) calls them: everyone else
-// makes strategies and acquisition functions by name.
+// makes strategies and acquisition functions by name. An acquisition's factory gets
+// the resolved settings: every one the registry lists for it, in range.
 #pragma once
 
 #include <memory>
@@ -18,7 +19,11 @@ std::unique_ptr<SearchStrategy> MakeBeamSearch();
 std::unique_ptr<SearchStrategy> MakeAnnealSearch();
 std::unique_ptr<SearchStrategy> MakeRelaxedSearch();
 
-std::unique_ptr<AcquisitionFunction> MakeExploitAcquisition();
-std::unique_ptr<AcquisitionFunction> MakeUncertaintyAcquisition();
+std::unique_ptr<AcquisitionFunction> MakeExploitAcquisition(const StrategySettings& settings);
+std::unique_ptr<AcquisitionFunction> MakeUncertaintyAcquisition(const StrategySettings& settings);
+std::unique_ptr<AcquisitionFunction> MakeLcbAcquisition(const StrategySettings& settings);
+std::unique_ptr<AcquisitionFunction> MakeEiAcquisition(const StrategySettings& settings);
+std::unique_ptr<AcquisitionFunction> MakeThompsonAcquisition(const StrategySettings& settings);
+std::unique_ptr<AcquisitionFunction> MakeRandomAcquisition(const StrategySettings& settings);
 
 }  // namespace schedfarm

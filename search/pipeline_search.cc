@@ -9,7 +9,8 @@ StatusOr<std::unique_ptr<PipelineSearch>> PipelineSearch::Create(const ScheduleS
                                                                   const Options& options) {
   SCHEDFARM_RETURN_IF_ERROR(MakeSearchStrategy(options.strategy).status());
   std::unique_ptr<PipelineSearch> search(new PipelineSearch(space, options));
-  SCHEDFARM_ASSIGN_OR_RETURN(search->acquisition_, MakeAcquisition(options.acquisition));
+  SCHEDFARM_ASSIGN_OR_RETURN(search->acquisition_,
+                             MakeAcquisition(options.acquisition, options.settings));
   SearchContext context;
   context.space = &space;
   context.seed = MixSeed(options.seed, 3);
@@ -60,6 +61,7 @@ Candidate ProposalCandidate(const std::string& pipeline_id, SearchProposal propo
     candidate.set_model_version(model_version);
     candidate.mutable_prediction()->set_mean_seconds(proposal.prediction.mean_seconds);
     candidate.mutable_prediction()->set_stddev_seconds(proposal.prediction.stddev_seconds);
+    candidate.set_acquisition(std::move(proposal.acquisition));
     candidate.set_acquisition_score(proposal.acquisition_score);
   }
   candidate.set_sampled_stages(proposal.sampled_stages);

@@ -1,7 +1,8 @@
 // One pipeline's search within a campaign, as farm-learner runs it: the campaign's
 // strategy under the newest model, an epsilon share of random schedules, every
 // candidate new (never a schedule the campaign measured or proposed), each recorded
-// with its origin, model version, prediction, acquisition score and sampled stages.
+// with its origin, model version, prediction, acquisition and its score, and sampled
+// stages.
 // Before the first model, and after the strategy failed until the next model, it
 // proposes random schedules. Not thread-safe.
 #pragma once
@@ -19,7 +20,8 @@
 namespace schedfarm {
 
 // A proposal of the pipeline `pipeline_id` as a candidate of the given origin; the
-// model version is recorded when the proposal carries a prediction.
+// model version and the acquisition are recorded when the proposal carries a
+// prediction.
 Candidate ProposalCandidate(const std::string& pipeline_id, SearchProposal proposal,
                             const std::string& origin, const std::string& model_version);
 
@@ -27,7 +29,7 @@ class PipelineSearch {
  public:
   struct Options {
     std::string strategy;  // a registry name
-    StrategySettings settings;
+    StrategySettings settings;  // the strategy's and the acquisition's
     std::string acquisition = "exploit";  // a registry name
     uint64_t seed = 0;
     double epsilon = 0;  // share of random candidates, drawn per candidate
@@ -36,7 +38,8 @@ class PipelineSearch {
     std::vector<PoolSchedule> pool;
   };
 
-  // An error for an unknown strategy or acquisition. `space` outlives the search.
+  // An error for an unknown strategy or acquisition, or an acquisition's setting out of
+  // range. `space` outlives the search.
   static StatusOr<std::unique_ptr<PipelineSearch>> Create(const ScheduleSpace& space,
                                                           const Options& options);
 

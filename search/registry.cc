@@ -1,6 +1,8 @@
 #include "search/registry.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 #include "search/factories.h"
 
@@ -80,14 +82,14 @@ const std::vector<StrategyInfo>& SearchStrategies() {
        false,
        "exploit",
        {{"sample_size", 1, 1e6, 256, true, "random schedules scored per proposal batch"}},
-       MakeModelGuidedSearch, "", nullptr},
+       MakeModelGuidedSearch, "", nullptr, true},
       {"uncertainty",
        "the schedules of a random sample where the model's ensemble disagrees most",
        true,
        false,
        "uncertainty",
        {{"sample_size", 1, 1e6, 256, true, "random schedules scored per proposal batch"}},
-       MakeUncertaintySearch, "", nullptr},
+       MakeUncertaintySearch, "", nullptr, true},
       {"greedy",
        "one decision per stage, outputs first, the model's best option each time "
        "(value-learning paper, Alg. 1); later walks take a random option with "
@@ -165,9 +167,24 @@ const std::vector<StrategyInfo>& SearchStrategies() {
 
 const std::vector<AcquisitionInfo>& Acquisitions() {
   static const std::vector<AcquisitionInfo> acquisitions = {
-      {"exploit", "the predicted mean: fastest predicted first", false, MakeExploitAcquisition},
-      {"uncertainty", "the ensemble's stddev over its mean: most uncertain first", true,
-       MakeUncertaintyAcquisition},
+      {"exploit", "the predicted mean: fastest predicted first", false, false, {},
+       MakeExploitAcquisition},
+      {"uncertainty", "the ensemble's stddev over its mean: most uncertain first", true, false,
+       {}, MakeUncertaintyAcquisition},
+      {"lcb", "the lower confidence bound of the runtime, mean - kappa x stddev: lowest first",
+       true, false,
+       {{"kappa", 0, 10, 1, false, "lcb: stddevs taken off the predicted mean"}},
+       MakeLcbAcquisition},
+      {"ei",
+       "expected improvement over the best measured runtime, in log runtime; before the "
+       "first measurement the fastest predicted first",
+       true, false, {}, MakeEiAcquisition},
+      {"thompson",
+       "Thompson sampling: each pick draws one ensemble member and takes the schedule it "
+       "predicts fastest",
+       true, true, {}, MakeThompsonAcquisition},
+      {"random", "uniform picks, the predictions unread: the baseline of active learning", false,
+       true, {}, MakeRandomAcquisition},
   };
   return acquisitions;
 }
@@ -184,8 +201,8 @@ const std::vector<ModelKindInfo>& ModelKinds() {
        "BiLSTM over the stages, the value-learning paper's value function (value iteration "
        "fits it to prefixes)",
        PartialMeaning::kDefaultCompletion, false, true},
-      {"gbt", "TVM-style gradient-boosted trees (XGBoost)", PartialMeaning::kDefaultCompletion,
-       false},
+      {"gbt", "TVM-style gradient-boosted trees (XGBoost), bootstrap ensemble",
+       PartialMeaning::kDefaultCompletion, true},
       {"roofline", "analytic FLOPs/bytes roofline with fitted efficiencies",
        PartialMeaning::kDefaultCompletion, false},
   };
@@ -213,10 +230,17 @@ StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& 
   return info->make();
 }
 
-StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name) {
+StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name,
+                                                                const StrategySettings& settings) {
   SCHEDFARM_ASSIGN_OR_RETURN(const AcquisitionInfo* info,
                              Named(Acquisitions(), name, "acquisition"));
-  return info->make();
+  SCHEDFARM_RETURN_IF_ERROR(CheckSettings(info->settings, settings, "acquisition '" + name + "'"));
+  StrategySettings own;
+  for (const SettingSpec& spec : info->settings) {
+    const auto it = settings.find(spec.name);
+    own[spec.name] = it != settings.end() ? it->second : spec.default_value;
+  }
+  return info->make(own);
 }
 
 StatusOr<const ModelKindInfo*> ModelKindNamed(const std::string& name) {
@@ -244,11 +268,44 @@ Status CheckStrategyModel(const StrategyInfo& strategy, const ModelKindInfo& mod
   return Status::Ok();
 }
 
+Status CheckStrategyAcquisition(const StrategyInfo& strategy, const AcquisitionInfo& acquisition) {
+  if (!acquisition.select_only || strategy.selects) return Status::Ok();
+  std::vector<std::string> selecting;
+  for (const StrategyInfo& info : SearchStrategies()) {
+    if (info.selects) selecting.push_back(info.name);
+  }
+  return Status::Error("acquisition '" + acquisition.name +
+                       "' picks a batch out of a scored sample, and strategy '" + strategy.name +
+                       "' ranks its options by score (strategies that pick batches: " +
+                       Joined(selecting) + ")");
+}
+
+Status CheckSettings(const std::vector<SettingSpec>& specs, const StrategySettings& values,
+                     const std::string& what) {
+  for (const SettingSpec& spec : specs) {
+    const auto it = values.find(spec.name);
+    if (it == values.end()) continue;
+    const double value = it->second;
+    if (value >= spec.min && value <= spec.max && (!spec.integer || value == std::floor(value))) {
+      continue;
+    }
+    std::ostringstream message;
+    message << what << ": setting " << spec.name << " = " << value << " is not "
+            << (spec.integer ? "an integer" : "a number") << " in [" << spec.min << ", "
+            << spec.max << "]";
+    return Status::Error(message.str());
+  }
+  return Status::Ok();
+}
+
 StrategySettings ResolvedSettings(const Strategy& strategy) {
   StrategySettings settings;
   const StrategyInfo* info = FindStrategy(strategy.name());
   if (info == nullptr) return settings;
   for (const SettingSpec& spec : info->settings) settings[spec.name] = spec.default_value;
+  if (const AcquisitionInfo* acquisition = FindAcquisition(strategy.acquisition())) {
+    for (const SettingSpec& spec : acquisition->settings) settings[spec.name] = spec.default_value;
+  }
   for (const StrategySetting& setting : strategy.settings()) {
     if (settings.count(setting.name())) settings[setting.name()] = setting.value();
   }

@@ -1,5 +1,5 @@
-// The one registry of names of the search layer: search strategies with their
-// settings, acquisition functions and the performance model kinds. The campaign
+// The one registry of names of the search layer: search strategies and acquisition
+// functions with their settings, and the performance model kinds. The campaign
 // parser, the coordinator, farm-learner and farmctl all ask it; no other list of
 // these names exists. Free of Halide and Torch.
 #pragma once
@@ -15,7 +15,9 @@
 
 namespace schedfarm {
 
-// One numeric setting of a strategy: its range, default and meaning.
+// One numeric setting of a strategy or an acquisition: its range, default and meaning.
+// A campaign writes both kinds in strategy.settings, so no acquisition's setting has
+// the name of a strategy's.
 struct SettingSpec {
   std::string name;
   double min = 0;
@@ -42,13 +44,21 @@ struct StrategyInfo {
   // Checks the settings against each other and the campaign's pipeline count; on an
   // error, *at names the setting to blame ("model" for the model kind).
   Status (*check)(const Strategy& strategy, int pipelines, std::string* at) = nullptr;
+  // Whether it picks each batch out of a scored sample with the acquisition's Select
+  // (model-guided, uncertainty), rather than ranking one option at a time by Score.
+  bool selects = false;
 };
 
 struct AcquisitionInfo {
   std::string name;
   std::string summary;
-  bool needs_spread = false;  // reads the ensemble's stddev
-  std::unique_ptr<AcquisitionFunction> (*make)() = nullptr;
+  bool needs_spread = false;  // reads the ensemble's spread (stddev or members)
+  // Whether its rule is the batch pick alone (Select) and Score does not rank: only
+  // strategies that select may use it.
+  bool select_only = false;
+  std::vector<SettingSpec> settings;
+  // Gets the resolved settings: every one of `settings`, in range.
+  std::unique_ptr<AcquisitionFunction> (*make)(const StrategySettings& settings) = nullptr;
 };
 
 // A performance model kind as farm-learner trains it (learner/daemon): what its
@@ -77,9 +87,12 @@ std::vector<std::string> AcquisitionNames();
 std::vector<std::string> ModelKindNames();
 
 // An error naming the known ones for an unknown name, or for a strategy without a
-// per-pipeline search.
+// per-pipeline search. The acquisition takes its settings from `settings` (which may
+// hold the strategy's too), its defaults for those missing; an error for one out of
+// range.
 StatusOr<std::unique_ptr<SearchStrategy>> MakeSearchStrategy(const std::string& name);
-StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(const std::string& name);
+StatusOr<std::unique_ptr<AcquisitionFunction>> MakeAcquisition(
+    const std::string& name, const StrategySettings& settings = {});
 StatusOr<const ModelKindInfo*> ModelKindNamed(const std::string& name);
 
 // Whether a strategy can search under a model kind with an acquisition: a strategy
@@ -88,8 +101,18 @@ StatusOr<const ModelKindInfo*> ModelKindNamed(const std::string& name);
 Status CheckStrategyModel(const StrategyInfo& strategy, const ModelKindInfo& model,
                           const AcquisitionInfo& acquisition);
 
-// The strategy's settings from a validated config: every setting the registry lists
-// for it, the config's value where it has one, else the default.
+// Whether a strategy can pick with an acquisition: one whose rule is its batch pick
+// alone (select_only) needs a strategy that selects. The error says which can.
+Status CheckStrategyAcquisition(const StrategyInfo& strategy, const AcquisitionInfo& acquisition);
+
+// An error, naming `what` and the setting, for the first value of `values` outside its
+// spec (range, integer); values the specs do not list are not checked.
+Status CheckSettings(const std::vector<SettingSpec>& specs, const StrategySettings& values,
+                     const std::string& what);
+
+// The settings from a validated config: every setting the registry lists for the
+// strategy and for its acquisition, the config's value where it has one, else the
+// default.
 StrategySettings ResolvedSettings(const Strategy& strategy);
 
 }  // namespace schedfarm

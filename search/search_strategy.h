@@ -28,8 +28,8 @@
 
 namespace schedfarm {
 
-// A strategy's own settings by name: every one the registry lists for it, defaults
-// filled in (ResolvedSettings in search/registry.h).
+// A strategy's settings by name, its own and its acquisition's: every one the registry
+// lists for them, defaults filled in (ResolvedSettings in search/registry.h).
 using StrategySettings = std::map<std::string, double>;
 
 // One schedule of a replay campaign's proposal space (its dataset's schedules).
@@ -57,8 +57,10 @@ struct SearchContext {
 struct SearchProposal {
   ScheduleSpec schedule;  // complete; passes space->Check
   std::string hash;       // ScheduleHash
-  bool predicted = false;  // whether `prediction` and `acquisition_score` are set
+  // Whether `prediction`, `acquisition` and `acquisition_score` are set.
+  bool predicted = false;
   RuntimePrediction prediction;
+  std::string acquisition;  // the registry name of the acquisition that scored it
   double acquisition_score = 0;
   // Stages of the walk that led here whose options exceeded the strategy's cap, so that
   // only a uniform sample of them was scored.

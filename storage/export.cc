@@ -91,6 +91,7 @@ StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored) {
                            Str(c.model_version()),
                            Num(c.prediction().mean_seconds()),
                            Num(c.acquisition_score()),
+                           Str(c.acquisition()),
                            Int(c.sampled_stages()),
                            Num(c.search_seconds()),
                            Str(MeasurementStatus_Name(m.status())),

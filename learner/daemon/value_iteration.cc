@@ -113,15 +113,17 @@ CandidateKeys KeysOf(const std::vector<Candidate>& candidates) {
   return keys;
 }
 
-// A searched schedule as a candidate of `origin` under the value function `value`.
+// A searched schedule as a candidate of `origin` under the value function `value`,
+// scored by `acquisition`.
 Candidate SearchedCandidate(const std::string& pipeline_id, const ScheduleSpace& space,
                             const WalkState& state, const std::string& origin,
-                            const TrainedModel& value) {
+                            const TrainedModel& value, const AcquisitionFunction& acquisition) {
   SearchProposal proposal;
   proposal.schedule = state.schedule;
   proposal.hash = ScheduleHash(space, state.schedule);
   proposal.predicted = true;
   proposal.prediction = state.prediction;
+  proposal.acquisition = acquisition.name();
   proposal.acquisition_score = state.score;
   proposal.sampled_stages = state.sampled_stages;
   return ProposalCandidate(pipeline_id, std::move(proposal), origin, value.version);
@@ -250,7 +252,8 @@ Status LearnerDaemon::State::Evaluate(CampaignData& data, const TrainedModel& va
       evaluation->set_schedule_hash(ScheduleHash(*pipeline.space, best.schedule));
       evaluation->set_predicted_seconds(best.prediction.mean_seconds);
       evaluation->set_search_seconds(SecondsSince(started));
-      candidates.push_back(SearchedCandidate(pipeline.id, *pipeline.space, best, search, value));
+      candidates.push_back(
+          SearchedCandidate(pipeline.id, *pipeline.space, best, search, value, *exploit));
     }
   }
   return ProposeCandidatesOf(data, std::move(candidates),
@@ -340,7 +343,7 @@ Status LearnerDaemon::State::PlanRound(CampaignData& data, int round_index) {
           completion = std::move(beam.front());
         }
         Candidate candidate =
-            SearchedCandidate(pipeline.id, space, completion, "value-iteration", start);
+            SearchedCandidate(pipeline.id, space, completion, "value-iteration", start, *exploit);
         ValuePrefix* prefix = round.add_prefixes();
         prefix->set_pipeline_id(pipeline.id);
         prefix->set_rollout(r);

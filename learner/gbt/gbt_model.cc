@@ -9,10 +9,14 @@
 #include <limits>
 #include <sstream>
 
+#include "scheduler/schedule_space.h"
+
 namespace schedfarm {
 namespace {
 
-constexpr char kFormat[] = "schedfarm.gbt.v1";
+constexpr char kFormat[] = "schedfarm.gbt.v2";
+// The format before ensembles: one booster, no "members" line.
+constexpr char kFormatOneMember[] = "schedfarm.gbt.v1";
 
 // The error of the last XGBoost call on this thread, with what was being done.
 Status XgbError(const std::string& what) {
@@ -98,6 +102,44 @@ void AppendSumMax(const std::vector<float>& values, int stages, size_t columns,
   }
 }
 
+// One member's training set. Its bootstrap resample draws n of the n samples with
+// replacement; each sample drawn is one row weighted by its draws, the same fit as
+// repeated rows for less work (about 63% of the samples are drawn). A single member
+// takes every sample once.
+struct MemberRows {
+  std::vector<float> data;  // rows x columns
+  std::vector<float> labels;
+  std::vector<float> weights;
+  size_t rows = 0;
+  double mean_label = 0;  // weighted
+};
+
+MemberRows DrawMember(const std::vector<float>& data, const std::vector<float>& labels,
+                      size_t columns, int members, uint64_t seed, int member) {
+  const size_t n = labels.size();
+  std::vector<float> draws(n, members == 1 ? 1.0f : 0.0f);
+  if (members > 1) {
+    SpaceRng rng(MixSeed(seed, member));
+    for (size_t i = 0; i < n; ++i) draws[rng.Below(n)] += 1;
+  }
+  MemberRows rows;
+  for (size_t i = 0; i < n; ++i) {
+    if (draws[i] == 0) continue;
+    rows.data.insert(rows.data.end(), data.begin() + i * columns, data.begin() + (i + 1) * columns);
+    rows.labels.push_back(labels[i]);
+    rows.weights.push_back(draws[i]);
+    rows.mean_label += draws[i] * labels[i] / n;
+    ++rows.rows;
+  }
+  return rows;
+}
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
 }  // namespace
 
 struct GbtModel::Booster {
@@ -145,12 +187,13 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
   if (train.empty()) return Status::Error("gbt: empty training set");
   const int rounds = options.epochs > 0 ? options.epochs : params_.rounds;
   if (rounds <= 0) return Status::Error("gbt: rounds must be positive");
+  const int members = options.ensemble > 0 ? options.ensemble : params_.ensemble;
+  if (members <= 0) return Status::Error("gbt: the ensemble needs a member");
   const size_t columns = GbtColumnNames(schema).size();
   std::vector<float> data;
   data.reserve(train.size() * columns);
   std::vector<float> labels;
   labels.reserve(train.size());
-  double label_sum = 0;
   for (size_t i = 0; i < train.size(); ++i) {
     const Sample& s = train[i];
     const std::string where =
@@ -161,65 +204,73 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
     }
     SCHEDFARM_RETURN_IF_ERROR(AggregateFeatures(s.features, schema, &data).WithContext(where));
     labels.push_back(static_cast<float>(std::log(s.seconds)));
-    label_sum += labels.back();
   }
 
-  Matrix dtrain;
-  SCHEDFARM_XGB(XGDMatrixCreateFromMat(data.data(), train.size(), columns,
-                                       std::numeric_limits<float>::quiet_NaN(), dtrain.out()),
-                "creating the training matrix");
-  SCHEDFARM_XGB(XGDMatrixSetFloatInfo(dtrain.get(), "label", labels.data(), labels.size()),
-                "setting the labels");
-  auto booster = std::make_unique<Booster>();
-  const DMatrixHandle cache[] = {dtrain.get()};
-  SCHEDFARM_XGB(XGBoosterCreate(cache, 1, &booster->handle), "creating the booster");
-  auto number = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.17g", v);
-    return std::string(buf);
-  };
-  const std::pair<std::string, std::string> settings[] = {
-      {"objective", "reg:squarederror"},
-      {"tree_method", "exact"},
-      {"verbosity", "0"},
-      {"base_score", number(label_sum / labels.size())},
-      {"max_depth", std::to_string(params_.max_depth)},
-      {"eta", number(params_.eta)},
-      {"gamma", number(params_.gamma)},
-      {"min_child_weight", number(params_.min_child_weight)},
-      {"lambda", number(params_.lambda)},
-      {"alpha", number(params_.alpha)},
-      {"subsample", number(params_.subsample)},
-      {"seed", std::to_string(options.seed)},
-      {"nthread", std::to_string(std::max(0, options.threads))},
-  };
-  for (const auto& [key, value] : settings) {
-    SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, key.c_str(), value.c_str()),
-                  "setting " + key + " = " + value);
-  }
   const auto start = std::chrono::steady_clock::now();
-  int done = 0;
-  for (; done < rounds; ++done) {
-    if (options.time_limit_seconds > 0 && done > 0) {
-      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-      if (elapsed.count() >= options.time_limit_seconds) break;
+  std::vector<std::unique_ptr<Booster>> boosters;
+  int least_rounds = rounds;
+  for (int member = 0; member < members; ++member) {
+    const std::string what = "member " + std::to_string(member) + ": ";
+    const MemberRows rows = DrawMember(data, labels, columns, members, options.seed, member);
+    Matrix dtrain;
+    SCHEDFARM_XGB(XGDMatrixCreateFromMat(rows.data.data(), rows.rows, columns,
+                                         std::numeric_limits<float>::quiet_NaN(), dtrain.out()),
+                  what + "creating the training matrix");
+    SCHEDFARM_XGB(
+        XGDMatrixSetFloatInfo(dtrain.get(), "label", rows.labels.data(), rows.labels.size()),
+        what + "setting the labels");
+    SCHEDFARM_XGB(
+        XGDMatrixSetFloatInfo(dtrain.get(), "weight", rows.weights.data(), rows.weights.size()),
+        what + "setting the weights");
+    auto booster = std::make_unique<Booster>();
+    const DMatrixHandle cache[] = {dtrain.get()};
+    SCHEDFARM_XGB(XGBoosterCreate(cache, 1, &booster->handle), what + "creating the booster");
+    const std::pair<std::string, std::string> settings[] = {
+        {"objective", "reg:squarederror"},
+        {"tree_method", "exact"},
+        {"verbosity", "0"},
+        {"base_score", Number(rows.mean_label)},
+        {"max_depth", std::to_string(params_.max_depth)},
+        {"eta", Number(params_.eta)},
+        {"gamma", Number(params_.gamma)},
+        {"min_child_weight", Number(params_.min_child_weight)},
+        {"lambda", Number(params_.lambda)},
+        {"alpha", Number(params_.alpha)},
+        {"subsample", Number(params_.subsample)},
+        {"seed", std::to_string(options.seed + member)},
+        {"nthread", std::to_string(std::max(0, options.threads))},
+    };
+    for (const auto& [key, value] : settings) {
+      SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, key.c_str(), value.c_str()),
+                    what + "setting " + key + " = " + value);
     }
-    SCHEDFARM_XGB(XGBoosterUpdateOneIter(booster->handle, done, dtrain.get()),
-                  "boosting round " + std::to_string(done));
+    // The time limit is shared evenly: member k of n stops past start + limit (k + 1) / n.
+    const std::chrono::duration<double> share(options.time_limit_seconds * (member + 1) / members);
+    int done = 0;
+    for (; done < rounds; ++done) {
+      if (options.time_limit_seconds > 0 && done > 0 &&
+          std::chrono::steady_clock::now() - start >= share) {
+        break;
+      }
+      SCHEDFARM_XGB(XGBoosterUpdateOneIter(booster->handle, done, dtrain.get()),
+                    what + "boosting round " + std::to_string(done));
+    }
+    // Predictions run on one thread: a batch of thousands of rows takes milliseconds, and
+    // OpenMP's spinning threads cost more than that on a busy host.
+    SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "nthread", "1"), what + "setting nthread");
+    least_rounds = std::min(least_rounds, done);
+    boosters.push_back(std::move(booster));
   }
-  // Predictions run on one thread: a batch of thousands of rows takes milliseconds, and
-  // OpenMP's spinning threads cost more than that on a busy host.
-  SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "nthread", "1"), "setting nthread");
   std::lock_guard<std::mutex> lock(mu_);
-  booster_ = std::move(booster);
-  rounds_ = done;
+  boosters_ = std::move(boosters);
+  rounds_ = least_rounds;
   return Status::Ok();
 }
 
 StatusOr<std::vector<RuntimePrediction>> GbtModel::Predict(
     const std::vector<const PipelineFeatures*>& features) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (booster_ == nullptr) return Status::Error("gbt: predict before training or loading");
+  if (boosters_.empty()) return Status::Error("gbt: predict before training or loading");
   const FeatureSchema& schema = CurrentFeatureSchema();
   std::vector<RuntimePrediction> out;
   if (features.empty()) return out;
@@ -240,41 +291,53 @@ StatusOr<std::vector<RuntimePrediction>> GbtModel::Predict(
   const char config[] =
       "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
       "\"strict_shape\": false}";
-  const bst_ulong* shape = nullptr;
-  bst_ulong dims = 0;
-  const float* result = nullptr;
-  SCHEDFARM_XGB(
-      XGBoosterPredictFromDMatrix(booster_->handle, matrix.get(), config, &shape, &dims, &result),
-      "predicting");
-  bst_ulong count = 1;
-  for (bst_ulong d = 0; d < dims; ++d) count *= shape[d];
-  if (count != features.size()) {
-    return Status::Error("gbt: XGBoost returned " + std::to_string(count) + " predictions for " +
-                         std::to_string(features.size()) + " rows");
+  // seconds[i][m]: member m's prediction of features i.
+  std::vector<std::vector<double>> seconds(features.size(),
+                                           std::vector<double>(boosters_.size()));
+  for (size_t m = 0; m < boosters_.size(); ++m) {
+    const bst_ulong* shape = nullptr;
+    bst_ulong dims = 0;
+    const float* result = nullptr;
+    SCHEDFARM_XGB(XGBoosterPredictFromDMatrix(boosters_[m]->handle, matrix.get(), config, &shape,
+                                              &dims, &result),
+                  "predicting with member " + std::to_string(m));
+    bst_ulong count = 1;
+    for (bst_ulong d = 0; d < dims; ++d) count *= shape[d];
+    if (count != features.size()) {
+      return Status::Error("gbt: XGBoost returned " + std::to_string(count) +
+                           " predictions for " + std::to_string(features.size()) + " rows");
+    }
+    for (size_t i = 0; i < features.size(); ++i) {
+      seconds[i][m] = std::exp(static_cast<double>(result[i]));
+    }
   }
   out.reserve(features.size());
-  for (size_t i = 0; i < features.size(); ++i) {
-    out.push_back({std::exp(static_cast<double>(result[i])), 0.0});
+  for (std::vector<double>& members : seconds) {
+    out.push_back(EnsemblePrediction(std::move(members)));
   }
   return out;
 }
 
 StatusOr<std::string> GbtModel::Save() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (booster_ == nullptr) return Status::Error("gbt: save before training or loading");
-  bst_ulong length = 0;
-  const char* buffer = nullptr;
-  SCHEDFARM_XGB(
-      XGBoosterSaveModelToBuffer(booster_->handle, "{\"format\": \"ubj\"}", &length, &buffer),
-      "saving the model");
+  if (boosters_.empty()) return Status::Error("gbt: save before training or loading");
   const FeatureSchema& schema = CurrentFeatureSchema();
-  std::ostringstream header;
-  header << kFormat << "\n"
-         << "schema " << schema.version << " " << schema.invariant_names.size() << " "
-         << schema.dependent_names.size() << "\n"
-         << "rounds " << rounds_ << "\n"
-         << "xgboost " << length << "\n";
-  return header.str() + std::string(buffer, length);
+  std::ostringstream out;
+  out << kFormat << "\n"
+      << "schema " << schema.version << " " << schema.invariant_names.size() << " "
+      << schema.dependent_names.size() << "\n"
+      << "rounds " << rounds_ << "\n"
+      << "members " << boosters_.size() << "\n";
+  for (const std::unique_ptr<Booster>& booster : boosters_) {
+    bst_ulong length = 0;
+    const char* buffer = nullptr;
+    SCHEDFARM_XGB(
+        XGBoosterSaveModelToBuffer(booster->handle, "{\"format\": \"ubj\"}", &length, &buffer),
+        "saving the model");
+    out << "xgboost " << length << "\n";
+    out.write(buffer, static_cast<std::streamsize>(length));
+  }
+  return out.str();
 }
 
 Status GbtModel::Load(const std::string& bytes) {
@@ -286,15 +349,16 @@ Status GbtModel::Load(const std::string& bytes) {
   size_t invariant = 0;
   size_t dependent = 0;
   int rounds = 0;
-  size_t length = 0;
+  int members = 1;
   std::getline(in, format);
-  if (format != kFormat) {
+  if (format != kFormat && format != kFormatOneMember) {
     return Status::Error("gbt: load: not a saved GBT model (expected header '" +
                          std::string(kFormat) + "')");
   }
   if (!(in >> key) || key != "schema" || !(in >> version >> invariant >> dependent) ||
-      !(in >> key) || key != "rounds" || !(in >> rounds) || !(in >> key) || key != "xgboost" ||
-      !(in >> length) || in.get() != '\n') {
+      !(in >> key) || key != "rounds" || !(in >> rounds) ||
+      (format == kFormat && (!(in >> key) || key != "members" || !(in >> members) ||
+                             members < 1))) {
     return Status::Error("gbt: load: malformed header");
   }
   const FeatureSchema& schema = CurrentFeatureSchema();
@@ -307,20 +371,36 @@ Status GbtModel::Load(const std::string& bytes) {
                          std::to_string(schema.invariant_names.size()) + "+" +
                          std::to_string(schema.dependent_names.size()) + ")");
   }
-  const size_t offset = static_cast<size_t>(in.tellg());
-  if (bytes.size() - offset != length) {
-    return Status::Error("gbt: load: the header announces " + std::to_string(length) +
-                         " bytes of XGBoost model, " + std::to_string(bytes.size() - offset) +
-                         " follow");
+  std::vector<std::unique_ptr<Booster>> boosters;
+  size_t end = 0;
+  for (int m = 0; m < members; ++m) {
+    const std::string what = "member " + std::to_string(m) + ": ";
+    size_t length = 0;
+    if (!(in >> key) || key != "xgboost" || !(in >> length) || in.get() != '\n') {
+      return Status::Error("gbt: load: " + what + "malformed header");
+    }
+    const size_t offset = static_cast<size_t>(in.tellg());
+    if (bytes.size() - offset < length) {
+      return Status::Error("gbt: load: " + what + "the header announces " + std::to_string(length) +
+                           " bytes of XGBoost model, " + std::to_string(bytes.size() - offset) +
+                           " follow");
+    }
+    auto booster = std::make_unique<Booster>();
+    SCHEDFARM_XGB(XGBoosterCreate(nullptr, 0, &booster->handle), what + "creating the booster");
+    SCHEDFARM_XGB(XGBoosterLoadModelFromBuffer(booster->handle, bytes.data() + offset, length),
+                  what + "loading the XGBoost model");
+    SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "verbosity", "0"), "setting verbosity");
+    SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "nthread", "1"), "setting nthread");
+    boosters.push_back(std::move(booster));
+    end = offset + length;
+    in.seekg(static_cast<std::streamoff>(end));
   }
-  auto booster = std::make_unique<Booster>();
-  SCHEDFARM_XGB(XGBoosterCreate(nullptr, 0, &booster->handle), "creating the booster");
-  SCHEDFARM_XGB(XGBoosterLoadModelFromBuffer(booster->handle, bytes.data() + offset, length),
-                "loading the XGBoost model");
-  SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "verbosity", "0"), "setting verbosity");
-  SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "nthread", "1"), "setting nthread");
+  if (end != bytes.size()) {
+    return Status::Error("gbt: load: " + std::to_string(bytes.size() - end) +
+                         " bytes follow the last member");
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  booster_ = std::move(booster);
+  boosters_ = std::move(boosters);
   rounds_ = rounds;
   return Status::Ok();
 }

@@ -3,6 +3,8 @@
 // plus the graph's size and the analytic flops and bytes). TVM's own loop-nest features
 // are not available here, hence "TVM-style": the learner and its hyperparameters follow
 // AutoTVM's XGBoost cost model, the features are ours. docs/EVALUATION.md has the details.
+// An ensemble of boosters trained on bootstrap resamples of the samples gives the
+// predictions a spread (docs/MODELS.md, "The GBT's ensemble").
 #pragma once
 
 #include <memory>
@@ -27,6 +29,9 @@ Status AggregateFeatures(const PipelineFeatures& features, const FeatureSchema& 
 // Hyperparameters; the defaults are AutoTVM's XGBoost cost model ("reg" loss).
 struct GbtParams {
   int rounds = 300;  // boosting rounds (TrainOptions.epochs overrides)
+  // Members when TrainOptions.ensemble is 0. One member trains on the samples as they
+  // are; each of two or more on its own bootstrap resample.
+  int ensemble = 3;
   int max_depth = 3;
   double eta = 0.3;
   double gamma = 1e-4;
@@ -44,24 +49,32 @@ class GbtModel : public PerformanceModel {
   GbtModel& operator=(const GbtModel&) = delete;
 
   std::string kind() const override { return "gbt"; }
-  // Trains from scratch: rounds = options.epochs or params.rounds; options.seed and
-  // options.threads go to XGBoost; options.time_limit_seconds stops boosting early.
+  // Trains from scratch options.ensemble members (or params.ensemble), member k on the
+  // bootstrap resample drawn with seed MixSeed(options.seed, k) and XGBoost's seed
+  // options.seed + k: rounds = options.epochs or params.rounds; options.threads go to
+  // XGBoost; options.time_limit_seconds is shared evenly by the members (member k of n
+  // stops boosting past start + limit (k + 1) / n, after at least one round).
   Status Train(const std::vector<Sample>& train, const TrainOptions& options) override;
-  // Predictions are deterministic (stddev 0).
+  // The members' mean and population stddev, and each member's prediction (a single
+  // member: stddev 0 and no member predictions).
   StatusOr<std::vector<RuntimePrediction>> Predict(
       const std::vector<const PipelineFeatures*>& features) const override;
-  // A short text header (format, schema version and column counts, rounds) followed by
-  // XGBoost's own model buffer (UBJSON).
+  // A short text header (format, schema version and column counts, rounds, members)
+  // followed by each member's XGBoost model buffer (UBJSON) with its length. Load also
+  // reads the one-member format before ensembles (schedfarm.gbt.v1).
   StatusOr<std::string> Save() const override;
   Status Load(const std::string& bytes) override;
 
-  // Boosting rounds of the trained model (0 before training).
+  // Boosting rounds of the trained model, the least of its members (0 before training).
   int rounds() const { return rounds_; }
+  // Members of the trained model (0 before training).
+  int members() const { return static_cast<int>(boosters_.size()); }
+
+  struct Booster;  // one trained XGBoost booster, a member (gbt_model.cc)
 
  private:
-  struct Booster;
   GbtParams params_;
-  std::unique_ptr<Booster> booster_;
+  std::vector<std::unique_ptr<Booster>> boosters_;
   int rounds_ = 0;
   mutable std::mutex mu_;  // XGBoost's predictions on one booster are serialised
 };

@@ -160,13 +160,14 @@ void CopyState(const torch::nn::Module& from, torch::nn::Module& to) {
 }
 
 std::vector<RuntimePrediction> EnsembleStatistics(const torch::Tensor& member_seconds) {
-  torch::Tensor seconds = member_seconds.to(torch::kDouble).contiguous();
-  torch::Tensor mean = seconds.mean(0);
-  torch::Tensor stddev = seconds.std(0, /*unbiased=*/false);
-  std::vector<RuntimePrediction> result(seconds.size(1));
-  for (size_t i = 0; i < result.size(); ++i) {
-    result[i].mean_seconds = mean[i].item<double>();
-    result[i].stddev_seconds = stddev[i].item<double>();
+  const torch::Tensor seconds = member_seconds.to(torch::kDouble).contiguous();
+  const auto by_member = seconds.accessor<double, 2>();
+  std::vector<RuntimePrediction> result;
+  result.reserve(seconds.size(1));
+  for (int64_t i = 0; i < seconds.size(1); ++i) {
+    std::vector<double> members(seconds.size(0));
+    for (int64_t m = 0; m < seconds.size(0); ++m) members[m] = by_member[m][i];
+    result.push_back(EnsemblePrediction(std::move(members)));
   }
   return result;
 }

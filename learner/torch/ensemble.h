@@ -109,7 +109,8 @@ class MemberBudget {
   std::chrono::steady_clock::time_point deadline_;
 };
 
-// The mean and standard deviation over the members (rows) of [members, n] seconds.
+// The predictions of [members, n] seconds: for each column the members' mean, their
+// population standard deviation and each member's seconds (EnsemblePrediction).
 std::vector<RuntimePrediction> EnsembleStatistics(const torch::Tensor& member_seconds);
 
 // A PerformanceModel made of an ensemble of Torch networks. The derived class trains

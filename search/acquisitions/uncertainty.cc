@@ -18,7 +18,7 @@ class Uncertainty : public AcquisitionFunction {
 
 }  // namespace
 
-std::unique_ptr<AcquisitionFunction> MakeUncertaintyAcquisition() {
+std::unique_ptr<AcquisitionFunction> MakeUncertaintyAcquisition(const StrategySettings&) {
   return std::make_unique<Uncertainty>();
 }
 

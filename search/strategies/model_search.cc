@@ -1,8 +1,5 @@
 #include "search/strategies/model_search.h"
 
-#include <cmath>
-#include <sstream>
-
 #include "search/registry.h"
 
 namespace schedfarm {
@@ -13,18 +10,12 @@ Status ModelSearch::Init(const SearchContext& context) {
   if (context.model == nullptr) return Status::Error(what + " needs a model");
   if (context.acquisition == nullptr) return Status::Error(what + " needs an acquisition function");
   const StrategyInfo* info = FindStrategy(name());
-  for (const SettingSpec& spec : info != nullptr ? info->settings : std::vector<SettingSpec>()) {
-    auto it = context.settings.find(spec.name);
-    if (it == context.settings.end()) continue;
-    const double value = it->second;
-    if (value >= spec.min && value <= spec.max && (!spec.integer || value == std::floor(value))) {
-      continue;
+  if (info != nullptr) {
+    SCHEDFARM_RETURN_IF_ERROR(CheckSettings(info->settings, context.settings, what));
+    const AcquisitionInfo* acquisition = FindAcquisition(context.acquisition->name());
+    if (acquisition != nullptr) {
+      SCHEDFARM_RETURN_IF_ERROR(CheckStrategyAcquisition(*info, *acquisition));
     }
-    std::ostringstream message;
-    message << what << ": setting " << spec.name << " = " << value << " is not "
-            << (spec.integer ? "an integer" : "a number") << " in [" << spec.min << ", "
-            << spec.max << "]";
-    return Status::Error(message.str());
   }
   if (info != nullptr && info->scores_partial &&
       context.model->partial_meaning() == PartialMeaning::kCompleteOnly) {
@@ -76,6 +67,7 @@ SearchProposal ModelSearch::MakeProposal(ScheduleSpec schedule, std::string hash
   proposal.hash = std::move(hash);
   proposal.predicted = true;
   proposal.prediction = prediction;
+  proposal.acquisition = context_.acquisition->name();
   proposal.acquisition_score = context_.acquisition->Score(prediction, incumbent_seconds_);
   proposal.sampled_stages = sampled_stages;
   return proposal;

@@ -1,8 +1,8 @@
 // What every strategy that searches under a model shares: Init's checks (a model and
-// an acquisition function, a model that can score partial schedules where the strategy
-// needs it), settings by name with the registry's defaults, the incumbent and the best
-// measured schedule kept from Notify, and proposals that are new (neither known nor
-// proposed by this strategy before).
+// an acquisition function the strategy can pick with, settings in range, a model that
+// can score partial schedules where the strategy needs it), settings by name with the
+// registry's defaults, the incumbent and the best measured schedule kept from Notify,
+// and proposals that are new (neither known nor proposed by this strategy before).
 #pragma once
 
 #include <optional>

@@ -1,9 +1,9 @@
 // model-guided and uncertainty: a sample of `sample_size` new random schedules per
-// proposal batch, scored by the model in one call; the ones the acquisition scores
-// best are proposed (exploit for model-guided: Ansor's policy; the ensemble's relative
-// spread for uncertainty). One implementation, two registry names.
+// proposal batch, scored by the model in one call; the acquisition's Select picks the
+// ones proposed (exploit's best predicted for model-guided: Ansor's policy; the
+// ensemble's relative spread for uncertainty; or any other acquisition, among them the
+// batch rules thompson and random). One implementation, two registry names.
 #include <algorithm>
-#include <numeric>
 
 #include "search/factories.h"
 #include "search/strategies/model_search.h"
@@ -27,17 +27,9 @@ class ScreenedSearch : public ModelSearch {
     for (const SearchProposal& p : sample) pointers.push_back(&p.schedule);
     SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions,
                                model().Predict(pointers));
-    std::vector<double> scores(sample.size());
-    for (size_t i = 0; i < sample.size(); ++i) {
-      scores[i] = acquisition().Score(predictions[i], incumbent_seconds());
-    }
-    std::vector<size_t> order(sample.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return scores[a] > scores[b]; });
     std::vector<SearchProposal> out;
-    for (size_t i : order) {
-      if (static_cast<int>(out.size()) >= n) break;
+    for (size_t i : acquisition().Select(predictions, incumbent_seconds(),
+                                               static_cast<size_t>(n), select_rng_)) {
       if (!TakeIfNew(sample[i].hash)) continue;
       out.push_back(MakeProposal(std::move(sample[i].schedule), std::move(sample[i].hash),
                                  predictions[i], 0));
@@ -52,11 +44,13 @@ class ScreenedSearch : public ModelSearch {
     context.seed = MixSeed(seed(), 1);
     context.known = [this](const std::string& hash) { return IsKnown(hash); };
     context.pool = pool();
+    select_rng_ = SpaceRng(MixSeed(seed(), 2));
     return random_.Init(context);
   }
 
   std::string name_;
   RandomSearch random_;
+  SpaceRng select_rng_{0};  // the acquisition's random picks
 };
 
 }  // namespace

@@ -153,15 +153,78 @@ TEST(CampaignYamlErrorTest, SearchStrategySettings) {
   ExpectError(kName + kPipelines + kBudget + "strategy: {name: greedy, settings: {width: 2}}\n",
               5, 37, {"unknown key 'width'"});
   ExpectError(kName + kPipelines + kBudget +
-                  "strategy: {name: beam, settings: {acquisition: thompson}}\n",
-              5, 48, {"unknown acquisition 'thompson'", "exploit"});
+                  "strategy: {name: beam, settings: {acquisition: ucb}}\n",
+              5, 48, {"unknown acquisition 'ucb'", "did you mean 'lcb'?"});
   // An acquisition that reads the ensemble's spread needs a model kind that has one.
   ExpectError(kName + kPipelines + kBudget +
-                  "strategy: {name: greedy, settings: {acquisition: uncertainty, model: gbt}}\n",
+                  "strategy: {name: greedy, settings: {acquisition: uncertainty, "
+                  "model: roofline}}\n",
               5, 70, {"acquisition 'uncertainty' reads the ensemble's spread",
-                      "model kind 'gbt' has none", "gcn"});
+                      "model kind 'roofline' has none", "gcn", "gbt"});
   ExpectError(kName + kPipelines + kBudget + "strategy: {name: uncertainty, settings: {model: roofline}}\n",
               5, 49, {"model kind 'roofline' has none"});
+}
+
+// An acquisition's settings sit beside the strategy's: checked against the acquisition
+// chosen, with the defaults of its own filled in.
+TEST(CampaignYamlTest, AcquisitionsResolveTheirSettings) {
+  StatusOr<CampaignConfig> config =
+      Parse(kName + kPipelines + kBudget +
+            "strategy: {name: model-guided, settings: {acquisition: lcb, kappa: 2.5}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  std::map<std::string, double> settings;
+  for (const StrategySetting& s : config->strategy().settings()) settings[s.name()] = s.value();
+  EXPECT_EQ(config->strategy().acquisition(), "lcb");
+  EXPECT_EQ(settings, (std::map<std::string, double>{{"kappa", 2.5}, {"sample_size", 256}}));
+  config = Parse(kName + kPipelines + kBudget +
+                 "strategy: {name: uncertainty, settings: {acquisition: lcb, model: gbt}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->strategy().settings_size(), 2);
+  EXPECT_EQ(config->strategy().settings(0).name(), "kappa");
+  EXPECT_EQ(config->strategy().settings(0).value(), 1);
+  for (const char* acquisition : {"ei", "thompson", "random"}) {
+    config = Parse(kName + kPipelines + kBudget + "strategy: {name: model-guided, settings: " +
+                   "{acquisition: " + acquisition + ", model: gbt}}\n");
+    ASSERT_TRUE(config.ok()) << acquisition << ": " << config.status().message();
+    EXPECT_EQ(config->strategy().acquisition(), acquisition);
+    EXPECT_EQ(config->strategy().settings_size(), 1) << acquisition << ": sample_size alone";
+  }
+  // The canonical JSON keeps them.
+  config = Parse(kName + kPipelines + kBudget +
+                 "strategy: {name: model-guided, settings: {acquisition: lcb, kappa: 0}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  StatusOr<CampaignConfig> back = CampaignConfigFromJson(CampaignConfigToJson(*config));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*back, *config));
+}
+
+TEST(CampaignYamlErrorTest, AcquisitionSettings) {
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: model-guided, settings: {acquisition: lcb, kappa: 11}}\n",
+              5, 68, {"strategy.settings.kappa must be between 0 and 10, got 11"});
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: model-guided, settings: {acquisition: ei, kappa: 2}}\n",
+              5, 60, {"strategy.settings.kappa is a setting of acquisition 'lcb'",
+                      "the acquisition is 'ei'"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: greedy, settings: {kappa: 2}}\n",
+              5, 37, {"kappa is a setting of acquisition 'lcb'", "the acquisition is 'exploit'"});
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: model-guided, settings: {acquisition: bayesian}}\n",
+              5, 56, {"unknown acquisition 'bayesian'", "exploit", "uncertainty", "lcb", "ei",
+                      "thompson", "random"});
+  // A strategy without a model has no acquisition.
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: random, settings: {kappa: 2}}\n",
+              5, 37, {"unknown key 'kappa'"});
+  // The batch rules need a strategy that picks batches.
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: greedy, settings: {acquisition: thompson}}\n",
+              5, 50, {"acquisition 'thompson' picks a batch", "strategy 'greedy'",
+                      "model-guided"});
+  // The roofline has no spread for ei to read.
+  ExpectError(kName + kPipelines + kBudget +
+                  "strategy: {name: model-guided, settings: {acquisition: ei, model: roofline}}\n",
+              5, 67, {"acquisition 'ei' reads the ensemble's spread",
+                      "model kind 'roofline' has none"});
 }
 
 // value-iteration: settings in range, enough pipelines for a round and the held-out

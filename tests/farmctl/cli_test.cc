@@ -205,6 +205,32 @@ TEST(FarmctlCliTest, CheckPrintsTheResolvedStrategyPipelinesBudgetAndBaselines) 
   EXPECT_TRUE(Contains(r.out, "baselines: li2018\n")) << r.out;
 }
 
+TEST(FarmctlCliTest, CheckPrintsTheAcquisitionWithItsSettings) {
+  ScratchDir dir;
+  const std::string lcb = WriteFile(
+      dir.Sub("lcb.yaml"),
+      GreedyCampaign("strategy: {name: model-guided, settings: {acquisition: lcb, kappa: 2.5}}\n"));
+  CliResult r = Farmctl({"check", lcb});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(ValueOf(r.out, "acquisition"), "lcb") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "kappa"), "2.5") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "sample_size"), "256") << r.out;
+  // The default kappa when the file sets none; no kappa for another acquisition.
+  const std::string bare = WriteFile(
+      dir.Sub("bare.yaml"), GreedyCampaign("strategy: {name: uncertainty, settings: "
+                                           "{acquisition: lcb, model: gbt}}\n"));
+  r = Farmctl({"check", bare});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(ValueOf(r.out, "kappa"), "1") << r.out;
+  const std::string ei = WriteFile(
+      dir.Sub("ei.yaml"),
+      GreedyCampaign("strategy: {name: model-guided, settings: {acquisition: ei}}\n"));
+  r = Farmctl({"check", ei});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(ValueOf(r.out, "acquisition"), "ei") << r.out;
+  EXPECT_EQ(LineOf(r.out, "kappa"), "") << r.out;
+}
+
 TEST(FarmctlCliTest, CheckOfRandomPrintsItsSeedAndNoModelSettings) {
   ScratchDir dir;
   const std::string path = WriteFile(

@@ -116,6 +116,63 @@ TEST(Gbt, TrainsAndBeatsTheTrainingMeanOnHeldOutPipelines) {
   EXPECT_LT(gbt->top1_regret, mean->top1_regret);
 }
 
+// The bootstrap ensemble has a spread on pipelines it never saw, each member's prediction,
+// and the mean and stddev of those.
+TEST(Gbt, EnsembleHasASpreadOnHeldOutPipelines) {
+  std::vector<Sample> samples = SyntheticSamples(40, 12, 41);
+  std::vector<std::string> ids;
+  for (const Sample& s : samples) ids.push_back(s.pipeline_id);
+  auto split = SplitByPipeline(ids, 5, 0.25);
+  ASSERT_TRUE(split.ok());
+  std::vector<Sample> train;
+  std::vector<Sample> test;
+  ASSERT_TRUE(SplitSamples(samples, *split, &train, &test).ok());
+  GbtModel model;
+  TrainOptions options;
+  options.epochs = 60;
+  options.threads = 1;
+  ASSERT_TRUE(model.Train(train, options).ok());
+  ASSERT_EQ(model.members(), GbtParams().ensemble);
+  ASSERT_GE(model.members(), 2);
+  auto predictions = model.Predict(Pointers(test));
+  ASSERT_TRUE(predictions.ok()) << predictions.status().message();
+  double relative_spread = 0;
+  for (const RuntimePrediction& p : *predictions) {
+    ASSERT_EQ(p.member_seconds.size(), static_cast<size_t>(model.members()));
+    double mean = 0;
+    for (double s : p.member_seconds) mean += s / p.member_seconds.size();
+    double variance = 0;
+    for (double s : p.member_seconds) variance += (s - mean) * (s - mean) / p.member_seconds.size();
+    EXPECT_NEAR(p.mean_seconds, mean, 1e-12 * mean);
+    EXPECT_NEAR(p.stddev_seconds, std::sqrt(variance), 1e-9 * mean);
+    EXPECT_GT(p.stddev_seconds, 0);
+    relative_spread += p.stddev_seconds / p.mean_seconds / predictions->size();
+  }
+  std::printf("gbt: %d members, relative spread %.3f on held-out pipelines\n", model.members(),
+              relative_spread);
+  EXPECT_GT(relative_spread, 0.01);
+  // One member is the model trained on every sample once: no spread, no members.
+  options.ensemble = 1;
+  ASSERT_TRUE(model.Train(train, options).ok());
+  EXPECT_EQ(model.members(), 1);
+  predictions = model.Predict(Pointers(test));
+  ASSERT_TRUE(predictions.ok());
+  for (const RuntimePrediction& p : *predictions) {
+    EXPECT_EQ(p.stddev_seconds, 0);
+    EXPECT_TRUE(p.member_seconds.empty());
+  }
+  // Another seed draws other resamples.
+  options.ensemble = 3;
+  GbtModel first, second;
+  ASSERT_TRUE(first.Train(train, options).ok());
+  options.seed = 2;
+  ASSERT_TRUE(second.Train(train, options).ok());
+  auto a = first.Predict(Pointers(test));
+  auto b = second.Predict(Pointers(test));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE((*a)[0].member_seconds, (*b)[0].member_seconds);
+}
+
 TEST(Gbt, SaveLoadGivesIdenticalPredictions) {
   std::vector<Sample> samples = SyntheticSamples(12, 8, 21);
   GbtModel model;
@@ -129,6 +186,7 @@ TEST(Gbt, SaveLoadGivesIdenticalPredictions) {
   GbtModel loaded;
   ASSERT_TRUE(loaded.Load(*bytes).ok());
   EXPECT_EQ(loaded.rounds(), 20);
+  EXPECT_EQ(loaded.members(), model.members());
   std::vector<Sample> other = SyntheticSamples(4, 5, 22);
   auto a = model.Predict(Pointers(other));
   auto b = loaded.Predict(Pointers(other));
@@ -136,7 +194,9 @@ TEST(Gbt, SaveLoadGivesIdenticalPredictions) {
   ASSERT_EQ(a->size(), other.size());
   for (size_t i = 0; i < a->size(); ++i) {
     EXPECT_EQ((*a)[i].mean_seconds, (*b)[i].mean_seconds);
-    EXPECT_EQ((*a)[i].stddev_seconds, 0);
+    EXPECT_EQ((*a)[i].stddev_seconds, (*b)[i].stddev_seconds);
+    EXPECT_EQ((*a)[i].member_seconds, (*b)[i].member_seconds);
+    EXPECT_GT((*a)[i].stddev_seconds, 0);
     EXPECT_GT((*a)[i].mean_seconds, 0);
   }
   // Saving the loaded model gives the same bytes.
@@ -149,6 +209,37 @@ TEST(Gbt, SaveLoadGivesIdenticalPredictions) {
   auto c = twin.Predict(Pointers(other));
   ASSERT_TRUE(c.ok());
   for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].mean_seconds, (*c)[i].mean_seconds);
+}
+
+// A model saved before ensembles (format v1: one booster, no "members" line) loads as
+// a one-member ensemble.
+TEST(Gbt, LoadsTheOneMemberFormat) {
+  std::vector<Sample> samples = SyntheticSamples(12, 8, 23);
+  GbtModel model;
+  TrainOptions options;
+  options.epochs = 10;
+  options.ensemble = 1;
+  options.threads = 1;
+  ASSERT_TRUE(model.Train(samples, options).ok());
+  auto bytes = model.Save();
+  ASSERT_TRUE(bytes.ok());
+  std::string v1 = *bytes;
+  ASSERT_EQ(v1.rfind("schedfarm.gbt.v2\n", 0), 0u);
+  v1.replace(0, 17, "schedfarm.gbt.v1\n");
+  const size_t members = v1.find("members 1\n");
+  ASSERT_NE(members, std::string::npos);
+  v1.erase(members, 10);
+  GbtModel loaded;
+  ASSERT_TRUE(loaded.Load(v1).ok());
+  EXPECT_EQ(loaded.members(), 1);
+  auto a = model.Predict(Pointers(samples));
+  auto b = loaded.Predict(Pointers(samples));
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].mean_seconds, (*b)[i].mean_seconds);
+  // v1 with a members line is not v1.
+  std::string mixed = *bytes;
+  mixed.replace(0, 17, "schedfarm.gbt.v1\n");
+  EXPECT_FALSE(loaded.Load(mixed).ok());
 }
 
 TEST(Gbt, ClearErrors) {
@@ -198,6 +289,10 @@ TEST(Gbt, ClearErrors) {
   auto truncated = loaded.Load(bytes->substr(0, bytes->size() - 10));
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.message().find("bytes of XGBoost model"), std::string::npos);
+  auto trailing = loaded.Load(*bytes + "extra");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_NE(trailing.message().find("5 bytes follow the last member"), std::string::npos)
+      << trailing.message();
   // A model of another schema version is refused.
   std::string other = *bytes;
   const size_t at = other.find("schema ") + 7;

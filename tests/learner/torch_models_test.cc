@@ -477,6 +477,27 @@ TEST(TorchModelsTest, SingleMemberHasNoSpread) {
   for (const RuntimePrediction& p : PredictOrDie(*model, data.test)) {
     EXPECT_GT(p.mean_seconds, 0);
     EXPECT_EQ(p.stddev_seconds, 0);
+    EXPECT_TRUE(p.member_seconds.empty());
+  }
+}
+
+// Every ensemble gives each member's prediction, whose mean and population stddev are
+// the prediction's.
+TEST(TorchModelsTest, EnsemblesGiveEachMembersPrediction) {
+  const Dataset data = ZooDataset(8, 4, 5);
+  for (const char* kind : {"gcn", "gcn0", "lann", "bilstm"}) {
+    std::unique_ptr<PerformanceModel> model = Make(kind);
+    ASSERT_TRUE(model->Train(data.train, Fast(3, 2)).ok()) << kind;
+    for (const RuntimePrediction& p : PredictOrDie(*model, data.test)) {
+      ASSERT_EQ(p.member_seconds.size(), 3u) << kind;
+      double mean = 0;
+      for (double s : p.member_seconds) mean += s / 3;
+      double variance = 0;
+      for (double s : p.member_seconds) variance += (s - mean) * (s - mean) / 3;
+      EXPECT_NEAR(p.mean_seconds, mean, 1e-12 * mean) << kind;
+      EXPECT_NEAR(p.stddev_seconds, std::sqrt(variance), 1e-9 * mean) << kind;
+      EXPECT_GT(p.stddev_seconds, 0) << kind << ": members of other seeds disagree";
+    }
   }
 }
 

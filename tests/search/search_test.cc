@@ -173,6 +173,9 @@ class SyntheticModel : public CostModel {
     int64_t levels = int64_t{1} << 20;
     double undecided_seconds = 1.5e-3;
     bool spread = false;         // stddev: a hash of the schedule, up to half the mean
+    // With members, an ensemble: member k predicts the seconds times 0.5 to 1.5 (a hash of
+    // the schedule and k), the prediction is their mean and spread (`spread` unread).
+    int members = 0;
     std::set<int> fail_calls;    // calls of Predict (from 0) that fail
     bool fail_always = false;
     std::string trap;            // a serialized StageSchedule of the first stage
@@ -221,11 +224,19 @@ class SyntheticModel : public CostModel {
   }
 
   RuntimePrediction Prediction(const ScheduleSpec& schedule) const {
+    std::string bytes;
+    for (const StageSchedule& stage : schedule.stages()) bytes += stage.SerializeAsString();
+    if (config_.members > 0) {
+      std::vector<double> members;
+      for (int k = 0; k < config_.members; ++k) {
+        const uint64_t hash = Fnv1a(bytes + std::to_string(k));
+        members.push_back(Seconds(schedule) * (0.5 + static_cast<double>(hash % 1000) / 1000));
+      }
+      return EnsemblePrediction(std::move(members));
+    }
     RuntimePrediction p;
     p.mean_seconds = Seconds(schedule);
     if (config_.spread) {
-      std::string bytes;
-      for (const StageSchedule& stage : schedule.stages()) bytes += stage.SerializeAsString();
       p.stddev_seconds = p.mean_seconds * 0.5 * static_cast<double>(Fnv1a(bytes) % 1000) / 1000;
     }
     return p;
@@ -353,6 +364,7 @@ void ExpectValid(const ScheduleSpace& space, const SyntheticModel& model,
   ASSERT_TRUE(legal.ok()) << legal.ToString();
   EXPECT_EQ(p.hash, ScheduleHash(space, p.schedule));
   EXPECT_TRUE(p.predicted);
+  EXPECT_EQ(p.acquisition, acquisition.name());
   const RuntimePrediction expected = model.Prediction(p.schedule);
   EXPECT_DOUBLE_EQ(p.prediction.mean_seconds, expected.mean_seconds);
   EXPECT_DOUBLE_EQ(p.prediction.stddev_seconds, expected.stddev_seconds);
@@ -518,19 +530,6 @@ TEST(SearchRegistryTest, EveryNameIsFoundAndMade) {
   EXPECT_EQ(FindStrategy("annealing"), nullptr);
   EXPECT_EQ(FindAcquisition("ucb"), nullptr);
   EXPECT_EQ(FindModelKind("transformer"), nullptr);
-}
-
-TEST(SearchRegistryTest, AcquisitionsScoreAsDocumented) {
-  StatusOr<std::unique_ptr<AcquisitionFunction>> exploit = MakeAcquisition("exploit");
-  StatusOr<std::unique_ptr<AcquisitionFunction>> uncertainty = MakeAcquisition("uncertainty");
-  ASSERT_TRUE(exploit.ok() && uncertainty.ok());
-  RuntimePrediction fast{1e-3, 1e-3};
-  RuntimePrediction slow{2e-3, 1e-3};
-  EXPECT_GT((*exploit)->Score(fast, 0), (*exploit)->Score(slow, 0));
-  EXPECT_DOUBLE_EQ((*exploit)->Score(slow, 5), -2e-3);
-  // Relative spread: the fast one is twice as uncertain.
-  EXPECT_GT((*uncertainty)->Score(fast, 0), (*uncertainty)->Score(slow, 0));
-  EXPECT_DOUBLE_EQ((*uncertainty)->Score(slow, 0), 0.5);
 }
 
 TEST(SearchRegistryTest, UnknownNamesListTheKnownOnes) {
@@ -1061,8 +1060,90 @@ TEST(SearchScreenedTest, UncertaintyProposesTheMostUncertainOfItsSample) {
   EXPECT_GT(proposals[0].prediction.stddev_seconds, 0);
 }
 
+// Thompson sampling through model-guided: each proposal is, among the sample's schedules
+// not proposed before it, the fastest under one of the ensemble's members; one seed gives
+// one batch.
+TEST(SearchScreenedTest, ThompsonPicksFollowTheMembersAndTheSeed) {
+  Fixture f = ReductionSpace();
+  SyntheticModel::Config config = ConfigFor(*f);
+  config.members = 4;
+  auto run = [&](uint64_t seed, SyntheticModel& model) {
+    Searcher thompson("model-guided", "thompson");
+    EXPECT_TRUE(thompson.Init(*f, &model, {{"sample_size", 30}}, seed).ok());
+    return thompson.Propose(6);
+  };
+  SyntheticModel model(config);
+  const std::vector<SearchProposal> proposals = run(5, model);
+  ASSERT_EQ(proposals.size(), 6u);
+  ASSERT_EQ(model.batches().size(), 1u);
+  std::vector<ScheduleSpec> left = model.batches()[0];
+  const std::unique_ptr<AcquisitionFunction> thompson = MakeAcquisition("thompson").value();
+  for (const SearchProposal& p : proposals) {
+    ExpectValid(*f, model, *thompson, p);
+    EXPECT_EQ(p.prediction.member_seconds.size(), 4u);
+    bool a_members_fastest = false;
+    for (int m = 0; m < 4; ++m) {
+      double fastest = 1e30;
+      for (const ScheduleSpec& s : left) {
+        fastest = std::min(fastest, model.Prediction(s).member_seconds[m]);
+      }
+      a_members_fastest |= p.prediction.member_seconds[m] == fastest;
+    }
+    EXPECT_TRUE(a_members_fastest) << "proposal " << p.hash;
+    left.erase(std::find_if(left.begin(), left.end(), [&](const ScheduleSpec& s) {
+      return ScheduleHash(*f, s) == p.hash;
+    }));
+  }
+  SyntheticModel again(config);
+  EXPECT_EQ(Hashes(run(5, again)), Hashes(proposals));
+  std::set<std::vector<std::string>> batches;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SyntheticModel other(config);
+    batches.insert(Hashes(run(seed, other)));
+  }
+  EXPECT_GT(batches.size(), 1u);
+}
+
+// The random acquisition: distinct schedules of the sample, score 0, one seed one batch.
+TEST(SearchScreenedTest, RandomAcquisitionPicksOutOfTheSample) {
+  Fixture f = ReductionSpace();
+  auto run = [&](uint64_t seed) {
+    SyntheticModel model(*f);
+    Searcher random("model-guided", "random");
+    EXPECT_TRUE(random.Init(*f, &model, {{"sample_size", 40}}, seed).ok());
+    std::vector<SearchProposal> proposals = random.Propose(8);
+    std::set<std::string> sample;
+    for (const ScheduleSpec& s : model.batches().at(0)) sample.insert(ScheduleHash(*f, s));
+    for (const SearchProposal& p : proposals) {
+      ExpectValid(*f, model, random.acquisition(), p);
+      EXPECT_EQ(p.acquisition_score, 0);
+      EXPECT_EQ(sample.count(p.hash), 1u);
+    }
+    return proposals;
+  };
+  const std::vector<SearchProposal> proposals = run(3);
+  ASSERT_EQ(proposals.size(), 8u);
+  ExpectDistinct(Hashes(proposals));
+  EXPECT_EQ(Hashes(run(3)), Hashes(proposals));
+}
+
 // ---------------------------------------------------------------------------------
 // Every model strategy: Init's checks, model errors
+
+TEST(SearchModelStrategyTest, StrategiesThatRankRefuseBatchRules) {
+  Fixture f = TinySpace();
+  SyntheticModel model(*f);
+  for (const std::string& name : ModelStrategies()) {
+    for (const char* acquisition : {"thompson", "random"}) {
+      Searcher run(name, acquisition);
+      const Status status = run.Init(*f, &model, SmallSettings(name));
+      EXPECT_EQ(status.ok(), FindStrategy(name)->selects) << name << " " << acquisition;
+      if (!status.ok()) {
+        EXPECT_NE(status.message().find(acquisition), std::string::npos) << status.message();
+      }
+    }
+  }
+}
 
 TEST(SearchModelStrategyTest, InitNeedsAModel) {
   Fixture f = TinySpace();
@@ -1202,6 +1283,7 @@ void ExpectRandomCandidate(const ScheduleSpace& space, const Candidate& c) {
   EXPECT_EQ(c.origin(), "random");
   EXPECT_EQ(c.model_version(), "");
   EXPECT_FALSE(c.has_prediction());
+  EXPECT_EQ(c.acquisition(), "");
   EXPECT_EQ(c.acquisition_score(), 0);
   EXPECT_EQ(c.pipeline_id(), space.pipeline_id());
   EXPECT_EQ(c.schedule().pipeline_id(), space.pipeline_id());
@@ -1220,7 +1302,8 @@ void ExpectGuidedCandidate(const ScheduleSpace& space, const SyntheticModel& mod
   EXPECT_EQ(c.schedule_hash(), ScheduleHash(space, c.schedule()));
   ASSERT_TRUE(c.has_prediction());
   EXPECT_DOUBLE_EQ(c.prediction().mean_seconds(), model.Seconds(c.schedule()));
-  EXPECT_DOUBLE_EQ(c.acquisition_score(), -c.prediction().mean_seconds());  // exploit
+  EXPECT_EQ(c.acquisition(), "exploit");
+  EXPECT_DOUBLE_EQ(c.acquisition_score(), -c.prediction().mean_seconds());
 }
 
 int CountOrigin(const std::vector<Candidate>& candidates, const std::string& origin) {
@@ -1238,11 +1321,18 @@ TEST(SearchPipelineTest, CreateRefusesUnknownNames) {
   EXPECT_NE(search.status().message().find("hill-climbing"), std::string::npos);
   EXPECT_NE(search.status().message().find("greedy"), std::string::npos);
   options = SearchOptions("greedy", {}, 0);
-  options.acquisition = "thompson";
+  options.acquisition = "ucb";
   search = PipelineSearch::Create(*f, options);
   ASSERT_FALSE(search.ok());
+  EXPECT_NE(search.status().message().find("ucb"), std::string::npos);
   EXPECT_NE(search.status().message().find("thompson"), std::string::npos);
-  EXPECT_NE(search.status().message().find("exploit"), std::string::npos);
+  // An acquisition's setting out of range.
+  options = SearchOptions("model-guided", {}, 0);
+  options.acquisition = "lcb";
+  options.settings["kappa"] = 12;
+  search = PipelineSearch::Create(*f, options);
+  ASSERT_FALSE(search.ok());
+  EXPECT_NE(search.status().message().find("kappa"), std::string::npos);
 }
 
 TEST(SearchPipelineTest, RandomCandidatesBeforeTheFirstModel) {
@@ -1312,6 +1402,29 @@ TEST(SearchPipelineTest, APoolIsTheWholeProposalSpace) {
   EXPECT_EQ(proposed, pool_hashes);
   EXPECT_TRUE(search->Propose(2, &failure).empty());
   EXPECT_TRUE(search->Exhausted());
+}
+
+TEST(SearchPipelineTest, CandidatesRecordTheirAcquisitionAndItsSettings) {
+  Fixture f = ReductionSpace();
+  PipelineSearch::Options options = SearchOptions("model-guided", {{"sample_size", 16}}, 0);
+  options.acquisition = "lcb";
+  options.settings["kappa"] = 2;
+  std::unique_ptr<PipelineSearch> search = CreateSearch(*f, options);
+  ASSERT_NE(search, nullptr);
+  SyntheticModel::Config config = ConfigFor(*f);
+  config.spread = true;
+  ASSERT_TRUE(search->SetModel(std::make_unique<SyntheticModel>(config)).ok());
+  std::string failure;
+  const std::vector<Candidate> candidates = search->Propose(4, &failure);
+  EXPECT_EQ(failure, "");
+  ASSERT_EQ(candidates.size(), 4u);
+  for (const Candidate& c : candidates) {
+    EXPECT_EQ(c.origin(), "model-guided");
+    EXPECT_EQ(c.acquisition(), "lcb");
+    EXPECT_DOUBLE_EQ(c.acquisition_score(),
+                     2 * c.prediction().stddev_seconds() - c.prediction().mean_seconds());
+  }
+  EXPECT_GE(candidates[0].acquisition_score(), candidates[3].acquisition_score());
 }
 
 TEST(SearchPipelineTest, EpsilonIsTheShareOfRandomCandidates) {

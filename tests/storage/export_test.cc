@@ -90,6 +90,7 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
                                           "",
                                           "0",
                                           "0",
+                                          "",
                                           "0",
                                           "0",
                                           "OK",
@@ -110,9 +111,9 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
   // The failed one: seq 3 (the other campaign's took 2), its error text intact, the
   // non-finite cv empty.
   EXPECT_EQ(rows[2][0], "3");
-  EXPECT_EQ(rows[2][11], "CRASH");
-  EXPECT_EQ(rows[2][17], "");
-  EXPECT_EQ(rows[2][22], f.failed.error());
+  EXPECT_EQ(rows[2][12], "CRASH");
+  EXPECT_EQ(rows[2][18], "");
+  EXPECT_EQ(rows[2][23], f.failed.error());
 }
 
 TEST(StoreExport, JsonLinesExportHasOneObjectPerMeasurement) {
