@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "campaign/campaign_pipelines.h"
+#include "common/files.h"
 #include "dataset/dataset.h"
 #include "learner/split.h"
 #include "pipeline/graph.h"
@@ -781,11 +782,9 @@ StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::s
 }
 
 StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open campaign file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseCampaignYaml(text.str(), path);
+  StatusOr<std::string> text = ReadFileBytes(path);
+  if (!text.ok()) return text.status().WithContext("campaign file");
+  return ParseCampaignYaml(*text, path);
 }
 
 bool LearnerProposes(const CampaignConfig& config) {

@@ -265,12 +265,16 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   }
 
   // The learner trains on one thread at low priority, off the worker's benchmark core.
-  // Replay campaigns wait for nothing but the learner: it asks for news more often.
-  std::vector<std::string> learner_args = {"--coordinator", endpoint, "--threads", "1", "--nice",
-                                           "10"};
-  if (!measures) learner_args.insert(learner_args.end(), {"--poll-ms", "100"});
+  // Replay campaigns wait for nothing but the learner: with no benchmark core to keep
+  // free, it trains on every core and asks for news more often.
+  std::vector<std::string> learner_args = {"--coordinator", endpoint, "--nice", "10"};
+  if (measures) {
+    learner_args.insert(learner_args.end(), {"--threads", "1"});
+  } else {
+    learner_args.insert(learner_args.end(), {"--poll-ms", "100"});
+  }
   FarmProcess learner(learner_bin, learner_args, (dir / "logs" / "learner.log").string(),
-                      /*avoid_last_cpu=*/true);
+                      /*avoid_last_cpu=*/measures);
 
   FarmClientOptions client_options;
   client_options.endpoint = endpoint;

@@ -1,5 +1,7 @@
 #include "learner/split.h"
 
+#include "common/files.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -167,11 +169,9 @@ Status WriteSplitFile(const std::string& path, const PipelineSplit& split) {
 }
 
 StatusOr<PipelineSplit> ReadSplitFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error("split file '" + path + "': cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto split = ParseSplit(text.str());
+  StatusOr<std::string> text = ReadFileBytes(path);
+  if (!text.ok()) return text.status().WithContext("split file");
+  auto split = ParseSplit(*text);
   if (!split.ok()) return split.status().WithContext("'" + path + "'");
   return split;
 }

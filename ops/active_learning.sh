@@ -28,7 +28,7 @@ groups=(
   "ei|model-guided|acquisition: ei, epsilon: 0"
   "thompson|model-guided|acquisition: thompson, epsilon: 0"
 )
-shared="model: gbt, batch: 16, retrain_every: 100, retrain_growth: 0.3"
+shared="model: gbt, batch: 16, retrain_every: 100, retrain_growth: 0.5"
 names=()
 for group in "${groups[@]}"; do
   IFS='|' read -r name strategy settings <<<"$group"

@@ -1,5 +1,7 @@
 #include "pipeline/source.h"
 
+#include "common/files.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -59,15 +61,6 @@ StatusOr<uint64_t> SeedOf(const std::string& source) {
     return Status::Error("source '" + source + "': the seed must be a non-negative integer");
   }
   return static_cast<uint64_t>(seed);
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error("cannot read file '" + path + "': " + std::strerror(errno));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return Status::Error("cannot read file '" + path + "': read error");
-  return bytes.str();
 }
 
 // Functions whose computation the math mode selects (as the operator library sets it).
@@ -142,20 +135,20 @@ StatusOr<PipelineGraph> LoadPipelineSource(const std::string& source,
       break;
     }
     case Kind::kYaml: {
-      SCHEDFARM_ASSIGN_OR_RETURN(const std::string text, ReadFile(source));
+      SCHEDFARM_ASSIGN_OR_RETURN(const std::string text, ReadFileBytes(source));
       SCHEDFARM_ASSIGN_OR_RETURN(spec, PipelineFromYaml(text, source));
       override_math = options.math.has_value();
       break;
     }
     case Kind::kOnnx: {
-      SCHEDFARM_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(source));
+      SCHEDFARM_ASSIGN_OR_RETURN(const std::string bytes, ReadFileBytes(source));
       OnnxImportOptions onnx;
       onnx.math = math;
       SCHEDFARM_ASSIGN_OR_RETURN(spec, ImportOnnxModel(bytes, source, onnx));
       break;
     }
     case Kind::kProto: {
-      SCHEDFARM_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(source));
+      SCHEDFARM_ASSIGN_OR_RETURN(const std::string bytes, ReadFileBytes(source));
       SCHEDFARM_ASSIGN_OR_RETURN(const PipelineGraph parsed, ParsePipelineSpec(bytes, source));
       spec = parsed.spec();
       override_math = options.math.has_value();

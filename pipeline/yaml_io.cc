@@ -18,6 +18,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/files.h"
 #include "google/protobuf/descriptor.h"
 #include "pipeline/graph.h"
 #include "pipeline/ops.h"
@@ -770,12 +771,9 @@ StatusOr<PipelineSpec> PipelineFromYaml(const std::string& text, const std::stri
 }
 
 StatusOr<PipelineSpec> PipelineFromYamlFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::Error(path + ": read error");
-  return PipelineFromYaml(text.str(), path);
+  StatusOr<std::string> text = ReadFileBytes(path);
+  if (!text.ok()) return text.status().WithContext("pipeline file");
+  return PipelineFromYaml(*text, path);
 }
 
 std::string PipelineToYaml(const PipelineSpec& spec) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/files.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/onnx/onnx_internal.h"
@@ -1665,15 +1666,6 @@ std::string Importer::SupportedOps() {
   return names;
 }
 
-std::string ReadFile(const std::string& path, bool* ok) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  *ok = in.good() || in.eof();
-  if (!in.is_open()) *ok = false;
-  return s.str();
-}
-
 }  // namespace
 
 StatusOr<PipelineSpec> ImportOnnxModel(const std::string& bytes, const std::string& what,
@@ -1692,18 +1684,16 @@ StatusOr<PipelineSpec> ImportOnnxModel(const std::string& bytes, const std::stri
 }
 
 StatusOr<PipelineSpec> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
-  bool ok = false;
-  const std::string bytes = ReadFile(path, &ok);
-  if (!ok) return Status::Error("cannot read ONNX file '" + path + "'");
-  return ImportOnnxModel(bytes, path, options);
+  StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status().WithContext("cannot read ONNX file");
+  return ImportOnnxModel(*bytes, path, options);
 }
 
 StatusOr<HostTensor> ReadOnnxTensorFile(const std::string& path) {
-  bool ok = false;
-  const std::string bytes = ReadFile(path, &ok);
-  if (!ok) return Status::Error("cannot read ONNX tensor file '" + path + "'");
+  StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status().WithContext("cannot read ONNX tensor file");
   TensorProto proto;
-  if (!proto.ParseFromString(bytes)) {
+  if (!proto.ParseFromString(*bytes)) {
     return Status::Error("ONNX tensor file '" + path +
                          "': not a valid TensorProto (truncated "
                          "or corrupt protobuf)");

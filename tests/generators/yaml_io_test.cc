@@ -180,7 +180,7 @@ TEST(YamlTest, ExamplePipelinesLoadAndRoundTrip) {
 TEST(YamlTest, MissingFileIsAnError) {
   StatusOr<PipelineSpec> spec = PipelineFromYamlFile("no/such/file.yaml");
   ASSERT_FALSE(spec.ok());
-  EXPECT_NE(spec.status().message().find("no/such/file.yaml: cannot open"), std::string::npos);
+  EXPECT_NE(spec.status().message().find("pipeline file: 'no/such/file.yaml': cannot open: No such file"), std::string::npos);
 }
 
 // --- errors: each names file:line:column and what is wrong ---------------------------

@@ -80,15 +80,19 @@ TEST(Gbt, ColumnsAggregateSumAndMax) {
   EXPECT_EQ(row[6], max);
 }
 
-TEST(Gbt, TrainsAndBeatsTheTrainingMeanOnHeldOutPipelines) {
-  std::vector<Sample> samples = SyntheticSamples(60, 16, 11);
+// The samples split by pipeline (split seed 5), `held_out` of the pipelines held out.
+Status SplitSyntheticSamples(const std::vector<Sample>& samples, double held_out,
+                             std::vector<Sample>* train, std::vector<Sample>* test) {
   std::vector<std::string> ids;
   for (const Sample& s : samples) ids.push_back(s.pipeline_id);
-  auto split = SplitByPipeline(ids, 5, 0.2);
-  ASSERT_TRUE(split.ok());
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSplit split, SplitByPipeline(ids, 5, held_out));
+  return SplitSamples(samples, split, train, test);
+}
+
+TEST(Gbt, TrainsAndBeatsTheTrainingMeanOnHeldOutPipelines) {
   std::vector<Sample> train;
   std::vector<Sample> test;
-  ASSERT_TRUE(SplitSamples(samples, *split, &train, &test).ok());
+  ASSERT_TRUE(SplitSyntheticSamples(SyntheticSamples(60, 16, 11), 0.2, &train, &test).ok());
 
   GbtModel model;
   TrainOptions options;
@@ -119,14 +123,9 @@ TEST(Gbt, TrainsAndBeatsTheTrainingMeanOnHeldOutPipelines) {
 // The bootstrap ensemble has a spread on pipelines it never saw, each member's prediction,
 // and the mean and stddev of those.
 TEST(Gbt, EnsembleHasASpreadOnHeldOutPipelines) {
-  std::vector<Sample> samples = SyntheticSamples(40, 12, 41);
-  std::vector<std::string> ids;
-  for (const Sample& s : samples) ids.push_back(s.pipeline_id);
-  auto split = SplitByPipeline(ids, 5, 0.25);
-  ASSERT_TRUE(split.ok());
   std::vector<Sample> train;
   std::vector<Sample> test;
-  ASSERT_TRUE(SplitSamples(samples, *split, &train, &test).ok());
+  ASSERT_TRUE(SplitSyntheticSamples(SyntheticSamples(40, 12, 41), 0.25, &train, &test).ok());
   GbtModel model;
   TrainOptions options;
   options.epochs = 60;

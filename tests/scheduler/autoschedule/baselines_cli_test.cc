@@ -70,7 +70,7 @@ TEST(FarmBaselinesCli, MissingFileFailsThatPipelineOnly) {
   const CliResult r = RunCli("--samples 1 --threads 2 --autoschedulers mullapudi2016 " +
                              ::testing::TempDir() + "/missing.yaml random:5");
   EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(Contains(r.err, "cannot read file")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "missing.yaml': cannot open")) << r.err;
   EXPECT_TRUE(Contains(r.out, "pipeline random_5")) << r.out;
 }
 
