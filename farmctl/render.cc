@@ -120,7 +120,9 @@ std::string AcquisitionMeaning(const std::string& name) {
 // with their resolved values, then seed; for a per-pipeline strategy retrain_every, and
 // for one that uses a model epsilon and batch; for any that uses a model the model, the
 // acquisition with its own settings, and model_from.
-void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
+// `learner`: farm-learner proposes the campaign's candidates (LearnerProposes), so
+// even a strategy without a model has the model strategies' settings.
+void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info, bool learner,
                            std::ostream& out) {
   TextTable table({"SETTING", "VALUE", "MEANING"}, {false, false, false});
   const StrategySettings values = ResolvedSettings(strategy);
@@ -131,7 +133,7 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
   for (const SettingSpec& spec : info.settings) add_setting(spec);
   table.Add({"seed", std::to_string(strategy.seed()), "seeds the strategy's sampling"});
   const bool per_pipeline = info.make != nullptr;  // else farm-learner runs the whole campaign
-  if (info.uses_model && per_pipeline) {
+  if (learner && per_pipeline) {
     table.Add({"epsilon", FormatNumber("%g", strategy.epsilon()),
                "share of random candidates in a batch"});
     table.Add({"batch", std::to_string(strategy.batch()),
@@ -145,7 +147,11 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info,
                "new results between retrainings of the models: farm-learner's "
                "--retrain-every"});
   }
-  if (info.uses_model) {
+  if (per_pipeline && strategy.retrain_growth() > 0) {
+    table.Add({"retrain_growth", FormatNumber("%g", strategy.retrain_growth()),
+               "and only once the results grew by this share since the last training"});
+  }
+  if (learner) {
     table.Add({"model", strategy.model(), ModelKindMeaning(strategy.model())});
     table.Add(
         {"acquisition", strategy.acquisition(), AcquisitionMeaning(strategy.acquisition())});
@@ -375,8 +381,20 @@ std::string RenderCampaignCheck(const CampaignConfig& config, const SubmitCampai
   if (info == nullptr) {
     out << "strategy " << strategy.name() << ": not a strategy of the registry\n";
   } else {
-    out << "strategy " << info->name << ": " << info->summary << "\n";
-    PrintStrategySettings(strategy, *info, out);
+    out << "strategy " << info->name << ": "
+        << (config.has_replay() && !info->uses_model
+                ? "uniform random picks of the dataset's schedules, proposed by farm-learner"
+                : info->summary)
+        << "\n";
+    PrintStrategySettings(strategy, *info, LearnerProposes(config), out);
+  }
+  if (config.has_replay()) {
+    const ReplaySource& replay = config.replay();
+    out << "replay of dataset " << replay.dataset() << " (id " << replay.dataset_id()
+        << "): " << replay.pipeline_ids_size() << " pipelines searched, "
+        << replay.held_out_pipelines_size() << " held out for scoring (share "
+        << FormatNumber("%g", replay.held_out()) << ", split seed " << replay.split_seed()
+        << "); only a replay worker of this dataset takes its leases\n";
   }
   out << "pipelines: " << submission.pipelines_size() << "\n";
   TextTable pipelines({"NAME", "SOURCE", "STAGES"}, {false, false, true});

@@ -540,7 +540,7 @@ StatusOr<std::vector<NamedMetrics>> LearnerDaemon::TrainCampaign(const std::stri
                          std::to_string(s.options.min_training_samples));
   }
   std::vector<NamedMetrics> table;
-  SCHEDFARM_RETURN_IF_ERROR(s.Train(data, &table));
+  SCHEDFARM_RETURN_IF_ERROR(s.Train(data, &table, s.options.kinds));  // every kind, replays too
   return table;
 }
 

@@ -243,6 +243,30 @@ TEST(FarmctlCliTest, CheckOfRandomPrintsItsSeedAndNoModelSettings) {
   EXPECT_EQ(LineOf(r.out, "epsilon"), "") << r.out;
 }
 
+// A replay campaign: farm-learner proposes even random picks, from the dataset, so the
+// model strategies' settings apply; the dataset and its split are named.
+TEST(FarmctlCliTest, CheckOfAReplayCampaignNamesTheDatasetAndTheSplit) {
+  ScratchDir dir;
+  ASSERT_TRUE(WriteDataset(dir.Sub("d.sfds"), testing_support::SyntheticDataset(10, 2)).ok());
+  const std::string path = WriteFile(
+      dir.Sub("replay.yaml"),
+      "name: r\nreplay: {dataset: d.sfds}\nbudget: {benchmarks: 5}\n"
+      "strategy: {name: random, settings: {model: gbt, batch: 4, retrain_growth: 0.5}}\n");
+  const CliResult r = Farmctl({"check", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "uniform random picks of the dataset's schedules, proposed by "
+                              "farm-learner"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "replay of dataset " + dir.Sub("d.sfds") + " (id " +
+                                  ReadDataset(dir.Sub("d.sfds")).value().id +
+                                  "): 8 pipelines searched, 2 held out for scoring"))
+      << r.out;
+  EXPECT_EQ(ValueOf(r.out, "model"), "gbt") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "batch"), "4") << r.out;
+  EXPECT_EQ(ValueOf(r.out, "retrain_growth"), "0.5") << r.out;
+  EXPECT_TRUE(Contains(r.out, "pipelines: 8")) << r.out;
+}
+
 TEST(FarmctlCliTest, CheckJsonIsTheResolvedConfig) {
   ScratchDir dir;
   const std::string path = WriteFile(dir.Sub("greedy.yaml"), GreedyCampaign());

@@ -13,7 +13,9 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"
+#include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "tests/support/scratch_dir.h"
 
@@ -38,6 +40,15 @@ std::string WriteFile(const std::string& path, const std::string& text) {
 
 // Checks that `got` holds the pipelines of `config` in order, each as its builder makes it.
 void ExpectPipelinesOf(const CampaignConfig& config, const SubmitCampaign& got) {
+  if (config.has_replay()) {  // the dataset's pipelines of the split, in order
+    ASSERT_EQ(got.pipelines_size(), config.replay().pipeline_ids_size());
+    for (int i = 0; i < got.pipelines_size(); ++i) {
+      EXPECT_EQ(PipelineId(PipelineGraph::Build(got.pipelines(i)).value()),
+                config.replay().pipeline_ids(i));
+    }
+    EXPECT_EQ(got.replay().dataset_id(), config.replay().dataset_id());
+    return;
+  }
   int next = 0;
   for (const PipelineSource& source : config.pipelines()) {
     ASSERT_LT(next, got.pipelines_size());
