@@ -69,6 +69,7 @@ struct CampaignData {
   // model_from is settled: its model is the scorer, or there is none to wait for.
   bool seeded = false;
   uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
+  bool exhausted = false;  // every pipeline's search has nothing left: the campaign completed
   std::unique_ptr<ValueIterationData> value;  // value-iteration campaigns only
   // A replay campaign: every model is scored on its dataset's held-out pipelines, each
   // distinct schedule with its first OK measurement, whatever the campaign measured.
@@ -98,6 +99,7 @@ struct LearnerDaemon::State {
   Status Load(const Campaign& campaign, CampaignData* data);
   // A replay campaign's dataset: each pipeline's pool and the held-out samples.
   Status LoadReplay(CampaignData* data, std::vector<std::vector<PoolSchedule>>* pools);
+  Status CompleteIfExhausted(CampaignData& data);
   Status Follow(CampaignData& data);
   Status Train(CampaignData& data, std::vector<NamedMetrics>* table,
                const std::vector<std::string>& only = {});

@@ -435,7 +435,7 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
   }
   ++data.proposals_made;
   if (proposal.candidates_size() == 0 && proposal.search_failures_size() == 0) {
-    return Status::Ok();
+    return CompleteIfExhausted(data);
   }
   const double seconds = SecondsSince(started);
   ClientRequest request;
@@ -449,6 +449,22 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
             {"refused", std::to_string(reply.proposed().refused_size())},
             {"search_seconds", std::to_string(seconds)},
             {"model", data.scorer.version.empty() ? "none" : data.scorer.version}});
+  return Status::Ok();
+}
+
+// A campaign none of whose searches has anything left to propose (a replay campaign
+// whose pool is measured, a space smaller than the budget) is completed: the
+// coordinator ends it once its candidates in flight are final.
+Status LearnerDaemon::State::CompleteIfExhausted(CampaignData& data) {
+  if (data.exhausted) return Status::Ok();
+  for (const CampaignData::PipelineData& pipeline : data.pipelines) {
+    if (!pipeline.search || !pipeline.search->Exhausted()) return Status::Ok();
+  }
+  ClientRequest request;
+  request.mutable_complete()->set_campaign(data.id);
+  SCHEDFARM_RETURN_IF_ERROR(Call(std::move(request)).status());
+  data.exhausted = true;
+  LogEvent("info", "search_exhausted", {{"campaign", data.id}});
   return Status::Ok();
 }
 
