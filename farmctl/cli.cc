@@ -18,6 +18,7 @@
 #include "farmctl/compare.h"
 #include "farmctl/curves.h"
 #include "farmctl/local.h"
+#include "farmctl/noise_floor.h"
 #include "farmctl/render.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
@@ -71,6 +72,8 @@ const char kUsage[] =
     "       [--into FILE]     --into adds the campaign to an existing dataset of the same\n"
     "                         kind of host, written to --output\n"
     "  dataset show FILE      a dataset's id, host, campaigns, dates and counts\n"
+    "  dataset noise FILE     the noise floor: its schedules measured twice, the second\n"
+    "                         scored as a model of the first (docs/EVALUATION.md)\n"
     "  curves CAMPAIGN...     replay campaigns of one dataset (ids or names) as learning\n"
     "                         curves\n"
     "       [--output DIR]    (docs/ACTIVE_LEARNING.md): per acquisition, averaged over\n"
@@ -680,8 +683,18 @@ int RunDataset(Runner& r) {
     r.out() << DescribeDataset(*loaded);
     return kExitOk;
   }
+  if (action == "noise") {
+    StatusOr<LoadedDataset> loaded = ReadDataset(target);
+    if (!loaded.ok()) return r.Fail(kExitInvalidInput, loaded.status().message());
+    // The learner's default split (farm-learner --held-out, --seed).
+    StatusOr<std::string> table = RenderNoiseFloor(loaded->data, 0.2, 1);
+    if (!table.ok()) return r.Fail(kExitFailed, "dataset noise: " + table.status().message());
+    r.out() << *table;
+    return kExitOk;
+  }
   if (action != "pack") {
-    return r.Fail(kExitUsage, "dataset: unknown action '" + action + "' (known: pack, show)");
+    return r.Fail(kExitUsage,
+                  "dataset: unknown action '" + action + "' (known: pack, show, noise)");
   }
   if (!r.inv().Has("--output")) return r.Fail(kExitUsage, "dataset pack needs --output FILE");
   Dataset dataset;

@@ -616,10 +616,16 @@ TEST(FarmctlCliTest, DatasetPackWritesTheCampaignAsADataset) {
   const CliResult shown = Farmctl({"dataset", "show", output});
   EXPECT_EQ(shown.code, kExitOk) << shown.err;
   EXPECT_EQ(shown.out, r.out);
+
+  // The one schedule measured twice, its second run 10% slower: MAPE 10%.
+  const CliResult noise = Farmctl({"dataset", "noise", output});
+  EXPECT_EQ(noise.code, kExitOk) << noise.err;
+  EXPECT_TRUE(Contains(noise.out, "noise floor (all)")) << noise.out;
+  EXPECT_TRUE(Contains(noise.out, " 10.0 ")) << noise.out;
 }
 
 TEST(FarmctlCliTest, DatasetErrors) {
-  ExpectUsageError({"dataset", "frob", "x"}, "dataset: unknown action 'frob' (known: pack, show)");
+  ExpectUsageError({"dataset", "frob", "x"}, "dataset: unknown action 'frob' (known: pack, show, noise)");
   ExpectUsageError({"dataset", "pack", "c-1"}, "dataset pack needs --output FILE");
   ExpectUsageError({"dataset", "show"}, "'dataset' needs TARGET");
   ScratchDir dir;
