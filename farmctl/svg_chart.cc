@@ -33,9 +33,9 @@ std::string Number(double v) {
   return text;
 }
 
-// About five round ticks (1, 2 or 5 times a power of ten) covering [lo, hi].
+// Five to ten round ticks (1, 2 or 5 times a power of ten) covering [lo, hi].
 std::vector<double> Ticks(double lo, double hi) {
-  const double raw = (hi - lo) / 5;
+  const double raw = (hi - lo) / 8;
   const double magnitude = std::pow(10, std::floor(std::log10(raw)));
   double step = magnitude;
   for (double m : {1.0, 2.0, 5.0, 10.0}) {
