@@ -20,8 +20,6 @@
 #include "common/files.h"
 #include "dataset/dataset.h"
 #include "learner/split.h"
-#include "pipeline/graph.h"
-#include "pipeline/spec.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/yaml_io.h"
 #include "pipeline/yaml_reader.h"
@@ -685,14 +683,10 @@ Status Reader::ReadReplay(const YAML::Node& n, ReplaySource* replay) const {
   StatusOr<LoadedDataset> dataset = ReadDataset(replay->dataset());
   if (!dataset.ok()) return ErrorAt(f.value("dataset"), "replay.dataset: " + dataset.status().message());
   replay->set_dataset_id(dataset->id);
-  std::vector<std::string> ids;
-  for (const PipelineSpec& spec : dataset->data.pipelines()) {
-    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
-    ids.push_back(PipelineId(graph));
-  }
-  StatusOr<PipelineSplit> split = SplitByPipeline(ids, replay->split_seed(), replay->held_out());
+  StatusOr<PipelineSplit> split =
+      SplitByPipeline(dataset->pipeline_ids, replay->split_seed(), replay->held_out());
   if (!split.ok()) return ErrorAt(f.value("dataset"), "replay: " + split.status().message());
-  for (const std::string& id : ids) {
+  for (const std::string& id : dataset->pipeline_ids) {
     *(split->IsHeldOut(id) ? replay->add_held_out_pipelines() : replay->add_pipeline_ids()) = id;
   }
   return Status::Ok();

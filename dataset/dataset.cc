@@ -50,15 +50,16 @@ std::string HostKindDifference(const HostFingerprint& a, const HostFingerprint& 
   return "";
 }
 
-Status CheckDataset(const Dataset& dataset) {
+Status CheckDataset(const Dataset& dataset, std::vector<std::string>* pipeline_ids) {
   std::set<std::string> pipelines;
   for (int i = 0; i < dataset.pipelines_size(); ++i) {
     StatusOr<PipelineGraph> graph = PipelineGraph::Build(dataset.pipelines(i));
     if (!graph.ok()) return graph.status().WithContext("pipeline " + std::to_string(i));
-    if (!pipelines.insert(PipelineId(*graph)).second) {
-      return Status::Error("pipeline " + std::to_string(i) + " (" + PipelineId(*graph) +
-                           ") appears twice");
+    const std::string id = PipelineId(*graph);
+    if (!pipelines.insert(id).second) {
+      return Status::Error("pipeline " + std::to_string(i) + " (" + id + ") appears twice");
     }
+    if (pipeline_ids != nullptr) pipeline_ids->push_back(id);
   }
   for (int i = 0; i < dataset.measurements_size(); ++i) {
     const Measurement& m = dataset.measurements(i);
@@ -137,7 +138,7 @@ StatusOr<LoadedDataset> ReadDataset(const std::string& path) {
   if (!loaded.data.ParseFromString(message)) {
     return Status::Error(what + ": corrupt: its content does not parse as a Dataset");
   }
-  SCHEDFARM_RETURN_IF_ERROR(CheckDataset(loaded.data).WithContext(what));
+  SCHEDFARM_RETURN_IF_ERROR(CheckDataset(loaded.data, &loaded.pipeline_ids).WithContext(what));
   return loaded;
 }
 
@@ -231,6 +232,18 @@ std::map<std::string, std::vector<int>> MeasurementsByKey(const Dataset& dataset
     index[DatasetKey(c.pipeline_id(), c.schedule_hash())].push_back(i);
   }
   return index;
+}
+
+std::map<std::string, const Measurement*> FirstOkMeasurements(const Dataset& dataset) {
+  std::map<std::string, const Measurement*> first;
+  for (const Measurement& m : dataset.measurements()) {
+    const Candidate& c = m.candidate();
+    if (m.status() != OK || !(m.stats().median_seconds() > 0) || c.schedule().stages_size() == 0) {
+      continue;
+    }
+    first.emplace(DatasetKey(c.pipeline_id(), c.schedule_hash()), &m);
+  }
+  return first;
 }
 
 }  // namespace schedfarm

@@ -25,6 +25,7 @@ struct LoadedDataset {
   std::string path;
   std::string id;  // DatasetId of the file
   Dataset data;
+  std::vector<std::string> pipeline_ids;  // PipelineId of each of data.pipelines, in order
 };
 
 // The content id of a dataset file: hex of the first 16 bytes of SHA-256 of its bytes.
@@ -37,8 +38,9 @@ StatusOr<LoadedDataset> ReadDataset(const std::string& path);
 Status WriteDataset(const std::string& path, const Dataset& dataset);
 
 // Every pipeline builds and appears once; every measurement is of one of them, has a
-// schedule hash, and was taken on the dataset's host (SameHostKind).
-Status CheckDataset(const Dataset& dataset);
+// schedule hash, and was taken on the dataset's host (HostKindDifference). When
+// `pipeline_ids` is given it receives each pipeline's id, in order.
+Status CheckDataset(const Dataset& dataset, std::vector<std::string>* pipeline_ids = nullptr);
 
 // Empty when `a` and `b` are the same kind of host (CPU model, cores, ISA flags and
 // Halide target); else what differs, e.g. "cpu_model 'AMD EPYC' against 'Intel Xeon'".
@@ -62,5 +64,9 @@ std::string DescribeDataset(const LoadedDataset& dataset);
 std::string DatasetKey(const std::string& pipeline_id, const std::string& schedule_hash);
 // The indexes of the dataset's measurements of each DatasetKey, in the order taken.
 std::map<std::string, std::vector<int>> MeasurementsByKey(const Dataset& dataset);
+// Each scheduled candidate's (not a baseline's) first OK measurement with a positive
+// median, by DatasetKey: what a campaign that measures every schedule once (a failure
+// retried as it was recorded) sees of it.
+std::map<std::string, const Measurement*> FirstOkMeasurements(const Dataset& dataset);
 
 }  // namespace schedfarm

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "campaign/campaign_yaml.h"
 #include "common/files.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -22,7 +23,6 @@
 #include "farmctl/render.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
-#include "campaign/campaign_yaml.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
 #include "storage/export.h"
@@ -687,7 +687,7 @@ int RunDataset(Runner& r) {
     StatusOr<LoadedDataset> loaded = ReadDataset(target);
     if (!loaded.ok()) return r.Fail(kExitInvalidInput, loaded.status().message());
     // The learner's default split (farm-learner --held-out, --seed).
-    StatusOr<std::string> table = RenderNoiseFloor(loaded->data, 0.2, 1);
+    StatusOr<std::string> table = RenderNoiseFloor(*loaded, 0.2, 1);
     if (!table.ok()) return r.Fail(kExitFailed, "dataset noise: " + table.status().message());
     r.out() << *table;
     return kExitOk;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "campaign/campaign_yaml.h"
+#include "dataset/dataset.h"
 #include "farmctl/svg_chart.h"
 
 namespace schedfarm {
@@ -175,13 +176,9 @@ std::string CurveGroup(const CampaignConfig& config) {
 
 std::map<std::string, double> DatasetBestRuntimes(const Dataset& dataset) {
   std::map<std::string, double> best;
-  std::set<std::string> seen;
-  for (const Measurement& m : dataset.measurements()) {
-    const Candidate& c = m.candidate();
-    if (!seen.insert(c.pipeline_id() + '\0' + c.schedule_hash()).second) continue;
-    const double median = m.stats().median_seconds();
-    if (m.status() != OK || !(median > 0) || c.schedule().stages_size() == 0) continue;
-    auto [it, added] = best.emplace(c.pipeline_id(), median);
+  for (const auto& [key, m] : FirstOkMeasurements(dataset)) {
+    const double median = m->stats().median_seconds();
+    auto [it, added] = best.emplace(m->candidate().pipeline_id(), median);
     if (!added) it->second = std::min(it->second, median);
   }
   return best;

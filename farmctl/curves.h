@@ -36,8 +36,8 @@ std::string CurveGroup(const CampaignConfig& config);
 CurveReport RenderLearningCurves(const std::vector<CurveCampaign>& campaigns,
                                  const std::map<std::string, double>& dataset_best);
 
-// Each pipeline's best median among the first OK record of each of its schedules (what
-// a campaign that measures every schedule once can find).
+// Each pipeline's best median among its schedules' first OK measurements
+// (FirstOkMeasurements: what a campaign that measures every schedule once can find).
 std::map<std::string, double> DatasetBestRuntimes(const Dataset& dataset);
 
 }  // namespace schedfarm

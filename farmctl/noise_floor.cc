@@ -3,16 +3,16 @@
 #include <map>
 #include <vector>
 
-#include "dataset/dataset.h"
 #include "learner/metrics.h"
 #include "learner/split.h"
 
 namespace schedfarm {
 
-StatusOr<std::string> RenderNoiseFloor(const Dataset& dataset, double held_out, uint64_t seed) {
-  std::vector<std::string> all_ids;
-  for (const Measurement& m : dataset.measurements()) all_ids.push_back(m.candidate().pipeline_id());
-  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSplit split, SplitByPipeline(all_ids, seed, held_out));
+StatusOr<std::string> RenderNoiseFloor(const LoadedDataset& loaded, double held_out,
+                                       uint64_t seed) {
+  const Dataset& dataset = loaded.data;
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSplit split,
+                             SplitByPipeline(loaded.pipeline_ids, seed, held_out));
   struct Pairs {
     std::vector<std::string> ids;
     std::vector<double> first, second;

@@ -7,13 +7,15 @@
 #include <string>
 
 #include "common/status.h"
-#include "schedfarm.pb.h"
+#include "dataset/dataset.h"
 
 namespace schedfarm {
 
 // The metrics table (learner/metrics.h) with the rows "noise floor (held out)" and
-// "noise floor (all)", each over the schedules with two OK measurements. An error when
-// no schedule was measured twice.
-StatusOr<std::string> RenderNoiseFloor(const Dataset& dataset, double held_out, uint64_t seed);
+// "noise floor (all)", each over the schedules with two OK measurements; the held-out
+// pipelines are those of a replay campaign's split with the same share and seed. An
+// error when no schedule was measured twice.
+StatusOr<std::string> RenderNoiseFloor(const LoadedDataset& dataset, double held_out,
+                                       uint64_t seed);
 
 }  // namespace schedfarm

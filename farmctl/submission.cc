@@ -7,7 +7,6 @@
 #include "common/files.h"
 #include "dataset/dataset.h"
 #include "pipeline/graph.h"
-#include "pipeline/spec.h"
 #include "pipeline/onnx/onnx_import.h"
 #include "pipeline/yaml_io.h"
 #include "protocol/wire.h"
@@ -85,9 +84,8 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
                            dataset.id + ", was " + config.replay().dataset_id() + ")");
     }
     std::map<std::string, const PipelineSpec*> by_id;
-    for (const PipelineSpec& spec : dataset.data.pipelines()) {
-      SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
-      by_id[PipelineId(graph)] = &spec;
+    for (int i = 0; i < dataset.data.pipelines_size(); ++i) {
+      by_id[dataset.pipeline_ids[i]] = &dataset.data.pipelines(i);
     }
     for (const std::string& id : config.replay().pipeline_ids()) pipelines.push_back(*by_id.at(id));
     return pipelines;

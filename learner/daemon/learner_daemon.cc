@@ -18,7 +18,6 @@
 #include "learner/split.h"
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"
-#include "pipeline/spec.h"
 #include "scheduler/schedule_space.h"
 #include "search/pipeline_search.h"
 #include "search/registry.h"
@@ -74,32 +73,34 @@ Status LearnerDaemon::State::LoadReplay(CampaignData* data,
     return Status::Error("campaign " + data->id + " replays dataset " + replay.dataset_id() +
                          ", and '" + dataset.path + "' is now dataset " + dataset.id);
   }
-  std::map<std::string, PipelineSpec> specs;
-  for (const PipelineSpec& spec : dataset.data.pipelines()) {
-    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
-    specs[PipelineId(graph)] = spec;
+  std::map<std::string, const PipelineSpec*> specs;
+  for (int i = 0; i < dataset.data.pipelines_size(); ++i) {
+    specs[dataset.pipeline_ids[i]] = &dataset.data.pipelines(i);
   }
+  // The pools: every schedule of the searched pipelines, in the order first taken.
   pools->assign(data->pipelines.size(), {});
   std::set<std::string> pooled;
-  std::map<std::string, const Measurement*> first_ok;  // held-out: by DatasetKey
-  const std::set<std::string> held_out(replay.held_out_pipelines().begin(),
-                                       replay.held_out_pipelines().end());
   for (const Measurement& m : dataset.data.measurements()) {
     const Candidate& c = m.candidate();
-    const std::string key = DatasetKey(c.pipeline_id(), c.schedule_hash());
     if (c.schedule().stages_size() == 0) continue;  // a baseline
-    if (held_out.count(c.pipeline_id())) {
-      if (m.status() == OK && m.stats().median_seconds() > 0) first_ok.emplace(key, &m);
+    auto pipeline = data->pipeline_index.find(c.pipeline_id());
+    if (pipeline == data->pipeline_index.end() ||
+        !pooled.insert(DatasetKey(c.pipeline_id(), c.schedule_hash())).second) {
       continue;
     }
-    auto pipeline = data->pipeline_index.find(c.pipeline_id());
-    if (pipeline == data->pipeline_index.end() || !pooled.insert(key).second) continue;
     (*pools)[pipeline->second].push_back({c.schedule(), c.schedule_hash()});
   }
+  // The held-out samples: each schedule of a held-out pipeline once.
+  const std::set<std::string> held_out(replay.held_out_pipelines().begin(),
+                                       replay.held_out_pipelines().end());
   std::map<std::string, std::vector<const Measurement*>> by_pipeline;
-  for (const auto& [key, m] : first_ok) by_pipeline[m->candidate().pipeline_id()].push_back(m);
+  for (const auto& [key, m] : FirstOkMeasurements(dataset.data)) {
+    if (held_out.count(m->candidate().pipeline_id())) {
+      by_pipeline[m->candidate().pipeline_id()].push_back(m);
+    }
+  }
   for (const auto& [id, measurements] : by_pipeline) {
-    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(specs.at(id)));
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(*specs.at(id)));
     const ScheduleSpace space(graph);
     const Featurizer featurizer(space);
     for (const Measurement* m : measurements) {
