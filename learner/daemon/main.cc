@@ -39,6 +39,8 @@ constexpr char kUsage[] =
     "  --threads N             Torch threads for training (default: the library's)\n"
     "  --seed N                seed of the split and of training (default 1)\n"
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
+    "  --min-samples N         OK measurements a campaign needs before its first\n"
+    "                          training (default 16)\n"
     "  --poll-ms N             how often the coordinator is asked for news (default 1000)\n"
     "  --nice N                lower the learner's CPU priority by N (0-19), to leave a\n"
     "                          worker on the same host its cores; a learner that leads\n"
@@ -79,6 +81,7 @@ int Main(int argc, char** argv) {
                                   {"--threads", true},
                                   {"--seed", true},
                                   {"--retrain-every", true},
+                                  {"--min-samples", true},
                                   {"--poll-ms", true},
                                   {"--nice", true},
                                   {"--curve-key", true},
@@ -107,13 +110,14 @@ int Main(int argc, char** argv) {
       return UsageError("--held-out must be a number in [0, 1), got '" + text + "'");
     }
   }
-  long long ensemble, epochs, threads, seed, every, poll, nice;
+  long long ensemble, epochs, threads, seed, every, min_samples, poll, nice;
   std::string error;
   if (!IntFlag(flags, "--ensemble", 0, 64, 0, &ensemble, &error) ||
       !IntFlag(flags, "--epochs", 0, 1000000, 0, &epochs, &error) ||
       !IntFlag(flags, "--threads", 0, 1024, 0, &threads, &error) ||
       !IntFlag(flags, "--seed", 0, 1LL << 62, 1, &seed, &error) ||
       !IntFlag(flags, "--retrain-every", 1, 1000000, 64, &every, &error) ||
+      !IntFlag(flags, "--min-samples", 2, 1000000, 16, &min_samples, &error) ||
       !IntFlag(flags, "--poll-ms", 10, 600000, 1000, &poll, &error) ||
       !IntFlag(flags, "--nice", 0, 19, 0, &nice, &error)) {
     return UsageError(error);
@@ -124,6 +128,7 @@ int Main(int argc, char** argv) {
   options.train.seed = static_cast<uint64_t>(seed);
   options.seed = static_cast<uint64_t>(seed);
   options.default_retrain_every = static_cast<int>(every);
+  options.min_training_samples = static_cast<int>(min_samples);
   options.poll_interval_ms = static_cast<int>(poll);
   bool autogroup_lowered = false;
   if (nice > 0) {

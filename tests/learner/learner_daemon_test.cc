@@ -41,7 +41,8 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
                                         "--compile-slots", "1", "--children", "1"});
   ChildProcess learner(FARM_LEARNER_BIN,
                        {"--coordinator", coordinator.endpoint(), "--models", "gcn,gbt,roofline",
-                        "--ensemble", "2", "--epochs", "60", "--threads", "1", "--poll-ms", "200"});
+                        "--ensemble", "2", "--epochs", "60", "--threads", "1", "--poll-ms", "200",
+                        "--min-samples", "9"});
   TestClient client(coordinator.endpoint());
 
   ClientRequest submit;
@@ -141,6 +142,13 @@ TEST(LearnerDaemonTest, RefusesBadArguments) {
   EXPECT_NE(bad_model.Log().find("unknown model kind 'forest'"), std::string::npos)
       << bad_model.Log();
   EXPECT_FALSE(MakePerformanceModel("forest").ok());
+  ChildProcess bad_minimum(FARM_LEARNER_BIN,
+                           {"--coordinator", "tcp://127.0.0.1:1", "--min-samples", "1"});
+  status = bad_minimum.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(bad_minimum.Log().find("--min-samples must be an integer in [2, "), std::string::npos)
+      << bad_minimum.Log();
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ pipelines:
   - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
   - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
 strategy: {name: )" +
-         strategy + ", settings: {batch: 2, retrain_every: 16, model: lann, epsilon: 0, " +
+         strategy + ", settings: {batch: 2, retrain_every: 8, model: lann, epsilon: 0, " +
          settings + R"(}}
 budget: {benchmarks: 24}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
@@ -61,7 +61,8 @@ struct LocalFarm {
                        "1", "--children", "1"}};
   ChildProcess learner{FARM_LEARNER_BIN,
                        {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
-                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200"}};
+                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200",
+                        "--min-samples", "8"}};
   TestClient client{coordinator.endpoint()};
 
   // The measurements of the campaign.
