@@ -436,7 +436,7 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     const bool per_pipeline = info.make != nullptr;
     std::vector<std::string> keys = {"seed"};
     if (per_pipeline) keys.insert(keys.end(), {"retrain_every", "retrain_growth"});
-    if (model_settings && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch"});
+    if (model_settings && per_pipeline) keys.insert(keys.end(), {"epsilon", "batch", "remeasure"});
     if (model_settings) keys.insert(keys.end(), {"model", "acquisition", "model_from"});
     for (const SettingSpec& spec : info.settings) keys.push_back(spec.name);
     // Every acquisition's settings: one of an acquisition other than the chosen one is
@@ -458,6 +458,11 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     SCHEDFARM_ASSIGN_OR_RETURN(double epsilon,
                                DoubleIn(s.value("epsilon"), "strategy.settings.epsilon", 0, 1));
     strategy->set_epsilon(epsilon);
+  }
+  if (s.has("remeasure")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        double share, DoubleIn(s.value("remeasure"), "strategy.settings.remeasure", 0, 1));
+    strategy->set_remeasure(share);
   }
   if (s.has("batch")) {
     SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch,

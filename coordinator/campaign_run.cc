@@ -6,6 +6,7 @@
 #include "campaign/campaign_yaml.h"
 #include "pipeline/spec.h"
 #include "search/registry.h"
+#include "storage/keys.h"
 
 namespace schedfarm {
 
@@ -93,8 +94,13 @@ bool CampaignRun::Accepts(const HostFingerprint& host) const {
   return true;
 }
 
-std::string CampaignRun::Key(const std::string& pipeline_id, const std::string& schedule_hash) {
-  return pipeline_id + '\0' + schedule_hash;
+std::string CampaignRun::Key(const std::string& pipeline_id, const std::string& slot) {
+  return pipeline_id + '\0' + slot;
+}
+
+std::string CampaignRun::Key(const Candidate& candidate) {
+  return Key(candidate.pipeline_id(),
+             store_keys::CandidateSlot(candidate.schedule_hash(), candidate.repeat()));
 }
 
 CandidateRecord* CampaignRun::Live(const std::string& key) {
@@ -112,7 +118,7 @@ void CampaignRun::Enqueue(const std::string& key, const CandidateRecord& record)
 }
 
 void CampaignRun::Restore(CandidateRecord record) {
-  const std::string key = Key(record.candidate().pipeline_id(), record.candidate().schedule_hash());
+  const std::string key = Key(record.candidate());
   if (IsFinal(record.state())) {
     final_.insert(key);
     return;
@@ -141,9 +147,25 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
     auto found = baselines.find(origin);
     if (found == baselines.end() || median < found->second) baselines[origin] = median;
   }
-  if (progress.best_seconds() == 0 || median < progress.best_seconds()) {
-    progress.set_best_seconds(median);
-    progress.set_best_schedule_hash(measurement.candidate().schedule_hash());
+  // A schedule measured again stands for the mean of its measurements' medians.
+  const std::string& hash = measurement.candidate().schedule_hash();
+  PipelineEntry::Runtime& runtime = entries_[it->second].runtimes[hash];
+  runtime.sum_seconds += median;
+  ++runtime.count;
+  if (runtime.origin.empty()) runtime.origin = origin;
+  const double estimate = runtime.sum_seconds / runtime.count;
+  if (hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
+    progress.set_best_seconds(0);  // the best got slower: the fastest of all again
+    for (const auto& [other, measured] : entries_[it->second].runtimes) {
+      const double seconds = measured.sum_seconds / measured.count;
+      if (progress.best_seconds() > 0 && seconds >= progress.best_seconds()) continue;
+      progress.set_best_seconds(seconds);
+      progress.set_best_schedule_hash(other);
+      progress.set_best_origin(measured.origin);
+    }
+  } else if (progress.best_seconds() == 0 || estimate < progress.best_seconds()) {
+    progress.set_best_seconds(estimate);
+    progress.set_best_schedule_hash(hash);
     progress.set_best_origin(origin);
   }
 }
@@ -227,7 +249,20 @@ CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64
   candidate.set_schedule_hash(ScheduleHash(space, schedule));
   candidate.set_campaign(id());
   if (candidate.origin().empty()) candidate.set_origin("learner");
-  const std::string key = Key(candidate.pipeline_id(), candidate.schedule_hash());
+  if (candidate.repeat() < 0) {
+    *why = "repeat is negative";
+    return ProposalOutcome::kRefused;
+  }
+  if (candidate.repeat() > 0 &&
+      !final_.count(Key(candidate.pipeline_id(),
+                        store_keys::CandidateSlot(candidate.schedule_hash(),
+                                                  candidate.repeat() - 1)))) {
+    *why = "a re-measurement (repeat " + std::to_string(candidate.repeat()) +
+           ") of a schedule whose measurement " + std::to_string(candidate.repeat() - 1) +
+           " is not final";
+    return ProposalOutcome::kRefused;
+  }
+  const std::string key = Key(candidate);
   if (live_.count(key) || final_.count(key)) return ProposalOutcome::kDuplicate;
   if (campaign_.counters().finished() + InPlay() >= Budget()) {
     return ProposalOutcome::kOverBudget;
@@ -276,9 +311,9 @@ const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t n
   }
 }
 
-void CampaignRun::Unlease(const std::string& pipeline_id, const std::string& schedule_hash,
+void CampaignRun::Unlease(const std::string& pipeline_id, const std::string& slot,
                           const std::string& lease_id) {
-  const std::string key = Key(pipeline_id, schedule_hash);
+  const std::string key = Key(pipeline_id, slot);
   CandidateRecord* record = Live(key);
   if (record == nullptr || record->state() != CANDIDATE_LEASED || record->lease_id() != lease_id) {
     return;
@@ -320,9 +355,9 @@ void CampaignRun::FailAttempt(CandidateRecord& record, MeasurementStatus status,
 }
 
 std::optional<CandidateRecord> CampaignRun::FailLease(
-    const std::string& pipeline_id, const std::string& schedule_hash, const std::string& lease_id,
+    const std::string& pipeline_id, const std::string& slot, const std::string& lease_id,
     MeasurementStatus status, const std::string& error, const RetryPolicy& policy, int64_t now_ms) {
-  const std::string key = Key(pipeline_id, schedule_hash);
+  const std::string key = Key(pipeline_id, slot);
   CandidateRecord* record = Live(key);
   if (record == nullptr || record->state() != CANDIDATE_LEASED || record->lease_id() != lease_id) {
     return std::nullopt;
@@ -342,8 +377,7 @@ std::optional<CandidateRecord> CampaignRun::FailLease(
 CampaignRun::ResultOutcome CampaignRun::RecordResult(const Measurement& measurement,
                                                      const RetryPolicy& policy, int64_t now_ms,
                                                      CandidateRecord* out) {
-  const Candidate& candidate = measurement.candidate();
-  const std::string key = Key(candidate.pipeline_id(), candidate.schedule_hash());
+  const std::string key = Key(measurement.candidate());
   if (final_.count(key)) return ResultOutcome::kDuplicate;
   CandidateRecord* record = Live(key);
   if (record == nullptr) return ResultOutcome::kUnknown;
@@ -398,14 +432,13 @@ const char* CampaignRun::DoneReason() const {
 }
 
 const CandidateRecord* CampaignRun::LiveRecord(const std::string& pipeline_id,
-                                               const std::string& schedule_hash) const {
-  auto it = live_.find(Key(pipeline_id, schedule_hash));
+                                               const std::string& slot) const {
+  auto it = live_.find(Key(pipeline_id, slot));
   return it == live_.end() ? nullptr : &it->second;
 }
 
-bool CampaignRun::Finished(const std::string& pipeline_id,
-                           const std::string& schedule_hash) const {
-  return final_.count(Key(pipeline_id, schedule_hash)) > 0;
+bool CampaignRun::Finished(const std::string& pipeline_id, const std::string& slot) const {
+  return final_.count(Key(pipeline_id, slot)) > 0;
 }
 
 std::vector<PipelineProgress> CampaignRun::Progress() const {

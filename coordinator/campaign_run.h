@@ -84,14 +84,15 @@ class CampaignRun {
   // The next candidate ready at `now_ms` (a due retry first), now LEASED under
   // `lease_id`; nullptr when none is ready.
   const CandidateRecord* Lease(const std::string& lease_id, int64_t now_ms);
-  // A lease that was never delivered goes back to the front of the queue.
-  void Unlease(const std::string& pipeline_id, const std::string& schedule_hash,
+  // A lease that was never delivered goes back to the front of the queue. A candidate
+  // is named by its pipeline and slot (store_keys::CandidateSlot: hash and repeat).
+  void Unlease(const std::string& pipeline_id, const std::string& slot,
                const std::string& lease_id);
   // A lease that ended without a result (its worker died: WORKER_LOST; or refused it)
   // counts a failed attempt. Returns the record to persist, or nothing when the lease
   // was no longer the candidate's.
   std::optional<CandidateRecord> FailLease(const std::string& pipeline_id,
-                                           const std::string& schedule_hash,
+                                           const std::string& slot,
                                            const std::string& lease_id, MeasurementStatus status,
                                            const std::string& error, const RetryPolicy& policy,
                                            int64_t now_ms);
@@ -119,9 +120,9 @@ class CampaignRun {
 
   // The record of a candidate that is not final yet; nullptr when it is final or unknown.
   const CandidateRecord* LiveRecord(const std::string& pipeline_id,
-                                    const std::string& schedule_hash) const;
+                                    const std::string& slot) const;
   // Whether the candidate reached a final state (measured, failed or quarantined).
-  bool Finished(const std::string& pipeline_id, const std::string& schedule_hash) const;
+  bool Finished(const std::string& pipeline_id, const std::string& slot) const;
 
   // Progress, for status replies (best runtime and baselines per pipeline).
   std::vector<PipelineProgress> Progress() const;
@@ -137,10 +138,18 @@ class CampaignRun {
     std::unique_ptr<ScheduleSpace> space;
     RandomSearch random;  // the random strategy's stream of this pipeline
     PipelineProgress progress;
+    // Each OK-measured schedule (by hash): its medians' sum and count, its origin.
+    struct Runtime {
+      double sum_seconds = 0;
+      int count = 0;
+      std::string origin;
+    };
+    std::map<std::string, Runtime> runtimes;
   };
 
   CampaignRun(Campaign campaign, CampaignConfig config);
-  static std::string Key(const std::string& pipeline_id, const std::string& schedule_hash);
+  static std::string Key(const std::string& pipeline_id, const std::string& slot);
+  static std::string Key(const Candidate& candidate);
   CandidateRecord* Live(const std::string& key);
   void Enqueue(const std::string& key, const CandidateRecord& record);
   // Moves a candidate to a final state: counted, and forgotten but for its key.

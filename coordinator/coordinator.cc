@@ -19,6 +19,7 @@
 #include "common/sha256.h"
 #include "coordinator/group_commit.h"
 #include "protocol/security.h"
+#include "storage/keys.h"
 #include "storage/store.h"
 
 namespace schedfarm {
@@ -107,7 +108,7 @@ class Coordinator::Impl {
   struct LeaseInfo {
     std::string campaign;
     std::string pipeline_id;
-    std::string schedule_hash;
+    std::string slot;  // store_keys::CandidateSlot: the schedule hash and the repeat
     std::string worker_id;
   };
 
@@ -541,7 +542,7 @@ void Coordinator::Impl::ReleaseLease(const std::string& lease_id, MeasurementSta
   if (found == campaigns_.end()) return;
   CampaignRun& run = *found->second;
   std::optional<CandidateRecord> record = run.FailLease(
-      lease.pipeline_id, lease.schedule_hash, lease_id, status, why, options_.retry, UnixMillis());
+      lease.pipeline_id, lease.slot, lease_id, status, why, options_.retry, UnixMillis());
   if (!record) return;
   batch_.PutCandidate(*record);
   dirty_campaigns_.insert(run.id());
@@ -648,12 +649,13 @@ void Coordinator::Impl::Dispatch(int64_t now_ms) {
         std::string frame = EncodeLease(lease_id, record->candidate(),
                                         *run.pipeline(record->candidate().pipeline_id()),
                                         run.config().measurement());
-        leases_[lease_id] = LeaseInfo{campaign_id, record->candidate().pipeline_id(),
-                                      record->candidate().schedule_hash(), worker_id};
+        const std::string slot = store_keys::CandidateSlot(record->candidate().schedule_hash(),
+                                                           record->candidate().repeat());
+        leases_[lease_id] =
+            LeaseInfo{campaign_id, record->candidate().pipeline_id(), slot, worker_id};
         if (!SendFrame(worker.peer, std::move(frame))) {
           leases_.erase(lease_id);
-          run.Unlease(record->candidate().pipeline_id(), record->candidate().schedule_hash(),
-                      lease_id);
+          run.Unlease(record->candidate().pipeline_id(), slot, lease_id);
           break;  // the worker is gone; its liveness settles it
         }
         worker.leases.insert(lease_id);

@@ -170,6 +170,7 @@ std::string CurveGroup(const CampaignConfig& config) {
   if (s.name() == kRandom) return kRandom;
   std::string name = s.acquisition();
   if (s.epsilon() > 0) name += " + " + Cell(100 * s.epsilon(), "%g") + "% random";
+  if (s.remeasure() > 0) name += " + " + Cell(100 * s.remeasure(), "%g") + "% near-ties";
   if (s.name() != "model-guided") name += " [" + s.name() + "]";
   return name;
 }

@@ -138,6 +138,10 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info, b
                "share of random candidates in a batch"});
     table.Add({"batch", std::to_string(strategy.batch()),
                "candidates proposed at once, shared by the pipelines"});
+    if (strategy.remeasure() > 0) {
+      table.Add({"remeasure", FormatNumber("%g", strategy.remeasure()),
+                 "share of a batch spent measuring near-ties again"});
+    }
   }
   if (per_pipeline && strategy.retrain_every() > 0) {
     table.Add({"retrain_every", std::to_string(strategy.retrain_every()),
@@ -353,7 +357,9 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
     out << "// #" << rank << ": median " << FormatDuration(m.stats().median_seconds()) << " (min "
         << FormatDuration(m.stats().min_seconds()) << ", " << m.samples_seconds_size()
         << " samples), origin " << (c.origin().empty() ? "-" : c.origin()) << ", schedule "
-        << c.schedule_hash() << ", worker " << m.host().worker_id() << "\n";
+        << c.schedule_hash()
+        << (c.repeat() > 0 ? " (measured again: repeat " + std::to_string(c.repeat()) + ")" : "")
+        << ", worker " << m.host().worker_id() << "\n";
     if (IsAutoschedulerName(c.origin())) {
       if (m.schedule_source().empty()) {
         out << "// (the worker recorded no source for this " << c.origin() << " schedule)\n";

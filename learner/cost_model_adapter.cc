@@ -1,5 +1,7 @@
 #include "learner/cost_model_adapter.h"
 
+#include <cmath>
+
 namespace schedfarm {
 
 PerformanceCostModel::PerformanceCostModel(std::shared_ptr<const PerformanceModel> model,
@@ -29,7 +31,16 @@ StatusOr<std::vector<RuntimePrediction>> PerformanceCostModel::Predict(
   for (size_t i = 0; i < schedules.size(); ++i) FeaturizeInto(i, AsRead(*schedules[i]));
   std::vector<const PipelineFeatures*> batch;
   for (size_t i = 0; i < schedules.size(); ++i) batch.push_back(&features_[i]);
-  return model_->Predict(batch);
+  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> predictions, model_->Predict(batch));
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    // Counts and sizes span orders of magnitude: compared in signed log scale.
+    std::vector<float>& out = predictions[i].features;
+    out.clear();
+    for (float x : features_[i].dependent) {
+      out.push_back(std::copysign(std::log1p(std::fabs(x)), x));
+    }
+  }
+  return predictions;
 }
 
 StatusOr<std::vector<RuntimePrediction>> PerformanceCostModel::PredictOptions(

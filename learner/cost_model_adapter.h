@@ -4,7 +4,9 @@
 // predictions of it mean: a model trained on complete schedules
 // (PartialMeaning::kDefaultCompletion) scores the schedule with every undecided stage
 // at the space's default; a value function (kBestReachable) reads the partial
-// schedule itself, undecided stages as zeros. Not thread-safe (the featurizer's
+// schedule itself, undecided stages as zeros. Predict also gives each prediction the
+// schedule's dependent features (signed log scale), which diversity compares; the
+// options of a walk get none. Not thread-safe (the featurizer's
 // scratch is per thread).
 #pragma once
 

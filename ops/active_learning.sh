@@ -27,6 +27,7 @@ groups=(
   "lcb|model-guided|acquisition: lcb, epsilon: 0"
   "ei|model-guided|acquisition: ei, epsilon: 0"
   "thompson|model-guided|acquisition: thompson, epsilon: 0"
+  "diversity|model-guided|acquisition: diversity, epsilon: 0"
 )
 shared="model: gbt, batch: 16, retrain_every: 100, retrain_growth: 0.5"
 names=()

@@ -24,6 +24,9 @@ struct RuntimePrediction {
   // Each ensemble member's prediction, in member order; empty for a single model.
   // mean_seconds and stddev_seconds are their mean and population stddev.
   std::vector<double> member_seconds;
+  // The schedule as the model reads it, one number per feature, for rules that compare
+  // schedules (diversity); empty when the model gives none.
+  std::vector<float> features;
 };
 
 // The prediction of an ensemble from its members' predictions: their mean, their

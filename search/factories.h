@@ -25,5 +25,6 @@ std::unique_ptr<AcquisitionFunction> MakeLcbAcquisition(const StrategySettings& 
 std::unique_ptr<AcquisitionFunction> MakeEiAcquisition(const StrategySettings& settings);
 std::unique_ptr<AcquisitionFunction> MakeThompsonAcquisition(const StrategySettings& settings);
 std::unique_ptr<AcquisitionFunction> MakeRandomAcquisition(const StrategySettings& settings);
+std::unique_ptr<AcquisitionFunction> MakeDiversityAcquisition(const StrategySettings& settings);
 
 }  // namespace schedfarm

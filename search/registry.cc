@@ -185,6 +185,16 @@ const std::vector<AcquisitionInfo>& Acquisitions() {
        true, true, {}, MakeThompsonAcquisition},
       {"random", "uniform picks, the predictions unread: the baseline of active learning", false,
        true, {}, MakeRandomAcquisition},
+      {"diversity",
+       "fastest predicted first, no two picks of a batch closer than min_distance in feature "
+       "space; pipelines served in proportion to the model's error on them",
+       false,
+       true,
+       {{"min_distance", 0, 100, 0.5, false,
+         "diversity: least distance between two picks of a batch, in standard deviations of "
+         "the sample's schedule features"}},
+       MakeDiversityAcquisition,
+       true},
   };
   return acquisitions;
 }

@@ -59,6 +59,9 @@ struct AcquisitionInfo {
   std::vector<SettingSpec> settings;
   // Gets the resolved settings: every one of `settings`, in range.
   std::unique_ptr<AcquisitionFunction> (*make)(const StrategySettings& settings) = nullptr;
+  // Whether farm-learner serves a campaign's pipelines in proportion to what they still
+  // have to teach (the model's recent error on each) instead of evenly.
+  bool shares_by_error = false;
 };
 
 // A performance model kind as farm-learner trains it (learner/daemon): what its

@@ -87,6 +87,7 @@ StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored) {
                            Str(m.lease_id()),
                            Str(c.pipeline_id()),
                            Str(c.schedule_hash()),
+                           Int(c.repeat()),
                            Str(c.origin()),
                            Str(c.model_version()),
                            Num(c.prediction().mean_seconds()),

@@ -44,9 +44,13 @@ std::string IdPrefix(const std::string& a, const std::string& b) {
   return key;
 }
 
+std::string CandidateSlot(const std::string& schedule_hash, int repeat) {
+  return repeat > 0 ? schedule_hash + "+" + std::to_string(repeat) : schedule_hash;
+}
+
 std::string CandidateKey(const std::string& campaign, const std::string& pipeline_id,
-                         const std::string& schedule_hash) {
-  return IdPrefix(campaign, pipeline_id) + schedule_hash;
+                         const std::string& slot) {
+  return IdPrefix(campaign, pipeline_id) + slot;
 }
 
 std::string MeasurementKey(const std::string& campaign, uint64_t seq) {

@@ -34,8 +34,12 @@ void AppendOrderedDouble(std::string* out, double v);
 std::string IdPrefix(const std::string& a);
 std::string IdPrefix(const std::string& a, const std::string& b);
 
+// A candidate's place among its pipeline's: the schedule hash, followed by "+N" for the
+// schedule's re-measurement N (Candidate.repeat), so that each measurement of one
+// schedule is a candidate of its own.
+std::string CandidateSlot(const std::string& schedule_hash, int repeat);
 std::string CandidateKey(const std::string& campaign, const std::string& pipeline_id,
-                         const std::string& schedule_hash);
+                         const std::string& slot);
 std::string MeasurementKey(const std::string& campaign, uint64_t seq);
 std::string ModelKey(const std::string& kind, const std::string& version);
 std::string EventKey(uint64_t seq);

@@ -84,7 +84,9 @@ void Store::Batch::PutCandidate(const CandidateRecord& record) {
                         store_keys::CheckId("candidate's schedule hash", c.schedule_hash())}) {
     if (!status.ok()) return Fail(status);
   }
-  Put(kCandidates, store_keys::CandidateKey(c.campaign(), c.pipeline_id(), c.schedule_hash()),
+  Put(kCandidates,
+      store_keys::CandidateKey(c.campaign(), c.pipeline_id(),
+                               store_keys::CandidateSlot(c.schedule_hash(), c.repeat())),
       record);
 }
 
@@ -344,10 +346,9 @@ StatusOr<std::optional<Campaign>> Store::GetCampaign(const std::string& id) cons
 }
 
 StatusOr<std::optional<CandidateRecord>> Store::GetCandidate(
-    const std::string& campaign, const std::string& pipeline_id,
-    const std::string& schedule_hash) const {
+    const std::string& campaign, const std::string& pipeline_id, const std::string& slot) const {
   return GetRecord<CandidateRecord>(kCandidates,
-                                    store_keys::CandidateKey(campaign, pipeline_id, schedule_hash));
+                                    store_keys::CandidateKey(campaign, pipeline_id, slot));
 }
 
 StatusOr<std::optional<Measurement>> Store::GetMeasurement(const std::string& campaign,

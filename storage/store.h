@@ -9,7 +9,7 @@
 //   default           layout_version, next_measurement_seq, next_event_seq
 //   pipelines         pipeline_id                          -> PipelineSpec
 //   campaigns         campaign                             -> Campaign
-//   candidates        campaign\0 pipeline_id\0 schedule_hash -> CandidateRecord
+//   candidates        campaign\0 pipeline_id\0 slot          -> CandidateRecord
 //   measurements      campaign\0 seq                       -> Measurement
 //   models            kind\0 version                       -> Model
 //   workers           worker_id                            -> WorkerRecord
@@ -119,9 +119,10 @@ class Store {
   // and key when it is unparseable.
   StatusOr<std::optional<PipelineSpec>> GetPipeline(const std::string& id) const;
   StatusOr<std::optional<Campaign>> GetCampaign(const std::string& id) const;
+  // `slot` is store_keys::CandidateSlot of the candidate's hash and repeat.
   StatusOr<std::optional<CandidateRecord>> GetCandidate(const std::string& campaign,
                                                         const std::string& pipeline_id,
-                                                        const std::string& schedule_hash) const;
+                                                        const std::string& slot) const;
   StatusOr<std::optional<Measurement>> GetMeasurement(const std::string& campaign,
                                                       uint64_t seq) const;
   StatusOr<std::optional<Model>> GetModel(const std::string& kind,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <optional>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "pipeline/graph.h"
 #include "protocol/control_client.h"
 #include "scheduler/schedule_space.h"
+#include "search/near_ties.h"
 #include "search/pipeline_search.h"
 
 namespace schedfarm {
@@ -56,7 +58,14 @@ struct CampaignData {
     std::unique_ptr<ScheduleSpace> space;
     std::unique_ptr<Featurizer> featurizer;
     std::unique_ptr<PipelineSearch> search;  // per-pipeline model strategies only
+    // |ln(measured / predicted)| of its newest measurements that a model scored
+    // (at most kRecentErrors): what the pipeline still has to teach the model.
+    std::deque<double> model_errors;
+    // Campaigns that re-measure near-ties (Strategy.remeasure): every schedule measured.
+    std::vector<RepeatedSchedule> measured;
+    std::map<std::string, size_t> measured_index;  // by schedule hash
   };
+  static constexpr size_t kRecentErrors = 8;
   std::string id;
   CampaignConfig config;
   std::vector<PipelineData> pipelines;
@@ -68,7 +77,7 @@ struct CampaignData {
   TrainedModel scorer;  // the model the searches use: the strategy's kind, newest version
   // model_from is settled: its model is the scorer, or there is none to wait for.
   bool seeded = false;
-  uint64_t proposals_made = 0;  // batches proposed, for the pipelines' turns
+  std::vector<double> share_credit;  // proposals each pipeline is owed (batch_shares.h)
   bool exhausted = false;  // every pipeline's search has nothing left: the campaign completed
   std::unique_ptr<ValueIterationData> value;  // value-iteration campaigns only
   // A replay campaign: every model is scored on its dataset's held-out pipelines, each

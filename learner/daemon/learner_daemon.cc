@@ -19,6 +19,7 @@
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"
 #include "scheduler/schedule_space.h"
+#include "search/batch_shares.h"
 #include "search/pipeline_search.h"
 #include "search/registry.h"
 
@@ -157,6 +158,29 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
   return Status::Ok();
 }
 
+namespace {
+
+// A measurement of a campaign that re-measures near-ties: its schedule's medians, and
+// the repeat its next measurement takes.
+void TrackMeasured(const Measurement& m, CampaignData::PipelineData* pipeline) {
+  const Candidate& candidate = m.candidate();
+  auto [it, added] =
+      pipeline->measured_index.try_emplace(candidate.schedule_hash(), pipeline->measured.size());
+  if (added) {
+    pipeline->measured.emplace_back();
+    pipeline->measured.back().hash = candidate.schedule_hash();
+    pipeline->measured.back().schedule = candidate.schedule();
+  }
+  RepeatedSchedule& schedule = pipeline->measured[it->second];
+  schedule.next_repeat = std::max(schedule.next_repeat, candidate.repeat() + 1);
+  if (candidate.repeat() > 0) schedule.pending = false;
+  if (m.status() == OK && m.stats().median_seconds() > 0) {
+    schedule.medians.push_back(m.stats().median_seconds());
+  }
+}
+
+}  // namespace
+
 // Takes the campaign's new measurements: every OK one with a schedule becomes a sample.
 Status LearnerDaemon::State::Follow(CampaignData& data) {
   while (true) {
@@ -181,7 +205,17 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
               {m.candidate().schedule_hash(), m.candidate().schedule(), ok, ok ? median : 0});
         }
       }
+      if (data.config.strategy().remeasure() > 0 && m.candidate().schedule().stages_size() > 0) {
+        TrackMeasured(m, &entry);
+      }
       if (!ok || m.candidate().schedule().stages_size() == 0) continue;
+      const double predicted = m.candidate().prediction().mean_seconds();
+      if (!m.candidate().model_version().empty() && predicted > 0) {
+        entry.model_errors.push_back(std::fabs(std::log(median / predicted)));
+        if (entry.model_errors.size() > CampaignData::kRecentErrors) {
+          entry.model_errors.pop_front();
+        }
+      }
       if (data.value) {
         data.value->measured[pipeline->second].push_back({m.candidate().schedule_hash(),
                                                           m.candidate().schedule(), median,
@@ -403,6 +437,71 @@ void LearnerDaemon::State::SearchUnder(CampaignData& data) {
   }
 }
 
+namespace {
+
+// How much each pipeline is served (batch_shares.h): nothing when its search has
+// nothing left; evenly; or, for an acquisition that shares by error, by the mean of its
+// recent model errors, floored at a noise-level 0.05 so that none starves, a pipeline
+// no model has scored yet weighing as much as the most wrong one.
+std::vector<double> PipelineWeights(const CampaignData& data) {
+  const AcquisitionInfo* acquisition = FindAcquisition(data.config.strategy().acquisition());
+  const bool by_error = acquisition != nullptr && acquisition->shares_by_error;
+  std::vector<double> weights;
+  double most_wrong = 0;
+  for (const CampaignData::PipelineData& pipeline : data.pipelines) {
+    double weight = 1;
+    if (by_error && !pipeline.model_errors.empty()) {
+      double sum = 0;
+      for (double error : pipeline.model_errors) sum += error;
+      weight = std::max(0.05, sum / static_cast<double>(pipeline.model_errors.size()));
+      most_wrong = std::max(most_wrong, weight);
+    } else if (by_error) {
+      weight = -1;  // not scored yet: set below
+    }
+    if (!pipeline.search || pipeline.search->Exhausted()) weight = 0;
+    weights.push_back(weight);
+  }
+  for (double& weight : weights) {
+    if (weight < 0) weight = most_wrong > 0 ? most_wrong : 1;
+  }
+  return weights;
+}
+
+// Up to `n` re-measurements of the campaign's most uncertain near-ties
+// (search/near_ties.h), at most one per pipeline; returns how many were added.
+int AddRemeasurements(CampaignData& data, int n, ProposeCandidates* proposal) {
+  std::vector<const RepeatedSchedule*> all;
+  for (const CampaignData::PipelineData& pipeline : data.pipelines) {
+    for (const RepeatedSchedule& schedule : pipeline.measured) all.push_back(&schedule);
+  }
+  const double noise = MeasurementNoise(all);
+  std::vector<std::pair<NearTie, size_t>> ties;  // with the pipeline's index
+  for (size_t p = 0; p < data.pipelines.size(); ++p) {
+    if (std::optional<NearTie> tie = FindNearTie(data.pipelines[p].measured, noise)) {
+      ties.emplace_back(*tie, p);
+    }
+  }
+  std::stable_sort(ties.begin(), ties.end(), [](const auto& a, const auto& b) {
+    return a.first.gap_z < b.first.gap_z;
+  });
+  ties.resize(std::min(ties.size(), static_cast<size_t>(std::max(n, 0))));
+  for (const auto& [tie, p] : ties) {
+    RepeatedSchedule& schedule = data.pipelines[p].measured[tie.remeasure];
+    Candidate* candidate = proposal->add_candidates();
+    candidate->set_pipeline_id(data.pipelines[p].id);
+    *candidate->mutable_schedule() = schedule.schedule;
+    candidate->set_schedule_hash(schedule.hash);
+    candidate->set_origin("remeasure");
+    candidate->set_acquisition("near-tie");
+    candidate->set_acquisition_score(-tie.gap_z);
+    candidate->set_repeat(schedule.next_repeat++);
+    schedule.pending = true;
+  }
+  return static_cast<int>(ties.size());
+}
+
+}  // namespace
+
 // One batch, spread over the pipelines: each pipeline's search proposes its share.
 Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& status) {
   const Strategy& strategy = data.config.strategy();
@@ -410,14 +509,18 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
   if (status.campaign().counters().queued() >= batch || data.pipelines.empty()) {
     return Status::Ok();
   }
-  const int num_pipelines = static_cast<int>(data.pipelines.size());
   ProposeCandidates proposal;
   proposal.set_campaign(data.id);
   const auto started = std::chrono::steady_clock::now();
-  for (int p = 0; p < num_pipelines; ++p) {
-    // The pipelines take turns for the remainder, so that every one is served.
-    const int turn = (p + static_cast<int>(data.proposals_made % num_pipelines)) % num_pipelines;
-    const int share = batch / num_pipelines + (turn < batch % num_pipelines ? 1 : 0);
+  const int remeasured =
+      strategy.remeasure() > 0
+          ? AddRemeasurements(data, static_cast<int>(std::lround(strategy.remeasure() * batch)),
+                              &proposal)
+          : 0;
+  const std::vector<int> shares =
+      ShareBatch(batch - remeasured, PipelineWeights(data), &data.share_credit);
+  for (size_t p = 0; p < data.pipelines.size(); ++p) {
+    const int share = shares[p];
     CampaignData::PipelineData& pipeline = data.pipelines[p];
     if (share == 0 || !pipeline.search) continue;
     std::string failure;
@@ -434,7 +537,6 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
       proposal.add_search_failures("pipeline " + pipeline.id + ": " + failure);
     }
   }
-  ++data.proposals_made;
   if (proposal.candidates_size() == 0 && proposal.search_failures_size() == 0) {
     return CompleteIfExhausted(data);
   }

@@ -106,6 +106,18 @@ TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
   config = Parse(kName + kPipelines + kBudget +
                  "strategy: {name: model-guided, settings: {epsilon: 1.5}}\n");
   ASSERT_FALSE(config.ok());
+  config = Parse(kName + kPipelines + kBudget +
+                 "strategy: {name: model-guided, settings: {remeasure: 0.25}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_DOUBLE_EQ(config->strategy().remeasure(), 0.25);
+  config = Parse(kName + kPipelines + kBudget +
+                 "strategy: {name: model-guided, settings: {remeasure: 2}}\n");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("strategy.settings.remeasure"), std::string::npos)
+      << config.status().message();
+  config = Parse(kName + kPipelines + kBudget +
+                 "strategy: {name: random, settings: {remeasure: 0.1}}\n");
+  ASSERT_FALSE(config.ok()) << "random proposed by the coordinator re-measures nothing";
 }
 
 // Every strategy of the registry parses with its own settings, every default filled in.

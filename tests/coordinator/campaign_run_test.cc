@@ -12,6 +12,7 @@
 #include "campaign/campaign_yaml.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "storage/keys.h"
 
 namespace schedfarm {
 namespace {
@@ -274,6 +275,64 @@ TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposa
   EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why),
             CampaignRun::ProposalOutcome::kOverBudget)
       << "1 baseline + 2 proposals fill the budget of 3";
+}
+
+// A re-measurement is a candidate of its own (the schedule's repeat N), accepted once
+// measurement N-1 is final; the pipeline's best is the mean of a schedule's medians.
+TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
+  std::unique_ptr<CampaignRun> run = MakeRun(5, "strategy: {name: model-guided}\n");
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
+  ASSERT_TRUE(graph.ok());
+  ScheduleSpace space(*graph);
+  std::vector<CandidateRecord> added;
+  auto keep = [&](const CandidateRecord& r) { added.push_back(r); };
+  std::string why;
+  Candidate first;
+  first.set_pipeline_id(space.pipeline_id());
+  *first.mutable_schedule() = space.RandomSchedule(5);
+  Candidate second = first;
+  *second.mutable_schedule() = space.RandomSchedule(6);
+  Candidate again = first;
+  again.set_repeat(1);
+  EXPECT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kRefused);
+  EXPECT_NE(why.find("measurement 0 is not final"), std::string::npos) << why;
+  ASSERT_EQ(run->AddProposal(first, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  ASSERT_EQ(run->AddProposal(second, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  CandidateRecord record;
+  const CandidateRecord leased_first = *run->Lease("L1", kNow);
+  const CandidateRecord leased_second = *run->Lease("L2", kNow);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_first, "L1", OK, 1.00e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_second, "L2", OK, 1.02e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  EXPECT_EQ(run->Progress()[0].best_schedule_hash(), leased_first.candidate().schedule_hash());
+
+  // Repeat 1 of the first schedule: accepted, leased and measured like any candidate.
+  ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded)
+      << why;
+  EXPECT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kDuplicate);
+  Candidate skipped = first;
+  skipped.set_repeat(3);
+  EXPECT_EQ(run->AddProposal(skipped, kNow, keep, &why), CampaignRun::ProposalOutcome::kRefused);
+  Candidate negative = first;
+  negative.set_repeat(-1);
+  EXPECT_EQ(run->AddProposal(negative, kNow, keep, &why), CampaignRun::ProposalOutcome::kRefused);
+  const CandidateRecord leased_again = *run->Lease("L3", kNow);
+  EXPECT_EQ(leased_again.candidate().repeat(), 1);
+  EXPECT_EQ(leased_again.candidate().schedule_hash(), leased_first.candidate().schedule_hash());
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_again, "L3", OK, 1.10e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  EXPECT_EQ(run->RecordResult(ResultOf(leased_first, "L1", OK, 1.00e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kDuplicate)
+      << "the first measurement is still final on its own";
+  EXPECT_TRUE(run->Finished(space.pipeline_id(),
+                            store_keys::CandidateSlot(leased_first.candidate().schedule_hash(), 1)));
+  // The first schedule now stands for (1.00 + 1.10) / 2 = 1.05 ms: the second is best.
+  const PipelineProgress progress = run->Progress()[0];
+  EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
+  EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.02e-3);
+  EXPECT_EQ(progress.measured(), 3);
+  EXPECT_EQ(run->campaign().counters().measured(), 3);
 }
 
 TEST(CampaignRunTest, WorkerRequirements) {

@@ -8,11 +8,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/cpus.h"
+#include "storage/store.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/synthetic_dataset.h"
 
@@ -84,6 +87,59 @@ TEST(FarmctlLocalTest, RunsAReplayCampaignFromADataset) {
   EXPECT_NE(learner.find("event=model_trained"), std::string::npos) << learner;
   EXPECT_NE(learner.find(" held_out=20 "), std::string::npos) << learner;
   EXPECT_NE(learner.find("event=search_exhausted"), std::string::npos) << learner;
+}
+
+// Diversity with near-tie re-measurement, on the real farm in replay: re-measurements
+// are candidates of their own (the schedule's repeat N, after measurement N-1), answered
+// from the dataset, each schedule at most 3 times, on top of the whole pool.
+TEST(FarmctlLocalTest, ReplayCampaignReMeasuresNearTies) {
+  ScratchDir dir;
+  ASSERT_TRUE(WriteDataset(dir.Sub("d.sfds"), testing_support::SyntheticDataset(8, 10)).ok());
+  std::ofstream(dir.Sub("replay.yaml"))
+      << "name: ties\n"
+         "replay: {dataset: d.sfds, held_out: 0.25}\n"
+         "strategy: {name: model-guided, settings: {model: gbt, batch: 8, retrain_every: 12, "
+         "acquisition: diversity, remeasure: 0.5}}\n"
+         "budget: {benchmarks: 200}\n";
+  const CliRun run =
+      RunFarmctl("local " + dir.Sub("replay.yaml") + " --dir " + dir.Sub("farm"), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("  done  "), std::string::npos) << run.output;
+
+  // The farm has stopped: its store tells what was measured.
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir.Sub("farm/store"));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  std::string campaign;
+  ASSERT_TRUE((*store)->ScanCampaigns([&](const Campaign& c) {
+                        campaign = c.id();
+                        return true;
+                      }).ok());
+  std::map<std::string, int> measurements;  // per schedule
+  std::set<std::pair<std::string, int>> slots;
+  int repeats = 0;
+  ASSERT_TRUE((*store)->ScanMeasurements(campaign, 0, [&](const StoredMeasurement& row) {
+                        const Measurement& m = row.measurement;
+                        const Candidate& c = m.candidate();
+                        EXPECT_EQ(m.status(), OK) << c.schedule_hash() << " repeat " << c.repeat();
+                        EXPECT_TRUE(slots.insert({c.schedule_hash(), c.repeat()}).second)
+                            << "one measurement per schedule and repeat";
+                        EXPECT_TRUE(c.repeat() == 0 || slots.count({c.schedule_hash(), c.repeat() - 1}))
+                            << "repeat N after measurement N-1";
+                        if (c.repeat() > 0) {
+                          ++repeats;
+                          EXPECT_EQ(c.origin(), "remeasure");
+                          EXPECT_EQ(c.acquisition(), "near-tie");
+                          EXPECT_LE(c.acquisition_score(), 0);
+                        } else {
+                          EXPECT_NE(c.origin(), "remeasure");
+                        }
+                        ++measurements[c.schedule_hash()];
+                        return true;
+                      }).ok());
+  EXPECT_EQ(measurements.size(), 60u) << "the whole pool";
+  EXPECT_GT(repeats, 0) << "the pool's near-ties are measured again";
+  EXPECT_EQ(slots.size(), 60u + static_cast<size_t>(repeats));
+  for (const auto& [hash, count] : measurements) EXPECT_LE(count, 3) << hash;
 }
 
 TEST(FarmctlLocalTest, RunsACampaignToItsEndOnThisMachine) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "learner/cost_model_adapter.h"
 #include "learner/metrics.h"
 #include "pipeline/graph.h"
 #include "pipeline/zoo.h"
@@ -370,6 +371,23 @@ TEST(Roofline, ReadsRealFeaturesOfAZooBlock) {
   }
   // The schedule changes the prediction (parallelism, vectorization, inlining, traffic).
   EXPECT_GT(distinct.size(), 10u);
+
+  // As the search's cost model: the same predictions, each with the schedule's dependent
+  // features in signed log scale (what diversity compares); walks' options get none.
+  PerformanceCostModel cost_model(std::make_shared<RooflineModel>(model), "v1", featurizer,
+                                  PartialMeaning::kDefaultCompletion);
+  const ScheduleSpec first = space.RandomSchedule(0), second = space.RandomSchedule(1);
+  auto searched = cost_model.Predict({&first, &second, &first});
+  ASSERT_TRUE(searched.ok()) << searched.status().message();
+  const size_t width = samples[0].features.dependent.size();
+  ASSERT_EQ((*searched)[0].features.size(), width);
+  EXPECT_EQ((*searched)[0].mean_seconds, (*predictions)[0].mean_seconds);
+  EXPECT_EQ((*searched)[0].features, (*searched)[2].features);
+  EXPECT_NE((*searched)[0].features, (*searched)[1].features);
+  for (size_t f = 0; f < width; ++f) {
+    const float x = samples[0].features.dependent[f];
+    EXPECT_FLOAT_EQ((*searched)[0].features[f], std::copysign(std::log1p(std::fabs(x)), x));
+  }
 }
 
 TEST(HostPeaks, MeasuredAndCached) {

@@ -31,11 +31,13 @@ std::vector<size_t> Select(const AcquisitionFunction& acquisition,
 
 // The keys strategy.settings holds besides the strategies' and acquisitions' own
 // (campaign/campaign_yaml.cc).
-const std::set<std::string> kCommonKeys = {"seed",  "epsilon",     "batch",     "retrain_every",
-                                           "model", "acquisition", "model_from"};
+const std::set<std::string> kCommonKeys = {
+    "seed",  "epsilon",     "batch",     "remeasure", "retrain_every", "retrain_growth",
+    "model", "acquisition", "model_from"};
 
 TEST(SearchAcquisitionTest, TheRegistryHasEveryRuleWithItsSettings) {
-  for (const char* name : {"exploit", "uncertainty", "lcb", "ei", "thompson", "random"}) {
+  for (const char* name :
+       {"exploit", "uncertainty", "lcb", "ei", "thompson", "random", "diversity"}) {
     const AcquisitionInfo* info = FindAcquisition(name);
     ASSERT_NE(info, nullptr) << name;
     EXPECT_FALSE(info->summary.empty()) << name;
@@ -230,6 +232,41 @@ TEST(SearchAcquisitionTest, RandomPicksUniformlyAndReadsNoPrediction) {
   EXPECT_EQ(Select(*random, blank, 20, 1).size(), 10u);
 }
 
+// A prediction with features, as the learner's cost model gives them.
+RuntimePrediction WithFeatures(double mean, std::vector<float> features) {
+  RuntimePrediction p(mean, 0);
+  p.features = std::move(features);
+  return p;
+}
+
+TEST(SearchAcquisitionTest, DiversityKeepsABatchsPicksApartInFeatureSpace) {
+  std::unique_ptr<AcquisitionFunction> diversity = Make("diversity", {{"min_distance", 0.5}});
+  ASSERT_NE(diversity, nullptr);
+  EXPECT_FALSE(diversity->needs_spread());
+  EXPECT_EQ(diversity->Score(RuntimePrediction(2e-3, 1e-3), 0), -2e-3) << "exploit's score";
+  EXPECT_TRUE(FindAcquisition("diversity")->shares_by_error);
+  EXPECT_FALSE(FindAcquisition("exploit")->shares_by_error);
+  // Two clusters in the first feature (the second never varies): 0-2 near 0, 3-5 near
+  // 10. Fastest first is 0, 1, 3, 2, 4, 5; clusters are about 2 standard deviations
+  // apart, members of one a few hundredths.
+  const std::vector<RuntimePrediction> predictions = {
+      WithFeatures(1.0, {0.0f, 7.0f}),  WithFeatures(1.1, {0.1f, 7.0f}),
+      WithFeatures(1.3, {0.2f, 7.0f}),  WithFeatures(1.2, {10.0f, 7.0f}),
+      WithFeatures(1.4, {10.1f, 7.0f}), WithFeatures(1.5, {10.2f, 7.0f})};
+  EXPECT_EQ(Select(*diversity, predictions, 2, 1), (std::vector<size_t>{0, 3}))
+      << "the second fastest is too close to the first";
+  // More picks than clusters: the best predicted of the rest fill the batch.
+  EXPECT_EQ(Select(*diversity, predictions, 4, 1), (std::vector<size_t>{0, 3, 1, 2}));
+  EXPECT_EQ(Select(*diversity, predictions, 10, 1).size(), 6u);
+  // Distance 0 is exploit; without features nothing is too close.
+  std::unique_ptr<AcquisitionFunction> none = Make("diversity", {{"min_distance", 0}});
+  EXPECT_EQ(Select(*none, predictions, 2, 1), (std::vector<size_t>{0, 1}));
+  std::vector<RuntimePrediction> blank;
+  for (const RuntimePrediction& p : predictions) blank.emplace_back(p.mean_seconds, 0);
+  EXPECT_EQ(Select(*diversity, blank, 2, 1), (std::vector<size_t>{0, 1}));
+  EXPECT_FALSE(MakeAcquisition("diversity", {{"min_distance", -1}}).ok());
+}
+
 TEST(SearchAcquisitionTest, SettingsAreCheckedAndResolved) {
   // Out of range: an error naming the acquisition and the setting.
   StatusOr<std::unique_ptr<AcquisitionFunction>> bad = MakeAcquisition("lcb", {{"kappa", 11}});
@@ -269,6 +306,7 @@ TEST(SearchAcquisitionTest, BatchRulesNeedAStrategyThatSelects) {
   }
   EXPECT_TRUE(FindAcquisition("thompson")->select_only);
   EXPECT_TRUE(FindAcquisition("random")->select_only);
+  EXPECT_TRUE(FindAcquisition("diversity")->select_only);
   EXPECT_TRUE(FindStrategy("model-guided")->selects);
   EXPECT_TRUE(FindStrategy("uncertainty")->selects);
   const Status refused =

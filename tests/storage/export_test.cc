@@ -86,6 +86,7 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
                                           "lease-sched1",
                                           "p1",
                                           "sched1",
+                                          "0",
                                           "random",
                                           "",
                                           "0",
@@ -111,9 +112,9 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
   // The failed one: seq 3 (the other campaign's took 2), its error text intact, the
   // non-finite cv empty.
   EXPECT_EQ(rows[2][0], "3");
-  EXPECT_EQ(rows[2][12], "CRASH");
-  EXPECT_EQ(rows[2][18], "");
-  EXPECT_EQ(rows[2][23], f.failed.error());
+  EXPECT_EQ(rows[2][13], "CRASH");
+  EXPECT_EQ(rows[2][19], "");
+  EXPECT_EQ(rows[2][24], f.failed.error());
 }
 
 TEST(StoreExport, JsonLinesExportHasOneObjectPerMeasurement) {
