@@ -55,19 +55,24 @@ std::string ReadText(const std::string& path) {
   return text.str();
 }
 
+// `farmctl local` of a model-guided replay campaign of a synthetic dataset (8 pipelines
+// of 10 schedules, 2 held out), a GBT retrained every 12 results, in `dir`/farm.
+CliRun RunReplayCampaign(const ScratchDir& dir, const std::string& settings, int budget) {
+  EXPECT_TRUE(WriteDataset(dir.Sub("d.sfds"), testing_support::SyntheticDataset(8, 10)).ok());
+  std::ofstream(dir.Sub("replay.yaml"))
+      << "name: replay\n"
+         "replay: {dataset: d.sfds, held_out: 0.25}\n"
+         "strategy: {name: model-guided, settings: {model: gbt, batch: 8, retrain_every: 12"
+      << settings << "}}\nbudget: {benchmarks: " << budget << "}\n";
+  return RunFarmctl("local " + dir.Sub("replay.yaml") + " --dir " + dir.Sub("farm"), dir);
+}
+
 // A replay campaign runs on the real coordinator, learner and a replay worker: every
 // candidate comes from the dataset and is answered from it, and the learner scores its
 // models on the held-out pipelines' recorded schedules.
 TEST(FarmctlLocalTest, RunsAReplayCampaignFromADataset) {
   ScratchDir dir;
-  ASSERT_TRUE(WriteDataset(dir.Sub("d.sfds"), testing_support::SyntheticDataset(8, 10)).ok());
-  std::ofstream(dir.Sub("replay.yaml"))
-      << "name: replay\n"
-         "replay: {dataset: d.sfds, held_out: 0.25}\n"
-         "strategy: {name: model-guided, settings: {model: gbt, batch: 8, retrain_every: 12}}\n"
-         "budget: {benchmarks: 100}\n";
-  const CliRun run =
-      RunFarmctl("local " + dir.Sub("replay.yaml") + " --dir " + dir.Sub("farm"), dir);
+  const CliRun run = RunReplayCampaign(dir, "", 100);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("1 worker (1 replaying a dataset)"), std::string::npos) << run.output;
   // The pool (60 schedules) ends the campaign before its budget.
@@ -94,15 +99,7 @@ TEST(FarmctlLocalTest, RunsAReplayCampaignFromADataset) {
 // from the dataset, each schedule at most 3 times, on top of the whole pool.
 TEST(FarmctlLocalTest, ReplayCampaignReMeasuresNearTies) {
   ScratchDir dir;
-  ASSERT_TRUE(WriteDataset(dir.Sub("d.sfds"), testing_support::SyntheticDataset(8, 10)).ok());
-  std::ofstream(dir.Sub("replay.yaml"))
-      << "name: ties\n"
-         "replay: {dataset: d.sfds, held_out: 0.25}\n"
-         "strategy: {name: model-guided, settings: {model: gbt, batch: 8, retrain_every: 12, "
-         "acquisition: diversity, remeasure: 0.5}}\n"
-         "budget: {benchmarks: 200}\n";
-  const CliRun run =
-      RunFarmctl("local " + dir.Sub("replay.yaml") + " --dir " + dir.Sub("farm"), dir);
+  const CliRun run = RunReplayCampaign(dir, ", acquisition: diversity, remeasure: 0.5", 200);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("  done  "), std::string::npos) << run.output;
 
