@@ -23,6 +23,7 @@
 #include "farmctl/render.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
+#include "farmctl/watch_log.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
 #include "storage/export.h"
@@ -401,7 +402,8 @@ int RunStatus(Runner& r) {
 
 int RunWatch(Runner& r) {
   std::string campaign = r.inv().args.empty() ? "" : r.inv().args[0];
-  bool first = true;
+  WatchLog log;  // output that is not a terminal: one line per change
+  const auto watch_started = std::chrono::steady_clock::now();
   while (true) {
     const auto started = std::chrono::steady_clock::now();
     ClientRequest request;
@@ -416,11 +418,15 @@ int RunWatch(Runner& r) {
       r.out() << ToJsonLine(*reply) << "\n";
     } else if (r.out_is_tty()) {
       r.out() << "\x1b[H\x1b[2J" << RenderWatch(status);
+    } else if (r.inv().Has("--once")) {
+      r.out() << RenderWatch(status);
     } else {
-      r.out() << (first ? "" : "\n") << RenderWatch(status);
+      const std::chrono::duration<double> seconds = started - watch_started;
+      for (const std::string& line : log.Update(status.campaigns(0), seconds.count())) {
+        r.out() << line << "\n";
+      }
     }
     r.out().flush();
-    first = false;
     switch (status.campaigns(0).campaign().state()) {
       case CAMPAIGN_DONE:
         return kExitOk;

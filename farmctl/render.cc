@@ -34,11 +34,6 @@ std::string Lower(std::string s) {
 // The first 12 characters of an id: enough to tell pipelines and schedules apart.
 std::string ShortId(const std::string& id) { return id.size() > 12 ? id.substr(0, 12) : id; }
 
-std::string Percent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "-";
-  return FormatNumber("%.0f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
 std::string Speedup(double baseline_seconds, double best_seconds) {
   if (!(baseline_seconds > 0) || !(best_seconds > 0)) return "";
   return " (" + FormatNumber("%.2fx", baseline_seconds / best_seconds) + ")";
@@ -208,6 +203,11 @@ std::string WorkerStateText(WorkerState state) {
 
 std::string PipelineDisplayName(const PipelineProgress& pipeline) {
   return pipeline.name().empty() ? ShortId(pipeline.pipeline_id()) : pipeline.name();
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return FormatNumber("%.0f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
 std::string FailuresText(const CampaignStatus& status) {

@@ -23,6 +23,8 @@ std::string CampaignStateText(CampaignState state);
 std::string WorkerStateText(WorkerState state);
 // A pipeline as the views name it: its name, else the first 12 characters of its id.
 std::string PipelineDisplayName(const PipelineProgress& pipeline);
+// part / whole as a whole percentage, "40%"; "-" when whole is not positive.
+std::string Percent(int64_t part, int64_t whole);
 // A campaign's failed results by class, "COMPILE_ERROR 1, CRASH 3", or "none".
 std::string FailuresText(const CampaignStatus& status);
 

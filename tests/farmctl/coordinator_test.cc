@@ -176,7 +176,7 @@ TEST(FarmctlCoordinatorTest, WorkerResultsReachWatchBestAndExport) {
   const CliResult watched = Farmctl({"watch", id}, endpoint);
   ASSERT_EQ(watched.code, kExitOk) << watched.err << worker.Log();
   EXPECT_TRUE(Contains(watched.out, "3/3 benchmarks (100%)")) << watched.out;
-  EXPECT_TRUE(Contains(watched.out, "  done  ")) << watched.out;
+  EXPECT_TRUE(Contains(watched.out, "running -> done")) << watched.out;
 
   const StatusReply status = ParseReply(Farmctl({"status", id, "--json"}, endpoint).out).status();
   ASSERT_EQ(status.campaigns_size(), 1);

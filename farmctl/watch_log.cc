@@ -1,0 +1,77 @@
+#include "farmctl/watch_log.h"
+
+#include <algorithm>
+
+#include "farmctl/render.h"
+#include "tools/text_table.h"
+
+namespace schedfarm {
+namespace {
+
+constexpr double kProgressEverySeconds = 30;
+constexpr double kBestImprovement = 0.01;  // a best 1% faster is news
+
+std::string Progress(const CampaignStatus& status) {
+  const Campaign& c = status.campaign();
+  const CampaignCounters& n = c.counters();
+  return c.name() + ": " + std::to_string(n.finished()) + "/" + std::to_string(c.budget()) +
+         " benchmarks (" + Percent(n.finished(), c.budget()) + "), " +
+         FormatNumber("%.2f", status.results_per_second()) + " results/s, measured " +
+         std::to_string(n.measured()) + ", failed " + std::to_string(n.failed()) +
+         ", quarantined " + std::to_string(n.quarantined()) + ", run time " +
+         FormatElapsed(c.running_seconds());
+}
+
+}  // namespace
+
+std::vector<std::string> WatchLog::Update(const CampaignStatus& status, double seconds) {
+  const Campaign& c = status.campaign();
+  const int64_t finished = c.counters().finished();
+  std::vector<std::string> lines;
+  if (!started_) {
+    started_ = true;
+    state_ = c.state();
+    finished_ = finished;
+    progress_seconds_ = seconds;
+    lines.push_back(c.name() + ": campaign " + c.id() + " " + CampaignStateText(c.state()) +
+                    ", " + std::to_string(finished) + "/" + std::to_string(c.budget()) +
+                    " benchmarks (" + Percent(finished, c.budget()) + "), " +
+                    std::to_string(c.pipeline_ids_size()) + " pipelines");
+    for (const PipelineProgress& p : status.pipelines()) best_seconds_[p.pipeline_id()] = p.best_seconds();
+    for (const auto& [name, count] : status.failures_by_status()) failures_[name] = count;
+    return lines;
+  }
+  for (const PipelineProgress& p : status.pipelines()) {
+    double& known = best_seconds_[p.pipeline_id()];
+    if (p.best_seconds() > 0 && known > 0 && p.best_seconds() < known * (1 - kBestImprovement)) {
+      lines.push_back(c.name() + ": " + PipelineDisplayName(p) + " best " +
+                      FormatDuration(p.best_seconds()) + " (was " + FormatDuration(known) +
+                      "), origin " + p.best_origin());
+    }
+    if (p.best_seconds() > 0) known = p.best_seconds();
+  }
+  for (const auto& [name, count] : status.failures_by_status()) {
+    int64_t& known = failures_[name];
+    if (name != MeasurementStatus_Name(OK) && count > known) {
+      lines.push_back(c.name() + ": " + std::to_string(count - known) + " more " + name + " (" +
+                      std::to_string(count) + " in all)");
+    }
+    known = count;
+  }
+  const int64_t tenth = std::max<int64_t>(1, c.budget() / 10);
+  if (finished != finished_ &&
+      (finished / tenth != finished_ / tenth || seconds - progress_seconds_ >= kProgressEverySeconds ||
+       c.state() != state_)) {
+    lines.push_back(Progress(status));
+    finished_ = finished;
+    progress_seconds_ = seconds;
+  }
+  if (c.state() != state_) {
+    lines.push_back(c.name() + ": " + CampaignStateText(state_) + " -> " +
+                    CampaignStateText(c.state()));
+    state_ = c.state();
+  }
+  return lines;
+}
+
+}  // namespace schedfarm
