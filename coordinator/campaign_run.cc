@@ -147,17 +147,18 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
     auto found = baselines.find(origin);
     if (found == baselines.end() || median < found->second) baselines[origin] = median;
   }
-  // A schedule measured again stands for the mean of its measurements' medians.
+  // A schedule measured again stands for the geometric mean of its measurements'
+  // medians, as for the near-tie rule (search/near_ties.h).
   const std::string& hash = measurement.candidate().schedule_hash();
   PipelineEntry::Runtime& runtime = entries_[it->second].runtimes[hash];
-  runtime.sum_seconds += median;
+  runtime.sum_log_seconds += std::log(median);
   ++runtime.count;
   if (runtime.origin.empty()) runtime.origin = origin;
-  const double estimate = runtime.sum_seconds / runtime.count;
+  const double estimate = runtime.Seconds();
   if (hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
     progress.set_best_seconds(0);  // the best got slower: the fastest of all again
     for (const auto& [other, measured] : entries_[it->second].runtimes) {
-      const double seconds = measured.sum_seconds / measured.count;
+      const double seconds = measured.Seconds();
       if (progress.best_seconds() > 0 && seconds >= progress.best_seconds()) continue;
       progress.set_best_seconds(seconds);
       progress.set_best_schedule_hash(other);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -138,11 +139,12 @@ class CampaignRun {
     std::unique_ptr<ScheduleSpace> space;
     RandomSearch random;  // the random strategy's stream of this pipeline
     PipelineProgress progress;
-    // Each OK-measured schedule (by hash): its medians' sum and count, its origin.
+    // Each OK-measured schedule (by hash): its medians' log sum and count, its origin.
     struct Runtime {
-      double sum_seconds = 0;
+      double sum_log_seconds = 0;
       int count = 0;
       std::string origin;
+      double Seconds() const { return std::exp(sum_log_seconds / count); }
     };
     std::map<std::string, Runtime> runtimes;
   };

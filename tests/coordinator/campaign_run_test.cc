@@ -278,7 +278,8 @@ TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposa
 }
 
 // A re-measurement is a candidate of its own (the schedule's repeat N), accepted once
-// measurement N-1 is final; the pipeline's best is the mean of a schedule's medians.
+// measurement N-1 is final; the pipeline's best is the geometric mean of a schedule's
+// medians.
 TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   std::unique_ptr<CampaignRun> run = MakeRun(5, "strategy: {name: model-guided}\n");
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
@@ -327,10 +328,10 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
       << "the first measurement is still final on its own";
   EXPECT_TRUE(run->Finished(space.pipeline_id(),
                             store_keys::CandidateSlot(leased_first.candidate().schedule_hash(), 1)));
-  // The first schedule now stands for (1.00 + 1.10) / 2 = 1.05 ms: the second is best.
+  // The first schedule now stands for sqrt(1.00 x 1.10) = 1.049 ms: the second is best.
   const PipelineProgress progress = run->Progress()[0];
   EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
-  EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.02e-3);
+  EXPECT_NEAR(progress.best_seconds(), 1.02e-3, 1e-15);
   EXPECT_EQ(progress.measured(), 3);
   EXPECT_EQ(run->campaign().counters().measured(), 3);
 }
