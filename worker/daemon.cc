@@ -71,6 +71,7 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
   *job.mutable_schedule() = candidate.schedule();
   *job.mutable_settings() = lease.settings();  // the pool fills in the defaults
   if (baseline) job.set_autoscheduler(candidate.origin());
+  job.set_campaign(candidate.campaign());
   return job;
 }
 

@@ -50,7 +50,7 @@ Measurement ReplayRunner::Answer(const SandboxJob& job) {
                      dataset_->id + " (" + dataset_->path + ")");
     return answer;
   }
-  size_t& next = replayed_[key];
+  size_t& next = replayed_[job.campaign() + '\0' + key];
   const Measurement& recorded = dataset_->data.measurements(it->second[next % it->second.size()]);
   ++next;
   answer.set_status(recorded.status());

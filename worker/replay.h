@@ -2,7 +2,10 @@
 // instead of compiled and timed: `farm-worker --replay FILE`. A job of a schedule the
 // dataset holds gets its recorded measurement back at once (status, compile time,
 // samples, statistics, output checksum, error); a schedule measured more than once
-// gets its records in the order they were taken, then again from the first. A baseline
+// gets its records in the order they were taken, then again from the first, each
+// campaign on its own (its first lease of a schedule gets the first record, a retry or
+// a re-measurement the next), so that campaigns replayed side by side see the same
+// history whatever their order. A baseline
 // job gets the dataset's measurement of that autoscheduler on the pipeline (a
 // baseline's schedule hash is the autoscheduler's name). Anything
 // else gets NOT_IN_DATASET, naming the schedule and the dataset: nothing is measured.
@@ -40,7 +43,8 @@ class ReplayRunner : public JobRunner {
 
   std::shared_ptr<const LoadedDataset> dataset_;
   int event_fd_;
-  // DatasetKey -> the indexes of its measurements, and how many of them were replayed.
+  // DatasetKey -> the indexes of its measurements; campaign\0DatasetKey -> how many of
+  // them that campaign was answered.
   std::map<std::string, std::vector<int>> records_;
   std::map<std::string, size_t> replayed_;
   std::vector<SandboxOutcome> finished_;

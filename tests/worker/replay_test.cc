@@ -71,14 +71,18 @@ TEST_F(ReplayWorker, AnswersFromTheDatasetAsItsHost) {
   EXPECT_EQ(reg->envelope.register_().credits(), 2 + 16);  // 2 children + prefetch 16
   EXPECT_EQ(worker.Log().find("sandbox_started"), std::string::npos) << worker.Log();
 
-  // The schedule recorded twice: its records in the order taken, then the first again.
+  // The schedule recorded twice: its records in the order taken, then the first again,
+  // each campaign on its own.
   const Measurement& first = dataset_.measurements(0);
   const Measurement& second = dataset_.measurements(1);
   ASSERT_EQ(first.candidate().schedule_hash(), second.candidate().schedule_hash());
-  for (int turn = 0; turn < 3; ++turn) {
+  Candidate other_campaign = first.candidate();
+  other_campaign.set_campaign("other");
+  for (int turn = 0; turn < 4; ++turn) {
+    const Candidate& candidate = turn == 1 ? other_campaign : first.candidate();
     const Measurement m =
-        Run(reg->peer, LeaseOf(dataset_, first.candidate(), "lease-" + std::to_string(turn)));
-    const Measurement& expected = turn == 1 ? second : first;
+        Run(reg->peer, LeaseOf(dataset_, candidate, "lease-" + std::to_string(turn)));
+    const Measurement& expected = turn == 2 ? second : first;
     EXPECT_EQ(m.status(), OK) << m.error();
     EXPECT_EQ(m.lease_id(), "lease-" + std::to_string(turn));
     EXPECT_EQ(m.stats().median_seconds(), expected.stats().median_seconds()) << turn;
