@@ -153,7 +153,7 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   PipelineEntry::Runtime& runtime = entries_[it->second].runtimes[hash];
   runtime.sum_log_seconds += std::log(median);
   ++runtime.count;
-  if (runtime.origin.empty()) runtime.origin = origin;
+  if (runtime.origin.empty()) runtime.origin = origin;  // of its first measurement
   const double estimate = runtime.Seconds();
   if (hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
     progress.set_best_seconds(0);  // the best got slower: the fastest of all again
@@ -167,7 +167,7 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   } else if (progress.best_seconds() == 0 || estimate < progress.best_seconds()) {
     progress.set_best_seconds(estimate);
     progress.set_best_schedule_hash(hash);
-    progress.set_best_origin(origin);
+    progress.set_best_origin(runtime.origin);  // a re-measurement's is "remeasure"
   }
 }
 

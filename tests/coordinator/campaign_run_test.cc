@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -309,6 +310,7 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_EQ(run->Progress()[0].best_schedule_hash(), leased_first.candidate().schedule_hash());
 
   // Repeat 1 of the first schedule: accepted, leased and measured like any candidate.
+  again.set_origin("remeasure");
   ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded)
       << why;
   EXPECT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kDuplicate);
@@ -329,11 +331,24 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_TRUE(run->Finished(space.pipeline_id(),
                             store_keys::CandidateSlot(leased_first.candidate().schedule_hash(), 1)));
   // The first schedule now stands for sqrt(1.00 x 1.10) = 1.049 ms: the second is best.
-  const PipelineProgress progress = run->Progress()[0];
+  PipelineProgress progress = run->Progress()[0];
   EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
   EXPECT_NEAR(progress.best_seconds(), 1.02e-3, 1e-15);
-  EXPECT_EQ(progress.measured(), 3);
-  EXPECT_EQ(run->campaign().counters().measured(), 3);
+  // Repeat 1 of the second, faster: it stays the best, with its own origin.
+  Candidate second_again = leased_second.candidate();
+  second_again.set_repeat(1);
+  second_again.set_origin("remeasure");
+  ASSERT_EQ(run->AddProposal(second_again, kNow, keep, &why),
+            CampaignRun::ProposalOutcome::kAdded);
+  const CandidateRecord leased_second_again = *run->Lease("L4", kNow);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_second_again, "L4", OK, 0.98e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
+  EXPECT_NEAR(progress.best_seconds(), std::sqrt(1.02e-3 * 0.98e-3), 1e-15);
+  EXPECT_EQ(progress.best_origin(), leased_second.candidate().origin());
+  EXPECT_EQ(progress.measured(), 4);
+  EXPECT_EQ(run->campaign().counters().measured(), 4);
 }
 
 TEST(CampaignRunTest, WorkerRequirements) {
