@@ -109,12 +109,17 @@ struct Group {
     }
     return std::nullopt;
   }
-  // Benchmarks until the seed average of tau first reaches `goal`.
+  // Benchmarks from which the seed average of tau is at `goal` or above to the end of
+  // the curve: a curve that crosses the goal and falls back has not reached it.
   double BenchmarksToTau(double goal) const {
-    for (size_t i = 0; i < Length(); ++i) {
-      if (Mean(&Curves::tau, i) >= goal) return static_cast<double>((i + 1) * kStep);
+    double reached = kNaN;
+    for (size_t i = Length(); i-- > 0;) {
+      const double tau = Mean(&Curves::tau, i);
+      if (std::isnan(tau)) continue;
+      if (tau < goal) break;
+      reached = static_cast<double>((i + 1) * kStep);
     }
-    return kNaN;
+    return reached;
   }
   double MeanToWithin() const {
     double sum = 0;

@@ -4,8 +4,8 @@
 // at every 100 benchmarks. Per group and benchmark count: the held-out Kendall tau and
 // top-1 regret of the newest model trained on at most that many results, and the share
 // of pipelines whose best schedule so far is within 5% of the dataset's best. Then the
-// headline ratios: benchmarks to reach random sampling's final held-out tau over
-// random's own, and each pipeline's benchmarks until it is within 5% of the dataset's
+// headline ratios: benchmarks to reach random sampling's final held-out tau (and stay
+// at or above it) over random's own, and each pipeline's benchmarks until it is within 5% of the dataset's
 // best over epsilon-greedy's. A pure function, so tests render hand-made campaigns.
 #pragma once
 

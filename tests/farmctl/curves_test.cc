@@ -77,6 +77,20 @@ TEST(FarmctlCurvesTest, GroupsAveragesAndHeadlineRatios) {
   EXPECT_TRUE(Contains(t, "| exploit + 10% random | 1 | 0.400 | 400 | 1.00 | 45.00 | 2/2 | 1.00 |"))
       << t;
 
+  // A curve that crosses the goal and falls back reaches it only where it stays: lcb's
+  // tau 0.5, 0.3, 0.4, 0.45 reaches 0.4 at 300, not at 100.
+  std::vector<CurveCampaign> crossing = campaigns;
+  crossing.push_back(Campaign("model-guided", "lcb", 0, 400, 0.10, 0.011));
+  const double taus[] = {0.5, 0.3, 0.4, 0.45};
+  for (Model& model : crossing.back().models) {
+    if (model.kind() == "gbt") {
+      (*model.mutable_metrics())["kendall_tau"] = taus[model.training_set_size() / 100 - 1];
+    }
+  }
+  EXPECT_TRUE(Contains(RenderLearningCurves(crossing, best).text,
+                       "| lcb | 1 | 0.450 | 300 | 0.75 |"))
+      << RenderLearningCurves(crossing, best).text;
+
   ASSERT_EQ(report.charts.size(), 3u);
   const std::string& svg = report.charts.at("tau.svg");
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
@@ -99,6 +113,8 @@ TEST(FarmctlCurvesTest, GroupNames) {
   config.mutable_strategy()->set_name("model-guided");
   config.mutable_strategy()->set_epsilon(0.05);
   EXPECT_EQ(CurveGroup(config), "exploit + 5% random");
+  config.mutable_strategy()->set_remeasure(0.25);
+  EXPECT_EQ(CurveGroup(config), "exploit + 5% random + 25% near-ties");
 }
 
 TEST(SvgLineChartTest, EscapesTextAndDrawsEmptyCharts) {
