@@ -4,10 +4,10 @@
 // show. No sockets and no store: the coordinator persists the records it is handed.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
