@@ -249,9 +249,16 @@ TEST(FarmctlRenderTest, BestPrintsHalideSourceAndBaselineSource) {
   StoredMeasurementRecord baseline = Record(9, id, ScheduleSpec(), "adams2019", 0.003);
   baseline.mutable_measurement()->set_schedule_source("// the autoscheduler's own source\n");
   *reply.add_best() = baseline;
+  StoredMeasurementRecord again = Record(12, id, schedule, "remeasure", 0.0031);
+  again.mutable_measurement()->mutable_candidate()->set_schedule_hash("hash4");
+  again.mutable_measurement()->mutable_candidate()->set_repeat(1);
+  *reply.add_best() = again;
   StatusOr<std::string> text = RenderBest(reply);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   EXPECT_TRUE(Contains(*text, "// pipeline " + spec->name() + " (" + id + ")")) << *text;
+  EXPECT_TRUE(Contains(LineWith(*text, "// #3"), "schedule hash4 (measured again: repeat 1)"))
+      << *text;
+  EXPECT_FALSE(Contains(LineWith(*text, "// #1"), "measured again")) << *text;
   const std::string first = LineWith(*text, "// #1");
   EXPECT_TRUE(Contains(first, "median 2 ms")) << first;
   EXPECT_TRUE(Contains(first, "origin random")) << first;
