@@ -63,6 +63,8 @@ const char kUsage[] =
     "                         pipeline: campaigns compared at an equal budget\n"
     "  model eval CAMPAIGN    the newest model of each kind side by side: their metrics on\n"
     "                         the held-out pipelines (docs/EVALUATION.md)\n"
+    "  model list CAMPAIGN    every stored version, newest first, with its sizes, feature\n"
+    "       [--kind K]        schema and held-out metrics (of kind K only)\n"
     "  rounds CAMPAIGN        a value-iteration campaign: its rounds (models, prefixes,\n"
     "                         targets, wall times, held-out metrics), then per value\n"
     "                         function the measured runtime of the greedy and beam\n"
@@ -122,7 +124,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
-      {"--dir", true},         {"--first", true},  {"--into", true}};
+      {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true}};
   return kFlags;
 }
 
@@ -571,15 +573,21 @@ int RunKeygen(Runner& r) {
 }
 
 int RunModel(Runner& r) {
-  if (r.inv().args[0] != "eval") {
-    return r.Fail(kExitUsage, "model: unknown action '" + r.inv().args[0] + "' (known: eval)");
+  const std::string& action = r.inv().args[0];
+  if (action != "eval" && action != "list") {
+    return r.Fail(kExitUsage, "model: unknown action '" + action + "' (known: eval, list)");
+  }
+  if (action == "eval" && r.inv().Has("--kind")) {
+    return r.Fail(kExitUsage, "model eval: --kind is for model list");
   }
   ClientRequest request;
   request.mutable_models()->set_campaign(r.inv().args[1]);
+  if (r.inv().Has("--kind")) request.mutable_models()->set_kind(r.inv().Get("--kind"));
   int code = kExitOk;
   const auto reply = r.Call(request, &ClientReply::has_models, "models", &code);
   if (!reply) return code;
-  return Print(r, *reply, RenderModelEval(reply->models()));
+  return Print(r, *reply,
+               action == "eval" ? RenderModelEval(reply->models()) : RenderModelList(reply->models()));
 }
 
 // Every campaign's status first (so an unknown one fails before any long read), then
@@ -823,7 +831,7 @@ const std::vector<Command>& Commands() {
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
       {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
-      {"model", {"ACTION", "CAMPAIGN"}, {}, {}, true, RunModel},
+      {"model", {"ACTION", "CAMPAIGN"}, {}, {"--kind"}, true, RunModel},
       {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
       {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
       {"curves", {"CAMPAIGN"}, {}, {"--output"}, false, RunCurves, /*repeats_last=*/true},

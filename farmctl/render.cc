@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <set>
 #include <sstream>
@@ -429,6 +430,32 @@ std::string ToJsonLine(const google::protobuf::Message& message) {
   // Printing a well-formed message cannot fail.
   (void)google::protobuf::util::MessageToJsonString(message, &json, options);
   return json;
+}
+
+std::string RenderModelList(const ModelsReply& reply) {
+  if (reply.models().empty()) return "no models yet: farm-learner stores them as it trains\n";
+  TextTable table({"KIND", "VERSION", "STORED (UTC)", "TRAINED ON", "HELD OUT", "SCHEMA",
+                   "PAIR-ACC", "TAU", "TOP1", "MAPE%"},
+                  {false, false, false, true, true, true, true, true, true, true});
+  const auto metric = [](const Model& model, const char* key, const char* format) {
+    auto it = model.metrics().find(key);
+    return it == model.metrics().end() ? std::string("-") : FormatNumber(format, it->second);
+  };
+  for (const Model& model : reply.models()) {
+    const std::time_t seconds = static_cast<std::time_t>(model.created_unix_ms() / 1000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char stored[32];
+    std::strftime(stored, sizeof(stored), "%Y-%m-%d %H:%M:%S", &utc);
+    table.Add({model.kind(), model.version(), stored, std::to_string(model.training_set_size()),
+               std::to_string(model.held_out_size()),
+               std::to_string(model.feature_schema_version()),
+               metric(model, "pairwise_accuracy", "%.3f"), metric(model, "kendall_tau", "%.3f"),
+               metric(model, "top1_regret", "%.2f"), metric(model, "mape", "%.1f")});
+  }
+  std::ostringstream out;
+  table.Print(out);
+  return out.str();
 }
 
 std::string RenderModelEval(const ModelsReply& reply) {

@@ -58,6 +58,10 @@ StatusOr<std::string> RenderBest(const BestReply& reply);
 // their metrics on the held-out pipelines (learner/metrics.h's table), under a line
 // naming the split; models trained on another split are listed apart.
 std::string RenderModelEval(const ModelsReply& reply);
+// `farmctl model list`: every stored version of `reply`, newest first, a line each: kind,
+// version, when it was stored (UTC), training-set and held-out sizes, feature schema,
+// and its held-out pairwise accuracy, Kendall tau, top-1 regret and MAPE.
+std::string RenderModelList(const ModelsReply& reply);
 
 // `farmctl check`: a checked campaign (`config` with every default filled in, and the
 // submission built from it) as it would run: the strategy with the registry's summary

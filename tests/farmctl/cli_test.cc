@@ -410,6 +410,34 @@ TEST(FarmctlCliTest, RefusalExitsOneWithTheCoordinatorsError) {
   EXPECT_EQ(parsed.code(), CLIENT_NOT_FOUND);
 }
 
+TEST(FarmctlCliTest, ModelListAsksForTheKindAndListsEveryVersion) {
+  ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
+    ClientReply reply;
+    for (const char* version : {"c-1-gbt-2", "c-1-gbt-1"}) {
+      Model* model = reply.mutable_models()->add_models();
+      model->set_kind("gbt");
+      model->set_version(version);
+    }
+    return ControlPeer::Reply(request, reply);
+  });
+  const CliResult listed =
+      Farmctl({"model", "list", "c-1", "--kind", "gbt", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(listed.code, kExitOk) << listed.err;
+  EXPECT_TRUE(Contains(listed.out, "c-1-gbt-2")) << listed.out;
+  EXPECT_TRUE(Contains(listed.out, "c-1-gbt-1")) << listed.out;
+  ASSERT_EQ(peer.seen().size(), 1u);
+  EXPECT_EQ(peer.seen()[0].request.models().campaign(), "c-1");
+  EXPECT_EQ(peer.seen()[0].request.models().kind(), "gbt");
+  const CliResult unknown = Farmctl({"model", "drop", "c-1", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(unknown.code, kExitUsage);
+  EXPECT_TRUE(Contains(unknown.err, "unknown action 'drop' (known: eval, list)")) << unknown.err;
+  const CliResult eval_kind =
+      Farmctl({"model", "eval", "c-1", "--kind", "gbt", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(eval_kind.code, kExitUsage);
+  EXPECT_TRUE(Contains(eval_kind.err, "--kind is for model list")) << eval_kind.err;
+  EXPECT_EQ(peer.seen().size(), 1u) << "refused before asking the coordinator";
+}
+
 TEST(FarmctlCliTest, CampaignActionsSendTheirKindAndPrintTheCampaign) {
   ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
     const CampaignState state = request.has_pause()    ? CAMPAIGN_PAUSED

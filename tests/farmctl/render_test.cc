@@ -324,5 +324,32 @@ TEST(FarmctlRenderTest, ModelEvalShowsTheNewestOfEachKindOnItsSplit) {
   EXPECT_NE(RenderModelEval(ModelsReply()).find("no models yet"), std::string::npos);
 }
 
+TEST(FarmctlRenderTest, ModelListShowsEveryVersionWithItsMetrics) {
+  ModelsReply reply;
+  Model* newest = reply.add_models();
+  newest->set_kind("gbt");
+  newest->set_version("c-gbt-2");
+  newest->set_created_unix_ms(1795663215681);  // 2026-11-26 03:20:15 UTC
+  newest->set_training_set_size(2375);
+  newest->set_held_out_size(591);
+  newest->set_feature_schema_version(3);
+  (*newest->mutable_metrics())["pairwise_accuracy"] = 0.625;
+  (*newest->mutable_metrics())["kendall_tau"] = 0.25;
+  (*newest->mutable_metrics())["top1_regret"] = 3.64;
+  (*newest->mutable_metrics())["mape"] = 31.44;
+  Model* older = reply.add_models();
+  older->set_kind("gbt");
+  older->set_version("c-gbt-1");
+  const std::string text = RenderModelList(reply);
+  const std::string line = LineWith(text, "c-gbt-2");
+  for (const char* part : {"2026-11-26 03:20:15", "2375", "591", "0.625", "0.250", "3.64",
+                           "31.4"}) {
+    EXPECT_TRUE(Contains(line, part)) << part << " in " << line;
+  }
+  EXPECT_LT(text.find("c-gbt-2"), text.find("c-gbt-1")) << "in the reply's order, newest first";
+  EXPECT_TRUE(Contains(LineWith(text, "c-gbt-1"), " - ")) << "no metrics: dashes";
+  EXPECT_NE(RenderModelList(ModelsReply()).find("no models yet"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace schedfarm
