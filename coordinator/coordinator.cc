@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <deque>
@@ -18,6 +19,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "coordinator/group_commit.h"
+#include "coordinator/metrics.h"
 #include "protocol/security.h"
 #include "storage/keys.h"
 #include "storage/store.h"
@@ -39,6 +41,13 @@ constexpr int kMaxBestK = 100;
 constexpr size_t kRememberedControlReplies = 1000;
 
 bool Active(CampaignState state) { return state == CAMPAIGN_RUNNING || state == CAMPAIGN_PAUSED; }
+
+// An enum value's name as a metric label: "CAMPAIGN_RUNNING" -> "running".
+std::string LabelOf(const std::string& enum_name) {
+  std::string label = enum_name.substr(enum_name.find('_') + 1);
+  for (char& c : label) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return label;
+}
 
 std::string Slug(const std::string& name) {
   std::string slug;
@@ -92,6 +101,7 @@ class Coordinator::Impl {
   std::atomic<int64_t> leases_sent_{0};
   std::unique_ptr<Store> store_;
   std::unique_ptr<GroupCommitter> committer_;
+  std::unique_ptr<CoordinatorMetrics> metrics_;  // with --metrics-endpoint only
 
  private:
   struct Worker {
@@ -110,6 +120,7 @@ class Coordinator::Impl {
     std::string pipeline_id;
     std::string slot;  // store_keys::CandidateSlot: the schedule hash and the repeat
     std::string worker_id;
+    int64_t sent_ms = 0;
   };
 
   Status Restore();
@@ -152,7 +163,11 @@ class Coordinator::Impl {
   bool Send(const std::string& peer, const Envelope& envelope);
   bool SendFrame(const std::string& peer, std::string frame);
   void FlushQueued();
-  void DeferToWorker(const std::string& worker_id, const Envelope& envelope);
+  // `received_ms`: when the result an Ack acknowledges arrived, for the metrics.
+  void DeferToWorker(const std::string& worker_id, const Envelope& envelope,
+                     int64_t received_ms = 0);
+  // The gauges of the metrics, from the campaigns, leases and workers.
+  void RefreshMetrics(int64_t now_ms);
   void DeferToClient(const std::string& peer, const Envelope& envelope);
 
   zmq::context_t context_;
@@ -187,6 +202,8 @@ class Coordinator::Impl {
   std::string lease_prefix_;
   uint64_t next_lease_ = 1;
   int64_t last_tick_ms_ = 0;
+  int64_t next_metrics_ms_ = 0;
+  int64_t models_stored_ = 0;  // model versions in the store, for the metrics
   int64_t next_heartbeat_ms_ = 0;
   bool dispatch_needed_ = true;
 };
@@ -205,9 +222,21 @@ Status Coordinator::Impl::Open() {
   if (options_.curve_key.empty() != options_.allow_list.empty()) {
     return Status::Error("secure mode needs both a key pair and an allow-list");
   }
+  if (!options_.metrics_endpoint.empty()) {  // before anything is written
+    SCHEDFARM_ASSIGN_OR_RETURN(metrics_, CoordinatorMetrics::Start(options_.metrics_endpoint));
+  }
   SCHEDFARM_ASSIGN_OR_RETURN(store_, Store::Open(options_.store_path));
   SCHEDFARM_RETURN_IF_ERROR(Restore());
-  committer_ = std::make_unique<GroupCommitter>(*store_);
+  if (metrics_) {
+    SCHEDFARM_RETURN_IF_ERROR(store_->ScanModels([this](const Model&) {
+      ++models_stored_;
+      return true;
+    }));
+  }
+  CoordinatorMetrics* metrics = metrics_.get();
+  committer_ = std::make_unique<GroupCommitter>(
+      *store_, metrics == nullptr ? std::function<void(double)>()
+                                  : [metrics](double seconds) { metrics->StoreWrite(seconds); });
 
   router_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::router);
   router_->set(zmq::sockopt::linger, 0);
@@ -244,6 +273,7 @@ Status Coordinator::Impl::Open() {
   last_tick_ms_ = now;
   LogEvent("info", "coordinator_started",
            {{"endpoint", endpoint_},
+            {"metrics_port", std::to_string(metrics_ ? metrics_->port() : 0)},
             {"store", options_.store_path},
             {"secure", server_public_key.empty() ? "no" : "yes"},
             {"campaigns", std::to_string(campaigns_.size())}});
@@ -465,7 +495,11 @@ void Coordinator::Impl::HandleResult(Worker& worker, const Measurement& measurem
   ack.mutable_ack()->set_lease_id(lease_id);
   ack.mutable_ack()->set_durable(true);
   // The lease is done for this worker whatever becomes of the result.
+  const int64_t received = UnixMillis();
+  double lease_seconds = -1;
   if (worker.leases.erase(lease_id) > 0) {
+    auto lease = leases_.find(lease_id);
+    if (lease != leases_.end()) lease_seconds = (received - lease->second.sent_ms) / 1000.0;
     leases_.erase(lease_id);
     hungry_.insert(worker.id);
     dispatch_needed_ = true;
@@ -502,6 +536,7 @@ void Coordinator::Impl::HandleResult(Worker& worker, const Measurement& measurem
     worker.record.set_last_seen_unix_ms(now);
     counted_workers_.insert(worker.id);
     ++results_recorded_;
+    if (metrics_) metrics_->ResultRecorded(MeasurementStatus_Name(measurement.status()), lease_seconds);
     if (record.state() == CANDIDATE_QUARANTINED) {
       AddEvent("quarantined", run.id(), worker.id, lease_id,
                record.candidate().pipeline_id() + " " + record.candidate().schedule_hash() +
@@ -516,7 +551,7 @@ void Coordinator::Impl::HandleResult(Worker& worker, const Measurement& measurem
              measurement.candidate().pipeline_id() + " " + measurement.candidate().schedule_hash() +
                  " " + MeasurementStatus_Name(measurement.status()));
   }
-  DeferToWorker(worker.id, ack);
+  DeferToWorker(worker.id, ack, received);
 }
 
 void Coordinator::Impl::HandleLeaseRefused(Worker& worker, const ErrorReply& error) {
@@ -582,6 +617,10 @@ void Coordinator::Impl::Tick(int64_t now_ms) {
       FinishIfDone(*run);
     }
   }
+  if (metrics_ && now_ms >= next_metrics_ms_) {
+    next_metrics_ms_ = now_ms + 1000;
+    RefreshMetrics(now_ms);
+  }
   if (now_ms < next_heartbeat_ms_) return;
   next_heartbeat_ms_ = now_ms + options_.heartbeat_interval_ms;
   dispatch_needed_ = true;  // retries may have come due
@@ -601,6 +640,24 @@ void Coordinator::Impl::Tick(int64_t now_ms) {
   for (auto& [id, run] : campaigns_) {
     if (run->campaign().state() == CAMPAIGN_RUNNING) dirty_campaigns_.insert(id);
   }
+}
+
+void Coordinator::Impl::RefreshMetrics(int64_t now_ms) {
+  CoordinatorMetrics::Snapshot snapshot;
+  for (auto& [id, run] : campaigns_) {
+    const Campaign& campaign = run->campaign();
+    ++snapshot.campaigns_by_state[LabelOf(CampaignState_Name(campaign.state()))];
+    if (!Active(campaign.state())) continue;
+    snapshot.campaigns.push_back({id, campaign.counters().finished(), campaign.budget(),
+                                  static_cast<int64_t>(run->waiting()),
+                                  run->ResultsPerSecond(now_ms)});
+  }
+  snapshot.leases_in_flight = static_cast<int64_t>(leases_.size());
+  for (const auto& [id, worker] : workers_) {
+    ++snapshot.workers_by_state[LabelOf(WorkerState_Name(StateOf(worker)))];
+  }
+  snapshot.models = models_stored_;
+  metrics_->Refresh(snapshot);
 }
 
 void Coordinator::Impl::Propose(int64_t now_ms) {
@@ -652,7 +709,7 @@ void Coordinator::Impl::Dispatch(int64_t now_ms) {
         const std::string slot = store_keys::CandidateSlot(record->candidate().schedule_hash(),
                                                            record->candidate().repeat());
         leases_[lease_id] =
-            LeaseInfo{campaign_id, record->candidate().pipeline_id(), slot, worker_id};
+            LeaseInfo{campaign_id, record->candidate().pipeline_id(), slot, worker_id, now_ms};
         if (!SendFrame(worker.peer, std::move(frame))) {
           leases_.erase(lease_id);
           run.Unlease(record->candidate().pipeline_id(), slot, lease_id);
@@ -660,6 +717,7 @@ void Coordinator::Impl::Dispatch(int64_t now_ms) {
         }
         worker.leases.insert(lease_id);
         ++leases_sent_;
+        if (metrics_) metrics_->LeaseSent();
         out_of_work = false;
         break;
       }
@@ -723,11 +781,15 @@ void Coordinator::Impl::ReleaseWritten(Status* error) {
     // A worker that is gone resends the result when it registers again.
     if (it != workers_.end() && it->second.alive)
       SendFrame(it->second.peer, std::move(reply.frame));
+    if (metrics_ && reply.received_ms > 0) {
+      metrics_->ResultAcknowledged((UnixMillis() - reply.received_ms) / 1000.0);
+    }
   }
 }
 
-void Coordinator::Impl::DeferToWorker(const std::string& worker_id, const Envelope& envelope) {
-  deferred_.push_back(DeferredReply{true, worker_id, EncodeEnvelope(envelope)});
+void Coordinator::Impl::DeferToWorker(const std::string& worker_id, const Envelope& envelope,
+                                      int64_t received_ms) {
+  deferred_.push_back(DeferredReply{true, worker_id, EncodeEnvelope(envelope), received_ms});
 }
 
 void Coordinator::Impl::DeferToClient(const std::string& peer, const Envelope& envelope) {
@@ -1153,6 +1215,7 @@ ClientReply Coordinator::Impl::HandleStoreModel(const StoreModel& request, bool*
     return Refuse(CLIENT_NOT_FOUND, "store_model: no campaign '" + model.campaign() + "'");
   }
   batch_.PutModel(model);
+  ++models_stored_;
   AddEvent("model_stored", model.campaign(), "", "",
            model.kind() + " " + model.version() + " trained on " +
                std::to_string(model.training_set_size()));
@@ -1279,6 +1342,10 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const CoordinatorOptio
 }
 
 const std::string& Coordinator::endpoint() const { return impl_->endpoint_; }
+
+int Coordinator::metrics_port() const {
+  return impl_->metrics_ ? impl_->metrics_->port() : 0;
+}
 
 Status Coordinator::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
 

@@ -30,6 +30,9 @@ struct CoordinatorOptions {
   RetryPolicy retry;
   // Frames kept for a peer whose socket pipe is full; a peer past this is dropped.
   size_t max_queued_frames_per_peer = 10000;
+  // "HOST:PORT" (port 0: any free one): serve Prometheus metrics there over HTTP
+  // (coordinator/metrics.h); empty: none.
+  std::string metrics_endpoint;
 };
 
 // Figures for logs and the benchmark.
@@ -52,6 +55,8 @@ class Coordinator {
 
   // The bound endpoint ("tcp://127.0.0.1:*" resolved to its port).
   const std::string& endpoint() const;
+  // The port the metrics are served on; 0 without --metrics-endpoint.
+  int metrics_port() const;
   // Serves until `stop` is set (checked at least every 100 ms). An error when the store
   // fails: nothing is acknowledged after that.
   Status Run(const std::atomic<bool>& stop);

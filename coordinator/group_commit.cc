@@ -3,14 +3,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <utility>
 
 #include "common/log.h"
 
 namespace schedfarm {
 
-GroupCommitter::GroupCommitter(Store& store)
-    : store_(store), notify_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+GroupCommitter::GroupCommitter(Store& store, std::function<void(double)> on_write)
+    : store_(store),
+      on_write_(std::move(on_write)),
+      notify_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -69,7 +72,12 @@ void GroupCommitter::Run() {
     lock.unlock();
     Status status;
     size_t records = batch.size();
-    if (!batch.empty()) status = store_.Commit(batch).status();
+    if (!batch.empty()) {
+      const auto started = std::chrono::steady_clock::now();
+      status = store_.Commit(batch).status();
+      const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
+      if (on_write_ && status.ok()) on_write_(seconds.count());
+    }
     lock.lock();
     writing_ = false;
     if (!status.ok()) {

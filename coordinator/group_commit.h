@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,12 +23,14 @@ namespace schedfarm {
 struct DeferredReply {
   bool to_worker = false;
   std::string to;
-  std::string frame;  // the encoded Envelope
+  std::string frame;         // the encoded Envelope
+  int64_t received_ms = 0;   // a result's acknowledgement: when the result arrived
 };
 
 class GroupCommitter {
  public:
-  explicit GroupCommitter(Store& store);
+  // `on_write`, if set, is called on the writer thread with each synced write's seconds.
+  explicit GroupCommitter(Store& store, std::function<void(double)> on_write = {});
   ~GroupCommitter();  // writes what was handed over, then stops
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
@@ -50,6 +53,7 @@ class GroupCommitter {
   void Run();
 
   Store& store_;
+  std::function<void(double)> on_write_;
   int notify_fd_ = -1;
   mutable std::mutex mu_;
   std::condition_variable wake_;

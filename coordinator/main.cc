@@ -28,7 +28,10 @@ constexpr char kUsage[] =
     "  --heartbeat-ms N        heartbeat interval (default 1000; the workers' must match)\n"
     "  --liveness N            missed heartbeats before a worker is dead (default 3)\n"
     "  --quarantine-after N    failed attempts before a candidate is quarantined (default 3)\n"
-    "  --retry-backoff-ms N    wait before the first retry, doubled at each (default 1000)\n";
+    "  --retry-backoff-ms N    wait before the first retry, doubled at each (default 1000)\n"
+    "  --metrics-endpoint HOST:PORT\n"
+    "                          serve Prometheus metrics at http://HOST:PORT/metrics (port 0:\n"
+    "                          any free one, logged as metrics_port at start)\n";
 
 std::atomic<bool> g_stop{false};
 
@@ -59,6 +62,7 @@ int Main(int argc, char** argv) {
                                   {"--liveness", true},
                                   {"--quarantine-after", true},
                                   {"--retry-backoff-ms", true},
+                                  {"--metrics-endpoint", true},
                                   {"--help", false}});
   if (!flags.error.empty()) return UsageError(flags.error);
   if (flags.has("--help")) {
@@ -70,6 +74,7 @@ int Main(int argc, char** argv) {
   options.store_path = flags.get("--store");
   options.curve_key = flags.get("--curve-key");
   options.allow_list = flags.get("--allow-list");
+  options.metrics_endpoint = flags.get("--metrics-endpoint");
   if (options.store_path.empty()) return UsageError("--store is required");
   if (options.curve_key.empty() != options.allow_list.empty()) {
     return UsageError("--curve-key and --allow-list go together (secure mode)");

@@ -13,6 +13,7 @@ PACKAGES=(
   libhalide14-0-dev
   librocksdb-dev libzstd-dev
   libyaml-cpp-dev
+  prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libonnx-testdata
   libxgboost-dev
