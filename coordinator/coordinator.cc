@@ -1,7 +1,6 @@
 #include "coordinator/coordinator.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <deque>
@@ -21,6 +20,7 @@
 #include "coordinator/group_commit.h"
 #include "coordinator/metrics.h"
 #include "protocol/security.h"
+#include "protocol/state_names.h"
 #include "storage/keys.h"
 #include "storage/store.h"
 
@@ -41,13 +41,6 @@ constexpr int kMaxBestK = 100;
 constexpr size_t kRememberedControlReplies = 1000;
 
 bool Active(CampaignState state) { return state == CAMPAIGN_RUNNING || state == CAMPAIGN_PAUSED; }
-
-// An enum value's name as a metric label: "CAMPAIGN_RUNNING" -> "running".
-std::string LabelOf(const std::string& enum_name) {
-  std::string label = enum_name.substr(enum_name.find('_') + 1);
-  for (char& c : label) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return label;
-}
 
 std::string Slug(const std::string& name) {
   std::string slug;
@@ -646,7 +639,7 @@ void Coordinator::Impl::RefreshMetrics(int64_t now_ms) {
   CoordinatorMetrics::Snapshot snapshot;
   for (auto& [id, run] : campaigns_) {
     const Campaign& campaign = run->campaign();
-    ++snapshot.campaigns_by_state[LabelOf(CampaignState_Name(campaign.state()))];
+    ++snapshot.campaigns_by_state[CampaignStateText(campaign.state())];
     if (!Active(campaign.state())) continue;
     snapshot.campaigns.push_back({id, campaign.counters().finished(), campaign.budget(),
                                   static_cast<int64_t>(run->waiting()),
@@ -654,7 +647,7 @@ void Coordinator::Impl::RefreshMetrics(int64_t now_ms) {
   }
   snapshot.leases_in_flight = static_cast<int64_t>(leases_.size());
   for (const auto& [id, worker] : workers_) {
-    ++snapshot.workers_by_state[LabelOf(WorkerState_Name(StateOf(worker)))];
+    ++snapshot.workers_by_state[WorkerStateText(StateOf(worker))];
   }
   snapshot.models = models_stored_;
   metrics_->Refresh(snapshot);

@@ -669,21 +669,34 @@ int RunRounds(Runner& r) {
   return kExitOk;
 }
 
-// The status of the campaign with id `ref`, else of the newest campaign named `ref`;
-// nothing (with *code set and the error printed) when there is none.
-std::optional<CampaignStatus> CampaignNamed(Runner& r, const std::string& ref, int* code) {
+// For each of `refs`, the status of the campaign with that id, else of the newest
+// campaign of that name, from one status request; nothing (with *code set and the error
+// printed) when one has none.
+std::optional<std::vector<CampaignStatus>> CampaignsNamed(Runner& r,
+                                                          const std::vector<std::string>& refs,
+                                                          int* code) {
   ClientRequest request;
   request.mutable_status();
   const auto reply = r.Call(request, &ClientReply::has_status, "status", code);
   if (!reply) return std::nullopt;
-  const CampaignStatus* found = nullptr;
-  for (const CampaignStatus& status : reply->status().campaigns()) {  // newest first
-    if (status.campaign().id() == ref) return status;
-    if (found == nullptr && status.campaign().name() == ref) found = &status;
+  std::vector<CampaignStatus> named;
+  for (const std::string& ref : refs) {
+    const CampaignStatus* found = nullptr;
+    for (const CampaignStatus& status : reply->status().campaigns()) {  // newest first
+      if (status.campaign().id() == ref) {
+        found = &status;
+        break;
+      }
+      if (found == nullptr && status.campaign().name() == ref) found = &status;
+    }
+    if (found == nullptr) {
+      *code =
+          r.Fail(kExitFailed, r.inv().command + ": no campaign with the id or name '" + ref + "'");
+      return std::nullopt;
+    }
+    named.push_back(*found);
   }
-  if (found != nullptr) return *found;
-  *code = r.Fail(kExitFailed, r.inv().command + ": no campaign with the id or name '" + ref + "'");
-  return std::nullopt;
+  return named;
 }
 
 // dataset show FILE, and dataset pack CAMPAIGN: the campaign record (its file and
@@ -718,9 +731,9 @@ int RunDataset(Runner& r) {
     dataset = std::move(into->data);
   }
   int code = kExitOk;
-  const std::optional<CampaignStatus> status = CampaignNamed(r, target, &code);
-  if (!status) return code;
-  const Campaign& campaign = status->campaign();
+  const std::optional<std::vector<CampaignStatus>> named = CampaignsNamed(r, {target}, &code);
+  if (!named) return code;
+  const Campaign& campaign = named->front().campaign();
   ClientRequest pipelines;
   pipelines.mutable_pipelines()->set_campaign(campaign.id());
   const auto pipelines_reply =
@@ -750,12 +763,13 @@ int RunDataset(Runner& r) {
 int RunCurves(Runner& r) {
   std::vector<CurveCampaign> campaigns;
   std::string dataset_path, dataset_id;
-  for (const std::string& id : r.inv().args) {
+  int code = kExitOk;
+  std::optional<std::vector<CampaignStatus>> named = CampaignsNamed(r, r.inv().args, &code);
+  if (!named) return code;
+  for (size_t i = 0; i < named->size(); ++i) {
+    const std::string& id = r.inv().args[i];
     CurveCampaign campaign;
-    int code = kExitOk;
-    std::optional<CampaignStatus> status = CampaignNamed(r, id, &code);
-    if (!status) return code;
-    campaign.status = std::move(*status);
+    campaign.status = std::move((*named)[i]);
     StatusOr<CampaignConfig> config =
         CampaignConfigFromJson(campaign.status.campaign().config_json());
     if (!config.ok()) return r.Fail(kExitFailed, "curves: " + id + ": " + config.status().message());

@@ -7,6 +7,7 @@
 
 #include "campaign/campaign_yaml.h"
 #include "farmctl/render.h"
+#include "protocol/state_names.h"
 #include "scheduler/autoscheduler_names.h"
 #include "tools/text_table.h"
 

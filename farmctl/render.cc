@@ -3,7 +3,6 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -16,6 +15,7 @@
 #include "learner/metrics.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "protocol/state_names.h"
 #include "scheduler/autoscheduler_names.h"
 #include "scheduler/schedule_source.h"
 #include "search/cost_model.h"
@@ -26,11 +26,6 @@ namespace schedfarm {
 namespace {
 
 constexpr WorkerState kWorkerStates[] = {WORKER_BUSY, WORKER_IDLE, WORKER_DRAINING, WORKER_DEAD};
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The first 12 characters of an id: enough to tell pipelines and schedules apart.
 std::string ShortId(const std::string& id) { return id.size() > 12 ? id.substr(0, 12) : id; }
@@ -190,16 +185,6 @@ std::string FormatElapsed(double seconds) {
                   static_cast<long long>(s % 3600 / 60));
   }
   return buf;
-}
-
-std::string CampaignStateText(CampaignState state) {
-  const std::string& name = CampaignState_Name(state);
-  return name.empty() ? "state " + std::to_string(state) : Lower(name.substr(name.find('_') + 1));
-}
-
-std::string WorkerStateText(WorkerState state) {
-  const std::string& name = WorkerState_Name(state);
-  return name.empty() ? "state " + std::to_string(state) : Lower(name.substr(name.find('_') + 1));
 }
 
 std::string PipelineDisplayName(const PipelineProgress& pipeline) {

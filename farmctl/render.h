@@ -17,10 +17,6 @@ namespace schedfarm {
 std::string FormatDuration(double seconds);
 // Elapsed wall time: "12s", "3m05s", "2h04m".
 std::string FormatElapsed(double seconds);
-// A campaign state as the views print it: "running", "paused", "done"...
-std::string CampaignStateText(CampaignState state);
-// A worker state as the views print it: "busy", "idle", "draining", "dead".
-std::string WorkerStateText(WorkerState state);
 // A pipeline as the views name it: its name, else the first 12 characters of its id.
 std::string PipelineDisplayName(const PipelineProgress& pipeline);
 // part / whole as a whole percentage, "40%"; "-" when whole is not positive.

@@ -9,6 +9,7 @@
 
 #include "farmctl/compare.h"
 #include "farmctl/render.h"
+#include "protocol/state_names.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {

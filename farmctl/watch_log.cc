@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "farmctl/render.h"
+#include "protocol/state_names.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {

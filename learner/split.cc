@@ -1,7 +1,5 @@
 #include "learner/split.h"
 
-#include "common/files.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/files.h"
 #include "common/sha256.h"
 
 namespace schedfarm {

@@ -1,7 +1,5 @@
 #include "pipeline/source.h"
 
-#include "common/files.h"
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/files.h"
 #include "pipeline/onnx/onnx_import.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/spec.h"

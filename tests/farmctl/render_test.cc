@@ -16,6 +16,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
+#include "protocol/state_names.h"
 #include "scheduler/schedule_source.h"
 #include "scheduler/schedule_space.h"
 
