@@ -86,7 +86,15 @@ std::string FormatParameter(const Parameter& p) {
 
 }  // namespace
 
-std::string CanonicalForm(const PipelineGraph& graph) {
+namespace {
+
+// The canonical form's stage lines with the stages in their canonical order.
+struct CanonicalStages {
+  std::vector<int> order;
+  std::string text;
+};
+
+CanonicalStages EncodeCanonically(const PipelineGraph& graph) {
   const PipelineSpec& spec = graph.spec();
   std::vector<std::string> key(graph.values().size());
   std::ostringstream out;
@@ -120,18 +128,29 @@ std::string CanonicalForm(const PipelineGraph& graph) {
   for (int s = 0; s < n; ++s) {
     if (pending[s] == 0) ready.insert({encode(s), s});
   }
-  int position = 0;
+  CanonicalStages result;
   while (!ready.empty()) {
     auto [encoding, s] = *ready.begin();
     ready.erase(ready.begin());
+    const int position = static_cast<int>(result.order.size());
     key[graph.stage_value(s)] = "s" + std::to_string(position);
-    out << "stage " << position++ << " " << encoding << "\n";
+    out << "stage " << position << " " << encoding << "\n";
+    result.order.push_back(s);
     for (int c : graph.consumers(s)) {
       if (--pending[c] == 0) ready.insert({encode(c), c});
     }
   }
   for (int s : graph.output_stages()) out << "output " << key[graph.stage_value(s)] << "\n";
-  return out.str();
+  result.text = out.str();
+  return result;
+}
+
+}  // namespace
+
+std::string CanonicalForm(const PipelineGraph& graph) { return EncodeCanonically(graph).text; }
+
+std::vector<int> CanonicalStageOrder(const PipelineGraph& graph) {
+  return EncodeCanonically(graph).order;
 }
 
 std::string PipelineId(const PipelineGraph& graph) {

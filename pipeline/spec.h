@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "pipeline/graph.h"
 
@@ -16,6 +17,11 @@ namespace schedfarm {
 inline constexpr const char* kCanonicalFormVersion = "schedfarm.pipeline.v1";
 
 std::string CanonicalForm(const PipelineGraph& graph);
+
+// The stages in the order the canonical form lists them. Two graphs with the same
+// id have their stages in correspondence by this order (stages whose encodings tie
+// compute the same values from the same inputs).
+std::vector<int> CanonicalStageOrder(const PipelineGraph& graph);
 
 // First 32 hex digits (128 bits) of the SHA-256 of CanonicalForm(graph).
 std::string PipelineId(const PipelineGraph& graph);

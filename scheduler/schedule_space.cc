@@ -874,4 +874,15 @@ ScheduleSpec ScheduleSpace::WithDefaults(const ScheduleSpec& partial) const {
   return spec;
 }
 
+ScheduleSpec ScheduleSpace::Reference() const {
+  ScheduleSpec spec;
+  spec.set_pipeline_id(pipeline_id_);
+  for (int s : order_) {
+    StageSchedule* stage = spec.add_stages();
+    stage->set_stage(stages_[s].name);
+    stage->set_compute(ROOT);
+  }
+  return spec;
+}
+
 }  // namespace schedfarm

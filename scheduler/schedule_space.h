@@ -184,6 +184,9 @@ class ScheduleSpace {
   // The schedule with every undecided stage given the default: INLINE where legal,
   // otherwise ROOT with no other directive (Halide's own default).
   ScheduleSpec WithDefaults(const ScheduleSpec& partial) const;
+  // The reference schedule (pipeline/halide/lowering.h) as a spec: every stage ROOT,
+  // no other directive.
+  ScheduleSpec Reference() const;
   // The empty partial schedule of this pipeline.
   ScheduleSpec Empty() const;
 

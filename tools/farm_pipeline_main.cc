@@ -18,6 +18,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "pipeline/source.h"
+#include "network/tasks.h"
 #include "pipeline/spec.h"
 #include "pipeline/yaml_io.h"
 #include "pipeline/zoo.h"
@@ -33,6 +34,7 @@ const char kUsage[] =
     "usage:\n"
     "  farm-pipeline list\n"
     "  farm-pipeline show SOURCE [SOURCE OPTIONS]\n"
+    "  farm-pipeline tasks SOURCE [SOURCE OPTIONS]\n"
     "  farm-pipeline run SOURCE [--samples N] [--min-sample-seconds S] [--threads T]\n"
     "                    [SOURCE OPTIONS]\n"
     "  farm-pipeline export SOURCE (--yaml FILE | --proto FILE) [SOURCE OPTIONS]\n"
@@ -51,6 +53,7 @@ const char kUsage[] =
     "  --channel-scale X    multiplies the default channel counts (zoo blocks)\n"
     "  --batch N            batch size (zoo blocks)\n"
     "\n"
+    "tasks: the network's tasks, the unit whole-network tuning tunes (docs/NETWORKS.md).\n"
     "run: one warm-up run, then N timed samples (default 5; 0 runs once, untimed), each\n"
     "repeated until it lasts S seconds (default 0); T Halide threads (default: Halide's).\n"
     "export: FILE '-' writes to standard output.\n";
@@ -84,6 +87,7 @@ const std::map<std::string, std::set<std::string>>& OptionsByCommand() {
     std::map<std::string, std::set<std::string>> m;
     m["list"] = {};
     m["show"] = kSource;
+    m["tasks"] = kSource;
     m["run"] = kSource;
     m["run"].insert({"--samples", "--min-sample-seconds", "--threads"});
     m["export"] = kSource;
@@ -297,6 +301,35 @@ int Show(const PipelineGraph& graph) {
   return 0;
 }
 
+int Tasks(const PipelineGraph& graph) {
+  StatusOr<NetworkPartition> partition = PartitionNetwork(graph);
+  if (!partition.ok()) Exit({kExitInput, partition.status().message()});
+  PrintHeader(graph);
+  std::cout << "\ntasks (distinct tasks, heaviest first)\n";
+  std::vector<int> order(partition->distinct.size());
+  std::vector<double> flops(order.size(), 0);
+  for (size_t d = 0; d < order.size(); ++d) {
+    order[d] = static_cast<int>(d);
+    const NetworkTask& first = partition->tasks[partition->distinct[d].occurrences.front()];
+    for (int s : first.stages) flops[d] += graph.cost(s).flops;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return flops[a] * partition->distinct[a].weight() > flops[b] * partition->distinct[b].weight();
+  });
+  TextTable table({"task", "weight", "stages", "FLOPs each", "id", "stages of the first"},
+                  {true, true, true, true, false, false});
+  for (int d : order) {
+    const DistinctTask& task = partition->distinct[d];
+    table.Add({std::to_string(d), std::to_string(task.weight()),
+               std::to_string(task.spec.stages_size()), HumanCount(flops[d]), task.pipeline_id,
+               task.summary});
+  }
+  table.Print(std::cout);
+  std::cout << "\ntotal     " << partition->tasks.size() << " tasks, " << partition->distinct.size()
+            << " distinct, " << partition->assembly.outputs_size() << " materialized outputs\n";
+  return 0;
+}
+
 RunOptions ParseRunOptions(const Args& args) {
   RunOptions options;
   options.timing_samples = static_cast<int>(IntOption(args, "--samples", 5, 0, 100000));
@@ -370,6 +403,7 @@ int Main(int argc, char** argv) {
   }
   const PipelineGraph graph = LoadSource(args);
   if (args.command == "show") return Show(graph);
+  if (args.command == "tasks") return Tasks(graph);
   if (args.command == "run") return Run(graph, run_options);
   return Export(graph, args);
 }

@@ -1,0 +1,138 @@
+#include "network/tasks.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "pipeline/spec.h"
+
+namespace schedfarm {
+namespace {
+
+// Weights of a task pipeline: the same for every task, so that tasks differing only
+// in their weights' values have one id.
+constexpr uint64_t kTaskWeightSeed = 1;
+constexpr double kTaskWeightScale = 0.1;
+
+// The task's stages as a pipeline; `outputs` in the order given.
+PipelineSpec TaskSpec(const PipelineGraph& network, const NetworkTask& task, int index,
+                      const std::vector<std::string>& outputs) {
+  const PipelineSpec& net = network.spec();
+  PipelineSpec spec;
+  spec.set_name(net.name() + ".task" + std::to_string(index));
+  spec.set_source("task " + std::to_string(index) + " of " + net.source());
+  std::set<int> in_task(task.stages.begin(), task.stages.end());
+  std::set<int> declared;
+  for (int s : task.stages) {
+    for (int v : network.stage_inputs(s)) {
+      const Value& value = network.value(v);
+      if (value.kind == Value::Kind::kStage && in_task.count(value.index)) continue;
+      if (!declared.insert(v).second) continue;
+      TensorDecl* decl;
+      if (value.kind == Value::Kind::kParameter) {
+        Parameter* p = spec.add_parameters();
+        p->mutable_random()->set_seed(kTaskWeightSeed);
+        p->mutable_random()->set_scale(kTaskWeightScale);
+        decl = p->mutable_tensor();
+      } else {
+        decl = spec.add_inputs();
+      }
+      decl->set_name(value.name);
+      decl->set_dtype(value.dtype);
+      for (int64_t e : value.shape) decl->add_shape(e);
+    }
+    *spec.add_stages() = network.stage(s);
+  }
+  for (const std::string& out : outputs) spec.add_outputs(out);
+  return spec;
+}
+
+std::string Summary(const PipelineGraph& network, const NetworkTask& task) {
+  std::string text;
+  for (int s : task.stages) {
+    const Stage& stage = network.stage(s);
+    if (text.empty()) {
+      text = OpDisplayName(stage) + " " +
+             ShapeToString(Shape(stage.shape().begin(), stage.shape().end()));
+    } else {
+      text += " + " + OpDisplayName(stage);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+bool IsAnchorOp(OpKind op) {
+  return op == CONV || op == MATMUL || op == POOL || op == REDUCE;
+}
+
+StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {
+  NetworkPartition partition;
+  partition.task_of_stage.assign(network.num_stages(), -1);
+  for (int s : network.topological_order()) {
+    int newest = -1;
+    for (int v : network.stage_inputs(s)) {
+      const Value& value = network.value(v);
+      if (value.kind == Value::Kind::kStage) {
+        newest = std::max(newest, partition.task_of_stage[value.index]);
+      }
+    }
+    if (IsAnchorOp(network.stage(s).op()) || newest < 0) {
+      NetworkTask task;
+      task.anchor = IsAnchorOp(network.stage(s).op()) ? s : -1;
+      partition.tasks.push_back(task);
+      newest = static_cast<int>(partition.tasks.size()) - 1;
+    }
+    partition.task_of_stage[s] = newest;
+    partition.tasks[newest].stages.push_back(s);
+  }
+
+  const std::vector<int>& network_outputs = network.output_stages();
+  std::map<std::string, int> distinct_by_id;
+  std::vector<std::string> boundaries;  // task outputs that are not network outputs
+  for (int t = 0; t < static_cast<int>(partition.tasks.size()); ++t) {
+    NetworkTask& task = partition.tasks[t];
+    for (int s : task.stages) {
+      const bool network_output =
+          std::find(network_outputs.begin(), network_outputs.end(), s) != network_outputs.end();
+      bool read_outside = false;
+      for (int c : network.consumers(s)) read_outside |= partition.task_of_stage[c] != t;
+      if (network_output || read_outside) task.outputs.push_back(network.stage(s).name());
+      if (read_outside && !network_output) boundaries.push_back(network.stage(s).name());
+    }
+    // Outputs in canonical order, so that equal tasks list them alike.
+    const std::string where = "task " + std::to_string(t) + " (first stage '" +
+                              network.stage(task.stages.front()).name() + "')";
+    StatusOr<PipelineGraph> first = PipelineGraph::Build(TaskSpec(network, task, t, task.outputs));
+    if (!first.ok()) return Status::Error(where + ": " + first.status().message());
+    std::vector<std::string> ordered;
+    for (int s : CanonicalStageOrder(*first)) {
+      const std::string& name = first->stage(s).name();
+      if (std::count(task.outputs.begin(), task.outputs.end(), name)) ordered.push_back(name);
+    }
+    task.outputs = ordered;
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(TaskSpec(network, task, t, ordered));
+    if (!graph.ok()) return Status::Error(where + ": " + graph.status().message());
+    for (int s : CanonicalStageOrder(*graph)) task.canonical.push_back(graph->stage(s).name());
+
+    const std::string id = PipelineId(*graph);
+    auto [it, added] = distinct_by_id.emplace(id, static_cast<int>(partition.distinct.size()));
+    if (added) {
+      DistinctTask distinct;
+      distinct.pipeline_id = id;
+      distinct.spec = graph->spec();
+      distinct.summary = Summary(network, task);
+      partition.distinct.push_back(std::move(distinct));
+    }
+    task.distinct = it->second;
+    partition.distinct[it->second].occurrences.push_back(t);
+  }
+
+  partition.assembly = network.spec();
+  partition.assembly.set_source("assembled " + network.spec().source());
+  for (const std::string& name : boundaries) partition.assembly.add_outputs(name);
+  return partition;
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,63 @@
+// A whole network split into tasks, the unit the farm tunes (docs/NETWORKS.md).
+//
+// A task is an anchor stage (CONV, MATMUL, POOL or REDUCE) with the stages that
+// follow it and read nothing computed later: walking the network in topological
+// order, an anchor starts a task, and any other stage joins the newest task among its
+// producers (a stage that reads only inputs and parameters starts a task of its own).
+// Tasks therefore depend on earlier tasks only. A task's outputs are its stages that
+// another task reads or that are network outputs: they are materialized (computed at
+// root into buffers of their own), everything else of the task is the task's to
+// schedule.
+//
+// Each task is also a pipeline of its own: the tensors it reads from other tasks and
+// the network's inputs become its inputs (in order of first use), its weights become
+// random parameters of the same shapes (values do not change how fast a schedule
+// runs), and its stages keep the network's names, so its schedules apply to the
+// network unchanged. Tasks with the same pipeline id are one distinct task, tuned
+// once and weighted by how often it occurs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "pipeline/graph.h"
+
+namespace schedfarm {
+
+// One task occurrence in the network.
+struct NetworkTask {
+  int distinct = -1;                   // index into NetworkPartition::distinct
+  int anchor = -1;                     // the network stage that started it (-1: none)
+  std::vector<int> stages;             // network stage indices, topological order
+  std::vector<std::string> outputs;    // its materialized stages, by name
+  std::vector<std::string> canonical;  // its stage names in CanonicalStageOrder
+};
+
+// A task tuned once for all its occurrences.
+struct DistinctTask {
+  std::string pipeline_id;
+  PipelineSpec spec;             // the first occurrence as a pipeline
+  std::vector<int> occurrences;  // indices into NetworkPartition::tasks
+  std::string summary;           // e.g. "conv [1,64,56,56] + add + relu"
+
+  int weight() const { return static_cast<int>(occurrences.size()); }
+};
+
+struct NetworkPartition {
+  std::vector<NetworkTask> tasks;  // in topological order of their anchors
+  std::vector<DistinctTask> distinct;
+  // The network with every task output added to its outputs (after the network's
+  // own): the pipeline the assembled schedule is compiled, checked and timed on.
+  PipelineSpec assembly;
+  std::vector<int> task_of_stage;  // network stage -> index into tasks
+};
+
+// Whether stage `op` starts a task.
+bool IsAnchorOp(OpKind op);
+
+// Splits `network` into tasks. Fails only if a task is not a valid pipeline, which
+// names the task and its first stage.
+StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network);
+
+}  // namespace schedfarm

@@ -1,0 +1,161 @@
+// The partition of a network into tasks (network/tasks.h): which stages form a task,
+// which are materialized, which tasks are one distinct task, and the assembly pipeline.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "network/tasks.h"
+#include "pipeline/builder.h"
+#include "pipeline/spec.h"
+#include "pipeline/zoo.h"
+#include "tests/network/test_networks.h"
+
+namespace schedfarm {
+namespace {
+
+PipelineGraph MustBuild(const StatusOr<PipelineSpec>& spec) {
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return std::move(*graph);
+}
+
+std::vector<std::string> StageNames(const PipelineGraph& graph, const NetworkTask& task) {
+  std::vector<std::string> names;
+  for (int s : task.stages) names.push_back(graph.stage(s).name());
+  return names;
+}
+
+TEST(Partition, TinyResNetHasEightTasksSixDistinct) {
+  const PipelineGraph network = MustBuild(test_networks::TinyResNet());
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  ASSERT_EQ(partition->tasks.size(), 8u);
+  EXPECT_EQ(partition->distinct.size(), 6u);
+
+  // Every stage is in exactly one task, and the task index agrees.
+  std::vector<int> seen(network.num_stages(), 0);
+  for (size_t t = 0; t < partition->tasks.size(); ++t) {
+    for (int s : partition->tasks[t].stages) {
+      ++seen[s];
+      EXPECT_EQ(partition->task_of_stage[s], static_cast<int>(t));
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), network.num_stages());
+
+  // The stem: conv + relu, anchored at the conv; its relu is materialized.
+  const NetworkTask& stem = partition->tasks[0];
+  EXPECT_EQ(StageNames(network, stem), (std::vector<std::string>{"conv", "relu"}));
+  EXPECT_EQ(network.stage(stem.anchor).name(), "conv");
+  EXPECT_EQ(stem.outputs, std::vector<std::string>{"relu"});
+  // The second conv of each block takes the residual add and the relu.
+  EXPECT_EQ(StageNames(network, partition->tasks[3]).size(), 3u);
+  EXPECT_EQ(network.stage(partition->tasks[3].stages[1]).op(), BINARY);
+
+  // The blocks' tasks are distinct tasks of weight 2.
+  int weight_two = 0;
+  for (const DistinctTask& d : partition->distinct) {
+    weight_two += d.weight() == 2;
+    StatusOr<PipelineGraph> task = PipelineGraph::Build(d.spec);
+    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    EXPECT_EQ(PipelineId(*task), d.pipeline_id);
+  }
+  EXPECT_EQ(weight_two, 2);
+  EXPECT_EQ(partition->tasks[2].distinct, partition->tasks[4].distinct);
+  EXPECT_EQ(partition->tasks[3].distinct, partition->tasks[5].distinct);
+  EXPECT_NE(partition->tasks[2].distinct, partition->tasks[3].distinct);
+}
+
+TEST(Partition, TaskPipelinesReadBoundariesAsInputsAndWeightsAsRandomParameters) {
+  const PipelineGraph network = MustBuild(test_networks::TinyResNet());
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  // The first residual conv task: conv reads the block input, add reads it again.
+  const DistinctTask& residual = partition->distinct[partition->tasks[3].distinct];
+  ASSERT_EQ(residual.spec.inputs_size(), 2);
+  EXPECT_EQ(residual.spec.inputs(0).name(), partition->tasks[2].outputs[0]);  // the first relu
+  EXPECT_EQ(residual.spec.inputs(1).name(), partition->tasks[1].outputs[0]);  // the pool
+  ASSERT_EQ(residual.spec.parameters_size(), 2);  // weights and bias
+  for (const Parameter& p : residual.spec.parameters()) {
+    EXPECT_EQ(p.init_case(), Parameter::kRandom) << p.tensor().name();
+  }
+  EXPECT_EQ(residual.summary, "conv [1, 8, 8, 8] + binary.add + unary.relu");
+}
+
+TEST(Partition, AssemblyMaterializesEveryTaskOutput) {
+  const PipelineGraph network = MustBuild(test_networks::TinyResNet());
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  StatusOr<PipelineGraph> assembly = PipelineGraph::Build(partition->assembly);
+  ASSERT_TRUE(assembly.ok()) << assembly.status().ToString();
+  // The network's own output comes first.
+  EXPECT_EQ(partition->assembly.outputs(0), network.spec().outputs(0));
+  std::set<std::string> outputs(partition->assembly.outputs().begin(),
+                                partition->assembly.outputs().end());
+  size_t task_outputs = 0;
+  for (const NetworkTask& task : partition->tasks) {
+    task_outputs += task.outputs.size();
+    for (const std::string& out : task.outputs) EXPECT_TRUE(outputs.count(out)) << out;
+  }
+  EXPECT_EQ(outputs.size(), task_outputs);
+  EXPECT_EQ(outputs.size(), 8u);  // one per task here
+}
+
+TEST(Partition, WeightsDoNotSplitADistinctTask) {
+  // Two networks that differ only in their weights have the same distinct tasks.
+  const PipelineGraph a = MustBuild(test_networks::TinyResNet());
+  PipelineSpec other = a.spec();
+  for (Parameter& p : *other.mutable_parameters()) p.mutable_random()->set_seed(p.random().seed() + 7);
+  const PipelineGraph b = MustBuild(other);
+  ASSERT_NE(PipelineId(a), PipelineId(b));
+  StatusOr<NetworkPartition> pa = PartitionNetwork(a);
+  StatusOr<NetworkPartition> pb = PartitionNetwork(b);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  ASSERT_EQ(pa->distinct.size(), pb->distinct.size());
+  for (size_t d = 0; d < pa->distinct.size(); ++d) {
+    EXPECT_EQ(pa->distinct[d].pipeline_id, pb->distinct[d].pipeline_id);
+  }
+}
+
+TEST(Partition, StagesReadingOnlyInputsStartATaskAndChainsFollowTheNewestProducer) {
+  PipelineBuilder b("chains");
+  const std::string x = b.Input("x", {4, 16});
+  const std::string scaled = b.UnaryWithParams(SCALE, x, 2.0, 1.0);  // no anchor before it
+  const std::string m = b.MatMul(scaled, b.RandomParameter("w", {16, 16}, 0.1));
+  const std::string s = b.Reduce(SUM, scaled, {1}, true);
+  b.Output(b.Add(m, s));  // reads the matmul's task and the reduction's: joins the newest
+  const PipelineGraph network = MustBuild(b.Finish());
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  ASSERT_EQ(partition->tasks.size(), 3u);
+  EXPECT_EQ(partition->tasks[0].anchor, -1);
+  EXPECT_EQ(StageNames(network, partition->tasks[0]).size(), 1u);
+  const NetworkTask& last = partition->tasks.back();
+  EXPECT_EQ(network.stage(last.anchor).op(), REDUCE);
+  ASSERT_EQ(last.stages.size(), 2u);
+  EXPECT_EQ(network.stage(last.stages[1]).op(), BINARY);
+  // The matmul's output is read by the last task: materialized.
+  EXPECT_EQ(partition->tasks[1].outputs.size(), 1u);
+}
+
+TEST(Partition, EveryZooBlockPartitionsIntoValidTasks) {
+  for (const std::string& name : ZooNames()) {
+    SCOPED_TRACE(name);
+    const PipelineGraph network = MustBuild(MakeZooBlock(name));
+    StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+    ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+    EXPECT_GE(partition->tasks.size(), 1u);
+    int stages = 0;
+    for (const NetworkTask& task : partition->tasks) {
+      stages += static_cast<int>(task.stages.size());
+      EXPECT_FALSE(task.outputs.empty());
+    }
+    EXPECT_EQ(stages, network.num_stages());
+    EXPECT_TRUE(PipelineGraph::Build(partition->assembly).ok());
+  }
+}
+
+}  // namespace
+}  // namespace schedfarm
