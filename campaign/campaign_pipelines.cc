@@ -31,6 +31,7 @@ StatusOr<PipelineSpec> BuildRandomPipeline(const RandomPipelines& random, uint64
 
 int64_t CampaignPipelineCount(const CampaignConfig& config) {
   if (config.has_replay()) return config.replay().pipeline_ids_size();
+  if (config.has_network()) return -1;
   int64_t count = 0;
   for (const PipelineSource& source : config.pipelines()) {
     count += source.has_random() ? static_cast<int64_t>(source.random().count()) : 1;
@@ -55,10 +56,45 @@ Status CheckPipeline(const PipelineSpec& submitted, const StatusOr<PipelineSpec>
   return Status::Ok();
 }
 
+// The network's own pipeline checked as any entry, then the rest against its split.
+Status CheckNetworkPipelines(const PipelineSource& source,
+                             const std::vector<PipelineSpec>& pipelines) {
+  if (pipelines.empty()) return Status::Error("network: no pipeline was submitted");
+  if (source.has_zoo()) {
+    const StatusOr<PipelineSpec> zoo = BuildZooPipeline(source.zoo());
+    SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(pipelines[0], &zoo, "network (zoo " + source.zoo().block() + ")"));
+  } else {
+    SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(pipelines[0], nullptr, "network"));
+  }
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(pipelines[0]));
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  if (!partition.ok()) return partition.status().WithContext("network");
+  std::vector<PipelineSpec> expected_pipelines = NetworkCampaignPipelines(network.spec(), *partition);
+  if (pipelines.size() != expected_pipelines.size()) {
+    return Status::Error("network: its split names " + std::to_string(expected_pipelines.size()) +
+                         " pipelines (the network, its assembly and its distinct tasks), " +
+                         std::to_string(pipelines.size()) + " were submitted");
+  }
+  for (size_t i = 1; i < pipelines.size(); ++i) {
+    const StatusOr<PipelineSpec> want = expected_pipelines[i];
+    SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(
+        pipelines[i], &want, i == 1 ? "network assembly" : "network task " + std::to_string(i - 2)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+std::vector<PipelineSpec> NetworkCampaignPipelines(const PipelineSpec& network,
+                                                   const NetworkPartition& partition) {
+  std::vector<PipelineSpec> pipelines = {network, partition.assembly};
+  for (const DistinctTask& task : partition.distinct) pipelines.push_back(task.spec);
+  return pipelines;
+}
 
 Status CheckCampaignPipelines(const CampaignConfig& config,
                               const std::vector<PipelineSpec>& pipelines) {
+  if (config.has_network()) return CheckNetworkPipelines(config.network(), pipelines);
   const int64_t expected_count = CampaignPipelineCount(config);
   if (static_cast<int64_t>(pipelines.size()) != expected_count) {
     return Status::Error("the campaign names " + std::to_string(expected_count) + " pipelines, " +

@@ -701,16 +701,21 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   SCHEDFARM_ASSIGN_OR_RETURN(YAML::Node root,
                              Load(text, "a campaign needs at least name, pipelines and budget"));
   SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
-                                             {"name", "pipelines", "replay", "strategy",
+                                             {"name", "pipelines", "replay", "network", "strategy",
                                               "budget", "measurement", "baselines", "workers"}));
   for (const char* key : {"name", "budget"}) {
     SCHEDFARM_RETURN_IF_ERROR(Require(top, key, "campaign"));
   }
-  if (top.has("pipelines") == top.has("replay")) {
-    return ErrorAt(top.has("replay") ? top.value("replay") : root,
-                   top.has("replay") ? "a campaign has either pipelines or replay, not both "
-                                       "(a replay campaign's pipelines are its dataset's)"
-                                     : "campaign needs pipelines (or replay: a recorded dataset)");
+  const int sources = top.has("pipelines") + top.has("replay") + top.has("network");
+  if (sources != 1) {
+    const YAML::Node& at =
+        sources == 0 ? root : top.value(top.has("network") ? "network" : "replay");
+    return ErrorAt(at, sources == 0
+                           ? "campaign needs pipelines (or replay: a recorded dataset, or "
+                             "network: a whole network tuned as tasks)"
+                           : "a campaign has one of pipelines, replay or network, not several "
+                             "(a replay campaign's pipelines are its dataset's, a network "
+                             "campaign's are the network's tasks)");
   }
   CampaignConfig config;
 
@@ -727,6 +732,12 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
 
   if (top.has("replay")) {
     SCHEDFARM_RETURN_IF_ERROR(ReadReplay(top.value("replay"), config.mutable_replay()));
+  } else if (top.has("network")) {
+    SCHEDFARM_RETURN_IF_ERROR(ReadPipeline(top.value("network"), "network", config.mutable_network()));
+    if (config.network().has_random()) {
+      return ErrorAt(top.value("network"),
+                     "network must be one pipeline: zoo, onnx or yaml, not random pipelines");
+    }
   } else {
     const YAML::Node& pipelines = top.value("pipelines");
     if (!pipelines.IsSequence() || pipelines.size() == 0) {
@@ -740,17 +751,25 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   }
 
   config.mutable_strategy()->set_name("random");
-  // A replay campaign's pipelines are unknown until its dataset is read (-1).
-  const int pipeline_count = config.has_replay() && config.replay().pipeline_ids().empty()
-                                 ? -1
-                                 : static_cast<int>(CampaignPipelineCount(config));
-  const bool learner = config.has_replay();
+  // A replay campaign's pipelines are unknown until its dataset is read, a network's
+  // until it is split into tasks (-1).
+  const int pipeline_count =
+      (config.has_replay() && config.replay().pipeline_ids().empty()) || config.has_network()
+          ? -1
+          : static_cast<int>(CampaignPipelineCount(config));
+  const bool learner = config.has_replay() || config.has_network();
   if (top.has("strategy")) {
     SCHEDFARM_RETURN_IF_ERROR(
         ReadStrategy(top.value("strategy"), pipeline_count, learner, config.mutable_strategy()));
   } else if (learner) {  // the default strategy, with the settings farm-learner reads
     SCHEDFARM_RETURN_IF_ERROR(ReadStrategy(YAML::Load("{name: random}"), pipeline_count, learner,
                                            config.mutable_strategy()));
+  }
+  if (config.has_network() && config.strategy().name() == "value-iteration") {
+    return ErrorAt(top.value("strategy"),
+                   "strategy value-iteration does not tune networks: it runs over a campaign's "
+                   "pipelines as a whole, and a network's tasks take rounds of a per-pipeline "
+                   "strategy (random, model-guided, greedy...)");
   }
   SCHEDFARM_RETURN_IF_ERROR(ReadBudget(top.value("budget"), config.mutable_budget()));
   if (top.has("measurement")) {
@@ -788,7 +807,8 @@ StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path) {
 
 bool LearnerProposes(const CampaignConfig& config) {
   const StrategyInfo* strategy = FindStrategy(config.strategy().name());
-  return config.has_replay() || (strategy != nullptr && strategy->uses_model);
+  return config.has_replay() || config.has_network() ||
+         (strategy != nullptr && strategy->uses_model);
 }
 
 std::string CampaignConfigToJson(const CampaignConfig& config) {

@@ -23,7 +23,9 @@ StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path);
 
 // Whether farm-learner proposes the campaign's candidates: a strategy that uses a model,
 // or any strategy of a replay campaign (its schedules come from its dataset, which the
-// learner reads); else the coordinator proposes random candidates itself.
+// learner reads) or of a network campaign (the learner spreads its rounds over the
+// network's tasks and assembles the network's schedule); else the coordinator
+// proposes random candidates itself.
 bool LearnerProposes(const CampaignConfig& config);
 
 // The canonical JSON of a config (Campaign.config_json): proto field names, every

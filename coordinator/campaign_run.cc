@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "campaign/campaign_yaml.h"
+#include "network/tasks.h"
 #include "pipeline/spec.h"
 #include "search/registry.h"
 #include "storage/keys.h"
@@ -142,7 +143,7 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   if (!std::isfinite(median) || median <= 0) return;
   progress.set_measured(progress.measured() + 1);
   const std::string& origin = measurement.candidate().origin();
-  if (Contains(config_.baselines(), origin)) {
+  if (Contains(config_.baselines(), origin) || origin == kReferenceOrigin) {
     auto& baselines = *progress.mutable_baseline_seconds();
     auto found = baselines.find(origin);
     if (found == baselines.end() || median < found->second) baselines[origin] = median;
@@ -179,21 +180,37 @@ const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord 
 
 void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added) {
   baselines_proposed_ = true;
-  for (const PipelineEntry& entry : entries_) {
+  auto offer = [&](const PipelineEntry& entry, Candidate candidate) {
+    if (campaign_.counters().finished() + InPlay() >= Budget()) return false;
+    const std::string key = Key(entry.id, candidate.schedule_hash());
+    if (live_.count(key) || final_.count(key)) return true;
+    CandidateRecord record;
+    candidate.set_campaign(id());
+    candidate.set_pipeline_id(entry.id);
+    candidate.mutable_schedule()->set_pipeline_id(entry.id);
+    *record.mutable_candidate() = std::move(candidate);
+    record.set_state(CANDIDATE_QUEUED);
+    record.set_updated_unix_ms(now_ms);
+    added(Add(key, std::move(record)));
+    return true;
+  };
+  // A network campaign's baselines run on the whole network (its first pipeline) only,
+  // beside the network's reference schedule; the tasks are the learner's.
+  const size_t entries = config_.has_network() ? 1 : entries_.size();
+  for (size_t e = 0; e < entries; ++e) {
+    const PipelineEntry& entry = entries_[e];
+    if (config_.has_network()) {
+      Candidate reference;
+      *reference.mutable_schedule() = entry.space->Reference();
+      reference.set_schedule_hash(ScheduleHash(*entry.space, reference.schedule()));
+      reference.set_origin(kReferenceOrigin);
+      if (!offer(entry, std::move(reference))) return;
+    }
     for (const std::string& baseline : config_.baselines()) {
-      if (campaign_.counters().finished() + InPlay() >= Budget()) return;
-      const std::string key = Key(entry.id, baseline);
-      if (live_.count(key) || final_.count(key)) continue;
-      CandidateRecord record;
-      Candidate* candidate = record.mutable_candidate();
-      candidate->set_campaign(id());
-      candidate->set_pipeline_id(entry.id);
-      candidate->mutable_schedule()->set_pipeline_id(entry.id);
-      candidate->set_schedule_hash(baseline);
-      candidate->set_origin(baseline);
-      record.set_state(CANDIDATE_QUEUED);
-      record.set_updated_unix_ms(now_ms);
-      added(Add(key, std::move(record)));
+      Candidate candidate;
+      candidate.set_schedule_hash(baseline);
+      candidate.set_origin(baseline);
+      if (!offer(entry, std::move(candidate))) return;
     }
   }
 }

@@ -90,6 +90,14 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
     for (const std::string& id : config.replay().pipeline_ids()) pipelines.push_back(*by_id.at(id));
     return pipelines;
   }
+  if (config.has_network()) {
+    const std::string what = "network (" + Describe(config.network()) + ")";
+    SCHEDFARM_RETURN_IF_ERROR(AddSource(config.network(), &pipelines).WithContext(what));
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(pipelines[0]));
+    StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+    if (!partition.ok()) return partition.status().WithContext(what);
+    return NetworkCampaignPipelines(network.spec(), *partition);
+  }
   for (int i = 0; i < config.pipelines_size(); ++i) {
     const PipelineSource& source = config.pipelines(i);
     SCHEDFARM_RETURN_IF_ERROR(

@@ -14,8 +14,9 @@ namespace schedfarm {
 // The pipelines of `config` in order: each zoo block at its sizes, each ONNX model, each
 // YAML pipeline, and for each random item the pipelines of seeds first_seed ..
 // first_seed + count - 1 with its knobs (zoo and random through campaign_pipelines.h, as
-// the coordinator checks them). Each is validated (PipelineGraph::Build). An error names
-// the item (`pipelines[i]`), what it is and why it failed.
+// the coordinator checks them); a network campaign's network, its assembly and its
+// distinct tasks (NetworkCampaignPipelines). Each is validated (PipelineGraph::Build).
+// An error names the item (`pipelines[i]`, `network`), what it is and why it failed.
 StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig& config);
 
 // Reads and checks the campaign file at `path` and builds its pipelines:

@@ -25,6 +25,11 @@
 
 namespace schedfarm {
 
+// The origins of a network campaign's own candidates: the network under its reference
+// schedule (proposed with the baselines), and the schedule assembled from the tasks'.
+inline constexpr char kReferenceOrigin[] = "reference";
+inline constexpr char kAssembledOrigin[] = "assembled";
+
 // One task occurrence in the network.
 struct NetworkTask {
   int distinct = -1;                   // index into NetworkPartition::distinct

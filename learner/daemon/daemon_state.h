@@ -17,11 +17,13 @@
 #include "learner/features.h"
 #include "learner/model.h"
 #include "learner/value_targets.h"
+#include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "protocol/control_client.h"
 #include "scheduler/schedule_space.h"
 #include "search/near_ties.h"
 #include "search/pipeline_search.h"
+#include "search/task_scheduler.h"
 
 namespace schedfarm {
 
@@ -48,6 +50,28 @@ struct ValueIterationData {
   std::vector<Candidate> warmup;       // the random warm-up, once planned
   bool warmup_proposed = false;        // by this process
   std::vector<std::vector<MeasuredSchedule>> measured;  // per pipeline index
+};
+
+// A network campaign's tasks (network_tuning.cc). Its pipelines are the network, its
+// assembly pipeline and its distinct tasks (NetworkCampaignPipelines); everything here is
+// rebuilt from the campaign's measurements after a restart.
+struct NetworkData {
+  static constexpr size_t kFirstTask = 2;  // index of distinct task 0 among the pipelines
+  NetworkPartition partition;
+  std::unique_ptr<TaskScheduler> scheduler;
+  struct TaskProgress {
+    std::optional<ScheduleSpec> best;  // its fastest measured schedule
+    double best_seconds = 0;
+    int64_t results = 0;                     // final results, failures included
+    std::map<std::string, int64_t> failures;  // by status
+    bool dead = false;
+  };
+  std::vector<TaskProgress> tasks;  // per distinct task
+  // The tasks' estimate of the network's runtime (sum of weight x best) at the newest
+  // assembly proposed (the assembled candidate's prediction); 0 before the first.
+  double assembled_estimate = 0;
+  std::set<std::string> assembled;  // hashes of the assemblies proposed or measured
+  bool completed = false;
 };
 
 // What the learner keeps of one campaign.
@@ -80,6 +104,7 @@ struct CampaignData {
   std::vector<double> share_credit;  // proposals each pipeline is owed (batch_shares.h)
   bool exhausted = false;  // every pipeline's search has nothing left: the campaign completed
   std::unique_ptr<ValueIterationData> value;  // value-iteration campaigns only
+  std::unique_ptr<NetworkData> network;      // network campaigns only
   // A replay campaign: every model is scored on its dataset's held-out pipelines, each
   // distinct schedule with its first OK measurement, whatever the campaign measured.
   std::vector<Sample> replay_held_out;
@@ -127,6 +152,12 @@ struct LearnerDaemon::State {
                              const std::string& what);
 
   // value_iteration.cc: one step of a value-iteration campaign, and its parts.
+  // network_tuning.cc: a network campaign's partition and task scheduler, what each of
+  // its measurements tells them, and one round of proposals.
+  Status LoadNetwork(CampaignData& data);
+  void FollowNetwork(CampaignData& data, size_t pipeline, const Measurement& m);
+  Status ProposeNetworkRound(CampaignData& data, const CampaignStatus& status);
+
   Status StepValueIteration(CampaignData& data);
   Status LoadValueRounds(CampaignData& data);
   Status FitV0(CampaignData& data);

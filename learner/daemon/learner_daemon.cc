@@ -136,7 +136,10 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
   std::vector<std::vector<PoolSchedule>> pools(data->pipelines.size());
   if (data->config.has_replay()) SCHEDFARM_RETURN_IF_ERROR(LoadReplay(data, &pools));
   const Strategy& strategy = data->config.strategy();
-  for (size_t p = 0; p < data->pipelines.size() && PerPipelineSearch(data->config); ++p) {
+  // A network campaign searches its tasks only, not the network or its assembly.
+  const size_t first_searched = data->config.has_network() ? NetworkData::kFirstTask : 0;
+  for (size_t p = first_searched; p < data->pipelines.size() && PerPipelineSearch(data->config);
+       ++p) {
     PipelineSearch::Options options;
     options.strategy = strategy.name();
     options.settings = ResolvedSettings(strategy);
@@ -147,6 +150,7 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     CampaignData::PipelineData& pipeline = data->pipelines[p];
     SCHEDFARM_ASSIGN_OR_RETURN(pipeline.search, PipelineSearch::Create(*pipeline.space, options));
   }
+  if (data->config.has_network()) SCHEDFARM_RETURN_IF_ERROR(LoadNetwork(*data));
   if (LearnerProposes(data->config) && !PerPipelineSearch(data->config)) {
     data->value = std::make_unique<ValueIterationData>();
     data->value->measured.resize(data->pipelines.size());
@@ -205,6 +209,7 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
               {m.candidate().schedule_hash(), m.candidate().schedule(), ok, ok ? median : 0});
         }
       }
+      if (data.network) FollowNetwork(data, pipeline->second, m);
       if (data.config.strategy().remeasure() > 0 && m.candidate().schedule().stages_size() > 0) {
         TrackMeasured(m, &entry);
       }
@@ -509,6 +514,7 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
   if (status.campaign().counters().queued() >= batch || data.pipelines.empty()) {
     return Status::Ok();
   }
+  if (data.network) return ProposeNetworkRound(data, status);
   ProposeCandidates proposal;
   proposal.set_campaign(data.id);
   const auto started = std::chrono::steady_clock::now();

@@ -53,7 +53,8 @@ TEST(CampaignExamplesTest, EveryExampleValidates) {
     ++examples;
     StatusOr<CampaignConfig> config = LoadCampaignFile(entry.path().string());
     ASSERT_TRUE(config.ok()) << config.status().message();
-    EXPECT_TRUE(config->pipelines_size() > 0 || config->has_replay()) << entry.path();
+    EXPECT_TRUE(config->pipelines_size() > 0 || config->has_replay() || config->has_network())
+        << entry.path();
     EXPECT_GT(config->budget().benchmarks(), 0) << entry.path();
   }
   EXPECT_GE(examples, 5);
@@ -72,6 +73,28 @@ TEST(CampaignExamplesTest, QuickstartIsSmall) {
     ASSERT_TRUE(p.has_zoo());
     EXPECT_LT(p.zoo().spatial_scale(), 1.0);
   }
+}
+
+TEST(CampaignYamlTest, NetworkCampaigns) {
+  StatusOr<CampaignConfig> config = Parse(
+      kName + "network: {zoo: {block: resnet18_basic}}\n" + kBudget + "baselines: [li2018]\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->network().zoo().block(), "resnet18_basic");
+  EXPECT_EQ(config->pipelines_size(), 0);
+  // The learner spreads every strategy's rounds over the tasks, random included.
+  EXPECT_EQ(config->strategy().name(), "random");
+  EXPECT_TRUE(LearnerProposes(*config));
+  EXPECT_GT(config->strategy().batch(), 0);
+
+  ExpectError(kName + kPipelines + "network: {zoo: {block: vgg_block}}\n" + kBudget, 4, 10,
+              {"one of pipelines, replay or network, not several"});
+  ExpectError(kName + "network: {random: {seeds: [1, 2]}}\n" + kBudget, 2, 10,
+              {"network must be one pipeline"});
+  ExpectError(kName + "network: {zoo: {block: nope}}\n" + kBudget, 2, 24, {"nope"});
+  ExpectError(kName + "network: {zoo: {block: vgg_block}}\n" + kBudget +
+                  "strategy: {name: value-iteration}\n",
+              4, 11, {"value-iteration does not tune networks"});
+  ExpectError(kName + kBudget, 1, 1, {"network: a whole network"});
 }
 
 TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {
@@ -533,7 +556,7 @@ TEST_F(ReplayCampaignYaml, SplitsTheDatasetsPipelines) {
 
 TEST_F(ReplayCampaignYaml, BadReplaySections) {
   ExpectErrorAt(kName + kPipelines + "replay: {dataset: d.sfds}\n" + kBudget, 4, 9,
-                "either pipelines or replay, not both");
+                "one of pipelines, replay or network, not several");
   ExpectErrorAt(kName + "replay: {dataset: none.sfds}\n" + kBudget, 2, 19, "not found");
   ExpectErrorAt(kName + "replay: {dataset: d.yaml}\n" + kBudget, 2, 19, "must name a .sfds file");
   ExpectErrorAt(kName + "replay: {held_out: 0.2}\n" + kBudget, 2, 9, "dataset");

@@ -1,0 +1,214 @@
+// farm-learner's side of a network campaign (docs/NETWORKS.md): rounds of proposals
+// spread over the network's distinct tasks by the task scheduler, and the network's
+// schedule assembled from each task's best, proposed again when it got faster enough.
+#include <algorithm>
+#include <cmath>
+
+#include "campaign/campaign_pipelines.h"
+#include "common/log.h"
+#include "learner/daemon/daemon_state.h"
+#include "network/assemble.h"
+#include "pipeline/spec.h"
+
+namespace schedfarm {
+namespace {
+
+// The assembly is proposed again once the tasks' estimate of the network's runtime has
+// fallen this much below the estimate of the newest assembly: less is within what the
+// measurement noise and the boundaries between tasks blur.
+constexpr double kReassembleGain = 0.05;
+// A campaign with a wall-time budget stops proposing tasks for this share of it at the
+// end, so that the final assembly is compiled and timed before the campaign ends.
+constexpr double kFinalAssemblyShare = 0.1;
+
+std::string TaskGroup(const PipelineGraph& network, const NetworkTask& task) {
+  if (task.anchor < 0) return "none";
+  const Stage& anchor = network.stage(task.anchor);
+  return OpKind_Name(anchor.op()) + " " + DataTypeName(anchor.dtype());
+}
+
+}  // namespace
+
+Status LearnerDaemon::State::LoadNetwork(CampaignData& data) {
+  if (data.pipelines.size() < NetworkData::kFirstTask) {
+    return Status::Error("network campaign " + data.id + " has " +
+                         std::to_string(data.pipelines.size()) + " pipelines");
+  }
+  auto network = std::make_unique<NetworkData>();
+  const PipelineGraph& graph = *data.pipelines[0].graph;
+  SCHEDFARM_ASSIGN_OR_RETURN(network->partition, PartitionNetwork(graph));
+  const std::vector<PipelineSpec> expected = NetworkCampaignPipelines(graph.spec(), network->partition);
+  if (expected.size() != data.pipelines.size()) {
+    return Status::Error("network campaign " + data.id + ": its network splits into " +
+                         std::to_string(expected.size()) + " pipelines, the campaign holds " +
+                         std::to_string(data.pipelines.size()));
+  }
+  std::vector<TaskScheduler::Task> tasks;
+  for (size_t d = 0; d < network->partition.distinct.size(); ++d) {
+    const DistinctTask& distinct = network->partition.distinct[d];
+    if (distinct.pipeline_id != data.pipelines[NetworkData::kFirstTask + d].id) {
+      return Status::Error("network campaign " + data.id + ": task " + std::to_string(d) +
+                           " is " + data.pipelines[NetworkData::kFirstTask + d].id +
+                           ", the network's split gives " + distinct.pipeline_id);
+    }
+    const NetworkTask& first = network->partition.tasks[distinct.occurrences.front()];
+    TaskScheduler::Task task;
+    task.weight = distinct.weight();
+    for (int s : first.stages) task.flops += graph.cost(s).flops;
+    task.group = TaskGroup(graph, first);
+    tasks.push_back(task);
+  }
+  network->scheduler = std::make_unique<TaskScheduler>(std::move(tasks));
+  network->tasks.resize(network->partition.distinct.size());
+  data.network = std::move(network);
+  return Status::Ok();
+}
+
+void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, const Measurement& m) {
+  NetworkData& network = *data.network;
+  const double median = m.stats().median_seconds();
+  if (pipeline == 1 && m.candidate().origin() == kAssembledOrigin) {
+    network.assembled.insert(m.candidate().schedule_hash());
+    const double estimate = m.candidate().prediction().mean_seconds();
+    if (estimate > 0 && (network.assembled_estimate == 0 || estimate < network.assembled_estimate)) {
+      network.assembled_estimate = estimate;
+    }
+    return;
+  }
+  if (pipeline < NetworkData::kFirstTask) return;
+  const size_t d = pipeline - NetworkData::kFirstTask;
+  NetworkData::TaskProgress& task = network.tasks[d];
+  ++task.results;
+  if (m.status() != OK || median <= 0) {
+    ++task.failures[MeasurementStatus_Name(m.status())];
+    // A task whose first round (a batch of results) all failed gets no more rounds.
+    if (!task.best && task.results >= std::max(1, data.config.strategy().batch()) && !task.dead) {
+      task.dead = true;
+      network.scheduler->SetDead(static_cast<int>(d));
+      std::string classes;
+      for (const auto& [status, count] : task.failures) {
+        classes += (classes.empty() ? "" : ",") + status + ":" + std::to_string(count);
+      }
+      LogEvent("warn", "task_failed",
+               {{"campaign", data.id},
+                {"task", std::to_string(d)},
+                {"pipeline", data.pipelines[pipeline].id},
+                {"what", network.partition.distinct[d].summary},
+                {"failures", classes},
+                {"assembled_with", "the reference schedule"}});
+    }
+    return;
+  }
+  network.scheduler->SetBest(static_cast<int>(d), median);
+  if (!task.best || median < task.best_seconds) {
+    task.best = m.candidate().schedule();
+    task.best_seconds = median;
+  }
+}
+
+Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const CampaignStatus& status) {
+  NetworkData& network = *data.network;
+  if (network.completed) return Status::Ok();
+  const Campaign& campaign = status.campaign();
+  const CampaignCounters& counters = campaign.counters();
+  const int64_t remaining =
+      campaign.budget() - counters.finished() - counters.queued() - counters.leased();
+  const double wall_time = data.config.budget().wall_time_seconds();
+  const bool final_stretch =
+      remaining <= 1 ||
+      (wall_time > 0 && campaign.running_seconds() >= (1 - kFinalAssemblyShare) * wall_time);
+
+  // The tasks' estimate of the network, and whether every task has had its say: each
+  // has a measured schedule or has failed for good.
+  double estimate = 0;
+  bool every_task_known = true;
+  for (size_t d = 0; d < network.tasks.size(); ++d) {
+    const NetworkData::TaskProgress& task = network.tasks[d];
+    if (task.best) {
+      estimate += network.partition.distinct[d].weight() * task.best_seconds;
+    } else if (!task.dead) {
+      every_task_known = false;
+    }
+  }
+  std::vector<Candidate> candidates;
+  // At the end, whatever is known: a task without a measured schedule takes the
+  // reference schedule.
+  const bool assembly_due =
+      final_stretch ||
+      (every_task_known && (network.assembled_estimate == 0 ||
+                            estimate <= (1 - kReassembleGain) * network.assembled_estimate));
+  if (assembly_due) {
+    std::vector<const ScheduleSpec*> schedules;
+    for (const NetworkData::TaskProgress& task : network.tasks) {
+      schedules.push_back(task.best ? &*task.best : nullptr);
+    }
+    const CampaignData::PipelineData& assembly = data.pipelines[1];
+    StatusOr<ScheduleSpec> assembled =
+        AssembleSchedule(network.partition, *assembly.space, schedules);
+    if (!assembled.ok()) {
+      LogEvent("warn", "assembly_failed", {{"campaign", data.id}, {"error", assembled.status().message()}});
+    } else {
+      const std::string hash = ScheduleHash(*assembly.space, *assembled);
+      if (network.assembled.insert(hash).second) {
+        Candidate candidate;
+        candidate.set_pipeline_id(assembly.id);
+        *candidate.mutable_schedule() = std::move(*assembled);
+        candidate.set_schedule_hash(hash);
+        candidate.set_origin(kAssembledOrigin);
+        candidate.mutable_prediction()->set_mean_seconds(estimate);
+        candidates.push_back(std::move(candidate));
+        network.assembled_estimate = estimate;
+        LogEvent("info", "network_assembled",
+                 {{"campaign", data.id},
+                  {"estimate_seconds", std::to_string(estimate)},
+                  {"final", final_stretch ? "yes" : "no"}});
+      }
+    }
+  }
+
+  // A round of the task the scheduler picks, leaving one benchmark for the last assembly.
+  const int batch = std::max(1, data.config.strategy().batch());
+  const int64_t room = remaining - 1 - static_cast<int64_t>(candidates.size());
+  int task = -1;
+  if (!final_stretch && room > 0) {
+    for (size_t d = 0; d < network.tasks.size(); ++d) {
+      const PipelineSearch* search = data.pipelines[NetworkData::kFirstTask + d].search.get();
+      if (!network.tasks[d].dead && (search == nullptr || search->Exhausted())) {
+        network.tasks[d].dead = true;
+        network.scheduler->SetDead(static_cast<int>(d));
+      }
+    }
+    task = network.scheduler->NextRound();
+  }
+  if (task >= 0) {
+    CampaignData::PipelineData& pipeline = data.pipelines[NetworkData::kFirstTask + task];
+    std::string failure;
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<Candidate> round =
+        pipeline.search->Propose(static_cast<int>(std::min<int64_t>(batch, room)), &failure);
+    const double seconds = SecondsSince(started);
+    for (Candidate& candidate : round) {
+      candidate.set_search_seconds(seconds / static_cast<double>(round.size()));
+      candidates.push_back(std::move(candidate));
+    }
+    if (!failure.empty()) {
+      LogEvent("warn", "search_failed",
+               {{"campaign", data.id}, {"pipeline", pipeline.id}, {"error", failure}});
+    }
+  }
+  if (candidates.empty()) {
+    // Nothing left to propose: once the last assembly is in, the campaign is done.
+    if (final_stretch || task < 0) {
+      ClientRequest request;
+      request.mutable_complete()->set_campaign(data.id);
+      SCHEDFARM_RETURN_IF_ERROR(Call(std::move(request)).status());
+      network.completed = true;
+      LogEvent("info", "network_tuned", {{"campaign", data.id}, {"estimate_seconds", std::to_string(estimate)}});
+    }
+    return Status::Ok();
+  }
+  return ProposeCandidatesOf(data, std::move(candidates),
+                             task >= 0 ? "task " + std::to_string(task) : "assembly");
+}
+
+}  // namespace schedfarm
