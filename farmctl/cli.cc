@@ -1,5 +1,6 @@
 #include "farmctl/cli.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "farmctl/render.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
+#include "farmctl/tune.h"
 #include "farmctl/watch_log.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
@@ -46,7 +48,8 @@ const char kUsage[] =
     "  watch [CAMPAIGN]       live view of CAMPAIGN (default: the newest), refreshed every\n"
     "        [--once]         second until it ends; --once renders once\n"
     "  workers                the workers: state, cores, credits, leases, results, last seen\n"
-    "  best CAMPAIGN          the best schedule of each pipeline as Halide C++ source\n"
+    "  best CAMPAIGN          the best schedule of each pipeline as Halide C++ source (a\n"
+    "                         network campaign: the whole network's assembled schedule)\n"
     "       [--pipeline ID] [-k N]   one pipeline only; the N best (default 1)\n"
     "  export CAMPAIGN        the campaign's measurements, one row each\n"
     "       [--format csv|jsonl] [--output FILE]   default csv to standard output\n"
@@ -90,6 +93,13 @@ const char kUsage[] =
     "                         submitted in order, the live view of each until it ends, then\n"
     "                         their best schedules and speedups, and compare of them all;\n"
     "                         DIR defaults to ./schedfarm-local; Ctrl-C stops the farm\n"
+    "  tune MODEL             a whole network tuned as tasks on a local farm\n"
+    "       [--budget N]      (docs/NETWORKS.md): MODEL an ONNX file, a pipeline YAML or a\n"
+    "       [--time D]        zoo block; N benchmarks and/or D of wall time (default 30m);\n"
+    "       [--threads T]     T threads per timed run (default 2); the campaign is written\n"
+    "       [--dir DIR]       to DIR/tune.yaml (default ./schedfarm-tune) and run as local\n"
+    "                         runs it, ending with the network's end-to-end table and its\n"
+    "                         assembled schedule\n"
     "\n"
     "global flags:\n"
     "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
@@ -124,7 +134,8 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
-      {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true}};
+      {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
+      {"--budget", true},      {"--time", true},   {"--threads", true}};
   return kFlags;
 }
 
@@ -460,6 +471,20 @@ int RunBest(Runner& r) {
   BestRequest* best = request.mutable_best();
   best->set_campaign(r.inv().args[0]);
   best->set_pipeline_id(r.inv().Get("--pipeline"));
+  if (!r.inv().Has("--pipeline")) {
+    // A network campaign's best is the whole network's: its assembly pipeline's.
+    ClientRequest status;
+    status.mutable_status()->set_campaign(r.inv().args[0]);
+    int code = kExitOk;
+    const auto reply = r.Call(status, &ClientReply::has_status, "status", &code);
+    if (!reply) return code;
+    for (const CampaignStatus& campaign : reply->status().campaigns()) {
+      StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.campaign().config_json());
+      if (config.ok() && config->has_network() && campaign.campaign().pipeline_ids_size() > 1) {
+        best->set_pipeline_id(campaign.campaign().pipeline_ids(1));
+      }
+    }
+  }
   best->set_k(1);
   if (r.inv().Has("-k")) {
     StatusOr<int> k = ParsePositiveInt("-k", r.inv().Get("-k"));
@@ -829,6 +854,41 @@ int RunLocal(Runner& r) {
   return RunLocalFarm(options, r.io());
 }
 
+// A duration as campaign files write it: a number, then ms, s, m or h (or nothing: s).
+bool IsDuration(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
+    ++digits;
+  }
+  const std::string unit = text.substr(digits);
+  return digits > 0 && (unit.empty() || unit == "ms" || unit == "s" || unit == "m" || unit == "h");
+}
+
+int RunTuneCommand(Runner& r) {
+  TuneOptions options;
+  options.model = r.inv().args[0];
+  options.dir = r.inv().Get("--dir", options.dir);
+  if (r.inv().Has("--budget")) {
+    StatusOr<int> budget = ParsePositiveInt("--budget", r.inv().Get("--budget"));
+    if (!budget.ok()) return r.Fail(kExitUsage, budget.status().message());
+    options.benchmarks = *budget;
+  }
+  if (r.inv().Has("--time")) {
+    options.wall_time = r.inv().Get("--time");
+    if (!IsDuration(options.wall_time)) {
+      return r.Fail(kExitUsage, "--time '" + options.wall_time +
+                                    "' is not a duration (a number, then ms, s, m or h: 30m)");
+    }
+  }
+  if (options.benchmarks == 0 && options.wall_time.empty()) options.wall_time = "30m";
+  if (r.inv().Has("--threads")) {
+    StatusOr<int> threads = ParsePositiveInt("--threads", r.inv().Get("--threads"));
+    if (!threads.ok()) return r.Fail(kExitUsage, threads.status().message());
+    options.threads = *threads;
+  }
+  return RunTune(options, r.io());
+}
+
 // The dispatch table. `farmctl local` (a whole farm on this machine) joins it as one
 // more entry.
 const std::vector<Command>& Commands() {
@@ -850,6 +910,7 @@ const std::vector<Command>& Commands() {
       {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
       {"curves", {"CAMPAIGN"}, {}, {"--output"}, false, RunCurves, /*repeats_last=*/true},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
+      {"tune", {"MODEL"}, {}, {"--budget", "--time", "--threads", "--dir"}, false, RunTuneCommand},
   };
   return kCommands;
 }

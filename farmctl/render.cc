@@ -13,6 +13,7 @@
 
 #include "campaign/campaign_yaml.h"
 #include "learner/metrics.h"
+#include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "protocol/state_names.h"
@@ -91,6 +92,31 @@ void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostrea
     out << "  ... " << status.pipelines_size() - shown << " more pipelines (farmctl status "
         << status.campaign().id() << ")\n";
   }
+}
+
+// A network campaign's end-to-end table: the network under its reference schedule and
+// each baseline, and the farm's best assembled schedule, with how much faster the farm's
+// best is than each.
+void PrintNetwork(const CampaignStatus& status, std::ostream& out) {
+  const Campaign& campaign = status.campaign();
+  StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
+  if (!config.ok() || !config->has_network() || status.pipelines_size() < 2) return;
+  const PipelineProgress& network = status.pipelines(0);
+  const PipelineProgress& assembly = status.pipelines(1);
+  const double farm = assembly.best_seconds();
+  out << "\ncampaign " << campaign.id() << " (" << campaign.name() << "): the network end to end ("
+      << status.pipelines_size() - 2 << " distinct tasks)\n";
+  TextTable table({"SCHEDULE", "RUNTIME", "FARM'S SPEEDUP"}, {false, true, true});
+  std::vector<std::string> rows = {kReferenceOrigin};
+  rows.insert(rows.end(), config->baselines().begin(), config->baselines().end());
+  for (const std::string& name : rows) {
+    const auto it = network.baseline_seconds().find(name);
+    const double seconds = it == network.baseline_seconds().end() ? 0 : it->second;
+    table.Add({name, seconds > 0 ? FormatDuration(seconds) : "no result",
+               seconds > 0 && farm > 0 ? FormatNumber("%.2fx", seconds / farm) : "-"});
+  }
+  table.Add({"farm's best (assembled)", farm > 0 ? FormatDuration(farm) : "not yet", ""});
+  table.Print(out);
 }
 
 // The meaning of a model kind in `check`'s settings table: its summary, what its
@@ -238,6 +264,7 @@ std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
     out << "\ncampaign " << status.campaign().id() << " (" << status.campaign().name()
         << "): best so far per pipeline\n";
     PrintPipelines(status, max_pipelines, out);
+    PrintNetwork(status, out);
   }
   return out.str();
 }

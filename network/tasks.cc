@@ -130,6 +130,7 @@ StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {
   }
 
   partition.assembly = network.spec();
+  partition.assembly.set_name(network.spec().name() + ".assembled");
   partition.assembly.set_source("assembled " + network.spec().source());
   for (const std::string& name : boundaries) partition.assembly.add_outputs(name);
   return partition;

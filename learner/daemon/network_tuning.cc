@@ -117,6 +117,8 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
   const bool final_stretch =
       remaining <= 1 ||
       (wall_time > 0 && campaign.running_seconds() >= (1 - kFinalAssemblyShare) * wall_time);
+  // The last assembly waits for the results in flight, which may still improve a task.
+  const bool in_flight = counters.queued() + counters.leased() > 0;
 
   // The tasks' estimate of the network, and whether every task has had its say: each
   // has a measured schedule or has failed for good.
@@ -134,8 +136,8 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
   // At the end, whatever is known: a task without a measured schedule takes the
   // reference schedule.
   const bool assembly_due =
-      final_stretch ||
-      (every_task_known && (network.assembled_estimate == 0 ||
+      (final_stretch && !in_flight) ||
+      (!final_stretch && every_task_known && (network.assembled_estimate == 0 ||
                             estimate <= (1 - kReassembleGain) * network.assembled_estimate));
   if (assembly_due) {
     std::vector<const ScheduleSpec*> schedules;
@@ -197,8 +199,8 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     }
   }
   if (candidates.empty()) {
-    // Nothing left to propose: once the last assembly is in, the campaign is done.
-    if (final_stretch || task < 0) {
+    // Nothing left to propose: once the last assembly is measured, the campaign is done.
+    if ((final_stretch || task < 0) && !in_flight) {
       ClientRequest request;
       request.mutable_complete()->set_campaign(data.id);
       SCHEDFARM_RETURN_IF_ERROR(Call(std::move(request)).status());

@@ -1,0 +1,77 @@
+#include "farmctl/tune.h"
+
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+#include "common/files.h"
+#include "farmctl/local.h"
+
+namespace schedfarm {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The campaign's `network` item for MODEL.
+std::string NetworkItem(const std::string& model) {
+  if (EndsWith(model, ".onnx")) return "{onnx: {path: '" + fs::absolute(model).string() + "'}}";
+  if (EndsWith(model, ".yaml") || EndsWith(model, ".yml")) {
+    return "{yaml: {path: '" + fs::absolute(model).string() + "'}}";
+  }
+  const std::string block = model.rfind("zoo:", 0) == 0 ? model.substr(4) : model;
+  return "{zoo: {block: '" + block + "'}}";
+}
+
+std::string CampaignName(const std::string& model) {
+  std::string stem = fs::path(model).stem().string();
+  if (stem == "model") stem = fs::path(model).parent_path().filename().string();
+  std::string name = "tune-";
+  for (char c : stem) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  return name.substr(0, 100);
+}
+
+}  // namespace
+
+std::string TuneCampaignYaml(const TuneOptions& options) {
+  std::ostringstream yaml;
+  yaml << "# Written by farmctl tune " << options.model << "\n"
+       << "name: " << CampaignName(options.model) << "\n"
+       << "network: " << NetworkItem(options.model) << "\n"
+       << "strategy:\n"
+       << "  name: model-guided\n"
+       << "  settings: {model: gbt, batch: 8, retrain_every: 32, retrain_growth: 0.3}\n"
+       << "budget:\n"
+       << "  benchmarks: " << (options.benchmarks > 0 ? options.benchmarks : 1000000) << "\n";
+  if (!options.wall_time.empty()) yaml << "  wall_time: " << options.wall_time << "\n";
+  yaml << "measurement:\n"
+       << "  threads: " << options.threads << "\n"
+       << "  samples: 5\n"
+       << "  max_samples: 10\n"
+       << "  min_sample_time: 10ms\n"
+       << "  compile_timeout: 600s\n"
+       << "  run_timeout: 120s\n"
+       << "baselines: [li2018, mullapudi2016, adams2019]\n";
+  return yaml.str();
+}
+
+int RunTune(const TuneOptions& options, const CliStreams& streams) {
+  std::error_code error;
+  fs::create_directories(options.dir, error);
+  const std::string file = (fs::path(options.dir) / "tune.yaml").string();
+  const Status written = WriteFileAtomically(file, TuneCampaignYaml(options));
+  if (error || !written.ok()) {
+    streams.err << "farmctl tune: cannot write " << file << ": "
+                << (error ? error.message() : written.message()) << "\n";
+    return kExitFailed;
+  }
+  LocalFarmOptions local;
+  local.campaign_files = {file};
+  local.dir = options.dir;
+  return RunLocalFarm(local, streams);
+}
+
+}  // namespace schedfarm

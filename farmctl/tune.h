@@ -1,0 +1,30 @@
+// `farmctl tune MODEL`: a whole network tuned on a local farm (docs/NETWORKS.md). It
+// writes a network campaign for MODEL into DIR/tune.yaml (model-guided schedules under
+// the GBT, Halide's three autoschedulers and the reference schedule as baselines, the
+// given budget and thread count) and runs it as `farmctl local` does, ending with the
+// network's end-to-end table and its assembled schedule as Halide source.
+#pragma once
+
+#include <string>
+
+#include "farmctl/cli.h"
+
+namespace schedfarm {
+
+struct TuneOptions {
+  std::string model;           // an ONNX file, a pipeline YAML file, or a zoo block name
+  int64_t benchmarks = 0;      // 0: no benchmark limit (then wall_time bounds the run)
+  std::string wall_time;       // a duration as campaign files write it; empty: none
+  int threads = 2;             // threads of every timed run, baselines included
+  std::string dir = "schedfarm-tune";
+};
+
+// The campaign file of `options` (TuneOptions::model resolved to an absolute path).
+std::string TuneCampaignYaml(const TuneOptions& options);
+
+// Writes DIR/tune.yaml and runs it on a local farm; returns farmctl's exit code. A
+// model that cannot be read or imported (an unsupported ONNX operator names its node)
+// is exit 3 before anything starts.
+int RunTune(const TuneOptions& options, const CliStreams& streams);
+
+}  // namespace schedfarm
