@@ -781,7 +781,7 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   if (top.has("baselines")) {
     SCHEDFARM_ASSIGN_OR_RETURN(
         std::vector<std::string> baselines,
-        Names(top.value("baselines"), "baselines", "baseline", AutoschedulerNames()));
+        Names(top.value("baselines"), "baselines", "baseline", BaselineNames()));
     for (const std::string& b : baselines) config.add_baselines(b);
   }
   if (top.has("workers")) {

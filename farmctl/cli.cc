@@ -471,6 +471,12 @@ int RunBest(Runner& r) {
   BestRequest* best = request.mutable_best();
   best->set_campaign(r.inv().args[0]);
   best->set_pipeline_id(r.inv().Get("--pipeline"));
+  best->set_k(1);
+  if (r.inv().Has("-k")) {
+    StatusOr<int> k = ParsePositiveInt("-k", r.inv().Get("-k"));
+    if (!k.ok()) return r.Fail(kExitUsage, k.status().message());
+    best->set_k(*k);
+  }
   if (!r.inv().Has("--pipeline")) {
     // A network campaign's best is the whole network's: its assembly pipeline's.
     ClientRequest status;
@@ -484,12 +490,6 @@ int RunBest(Runner& r) {
         best->set_pipeline_id(campaign.campaign().pipeline_ids(1));
       }
     }
-  }
-  best->set_k(1);
-  if (r.inv().Has("-k")) {
-    StatusOr<int> k = ParsePositiveInt("-k", r.inv().Get("-k"));
-    if (!k.ok()) return r.Fail(kExitUsage, k.status().message());
-    best->set_k(*k);
   }
   int code = kExitOk;
   const auto reply = r.Call(request, &ClientReply::has_best, "best schedules", &code);

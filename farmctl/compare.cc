@@ -284,7 +284,7 @@ Value CampaignValue(const Comparison& comparison, size_t c) {
 
 void MeasurementTally::Add(const Measurement& measurement) {
   const Candidate& candidate = measurement.candidate();
-  if (measurement.status() != OK && IsAutoschedulerName(candidate.origin())) {
+  if (measurement.status() != OK && IsBaselineName(candidate.origin())) {
     failed_baselines_.emplace(candidate.pipeline_id(), candidate.origin());
   }
   const std::pair<std::string, std::string> key(candidate.pipeline_id(), candidate.schedule_hash());
@@ -293,7 +293,7 @@ void MeasurementTally::Add(const Measurement& measurement) {
     search_seconds_ += candidate.search_seconds();
     ++by_origin_[candidate.origin()];
   }
-  if (first_ <= 0 || IsAutoschedulerName(candidate.origin())) return;
+  if (first_ <= 0 || IsBaselineName(candidate.origin())) return;
   if (added && counted_[key.first] < first_) {
     ++counted_[key.first];
     within_first_.insert(key);

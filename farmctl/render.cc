@@ -373,6 +373,10 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
         << c.schedule_hash()
         << (c.repeat() > 0 ? " (measured again: repeat " + std::to_string(c.repeat()) + ")" : "")
         << ", worker " << m.host().worker_id() << "\n";
+    if (c.origin() == kLibtorchBaseline) {
+      out << "// libtorch's eager run of the pipeline: no Halide schedule\n";
+      continue;
+    }
     if (IsAutoschedulerName(c.origin())) {
       if (m.schedule_source().empty()) {
         out << "// (the worker recorded no source for this " << c.origin() << " schedule)\n";

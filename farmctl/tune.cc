@@ -54,7 +54,7 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
        << "  min_sample_time: 10ms\n"
        << "  compile_timeout: 600s\n"
        << "  run_timeout: 120s\n"
-       << "baselines: [li2018, mullapudi2016, adams2019]\n";
+       << "baselines: [li2018, mullapudi2016, adams2019, libtorch]\n";
   return yaml.str();
 }
 

@@ -1,5 +1,5 @@
-// The names of Halide's autoschedulers as schedfarm uses them (campaign baselines,
-// Candidate.origin). Halide-free, for code that only names them; running them is
+// The names of the baselines as schedfarm uses them (campaign baselines,
+// Candidate.origin): Halide's autoschedulers and libtorch. Halide-free, for code that only names them; running them is
 // scheduler/autoschedule/autoschedulers.h.
 #pragma once
 
@@ -20,6 +20,26 @@ inline const std::vector<std::string>& AutoschedulerNames() {
 // Whether `name` is one of AutoschedulerNames() (a baseline's Candidate.origin).
 inline bool IsAutoschedulerName(const std::string& name) {
   const std::vector<std::string>& names = AutoschedulerNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The libtorch baseline: the pipeline run by libtorch's eager operators in a process of
+// its own (worker/torch/), timed by the same protocol as the Halide schedules.
+inline constexpr char kLibtorchBaseline[] = "libtorch";
+
+// Every baseline a campaign may name: the autoschedulers, then libtorch.
+inline const std::vector<std::string>& BaselineNames() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names = AutoschedulerNames();
+    names.push_back(kLibtorchBaseline);
+    return names;
+  }();
+  return kNames;
+}
+
+// Whether `name` is one of BaselineNames() (a baseline's Candidate.origin).
+inline bool IsBaselineName(const std::string& name) {
+  const std::vector<std::string>& names = BaselineNames();
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 

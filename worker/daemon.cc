@@ -28,9 +28,10 @@ using Clock = std::chrono::steady_clock;
 
 Clock::time_point After(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
-// Whether the lease asks for a baseline: an autoscheduler's origin and no schedule.
+// Whether the lease asks for a baseline: a baseline's origin (an autoscheduler or
+// libtorch) and no schedule.
 bool IsBaseline(const Candidate& candidate) {
-  return candidate.schedule().stages_size() == 0 && IsAutoschedulerName(candidate.origin());
+  return candidate.schedule().stages_size() == 0 && IsBaselineName(candidate.origin());
 }
 
 // The sandbox job of a lease, or why the lease cannot run: its pipeline must build,
@@ -52,7 +53,7 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
   const bool baseline = IsBaseline(candidate);
   if (!baseline && candidate.schedule().stages_size() == 0) {
     std::string names;
-    for (const std::string& name : AutoschedulerNames()) {
+    for (const std::string& name : BaselineNames()) {
       names += (names.empty() ? "" : ", ") + name;
     }
     return Status::Error("lease " + lease.lease_id() +

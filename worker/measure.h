@@ -1,6 +1,7 @@
 // The measurement protocol of DESIGN.md section 8, in the calling process: reference
-// outputs per pipeline, the candidate compiled once, one warm-up realization checked
-// against the reference, then timed samples and their statistics; a baseline (Halide's
+// outputs per pipeline, the candidate compiled once, then the run phase
+// (timing/run_phase.h: one warm-up realization checked against the reference, timed
+// samples and their statistics); a baseline (Halide's
 // autoscheduler in place of a schedule) likewise. The sandbox child runs it for the
 // worker; benchmarks and the A/A tool call it directly.
 #pragma once
@@ -19,16 +20,9 @@
 #include "pipeline/halide/runner.h"
 #include "pipeline/tensor.h"
 #include "schedfarm.pb.h"
+#include "timing/run_phase.h"
 
 namespace schedfarm {
-
-// Minimum, median, mean, sample standard deviation (n - 1; 0 for one sample) and
-// coefficient of variation (stddev / mean) of `samples`; all zero when empty.
-SampleStats ComputeStats(const std::vector<double>& samples);
-
-// A measurement that failed with `status` and `error` (settings as given, finished now).
-Measurement FailedMeasurement(MeasurementStatus status, const std::string& error,
-                              const MeasurementSettings& settings);
 
 // The outputs of a pipeline under its reference schedule on the deterministic inputs:
 // what every candidate's outputs must match.
@@ -90,10 +84,6 @@ struct BaselineSchedule {
 // Records a baseline's schedule in `m`: schedule_source, and candidate.schedule when
 // it was imported.
 void RecordBaseline(const BaselineSchedule& baseline, Measurement* m);
-
-// Called with the outputs of the warm-up realization before they are compared with
-// the reference (the sandbox's WRONG_OUTPUT fault perturbs them).
-using OutputHook = std::function<void(std::vector<HostTensor>& outputs)>;
 
 // A candidate schedule of a pipeline, lowered, scheduled and JIT-compiled once, ready
 // for its run phase.
@@ -158,8 +148,5 @@ class CompiledCandidate {
 // outputs from `cache`, compile, run phase.
 Measurement MeasureInProcess(const PipelineGraph& graph, const ScheduleSpec& schedule,
                              const MeasurementSettings& settings, ReferenceCache& cache);
-
-// Size of the host's last-level cache in bytes (what a cache flush writes twice over).
-int64_t LastLevelCacheBytes();
 
 }  // namespace schedfarm

@@ -3,15 +3,19 @@
 #include <dirent.h>
 #include <malloc.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,10 +23,12 @@
 #include <vector>
 
 #include "common/cpus.h"
+#include "common/files.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "protocol/measurement_settings.h"
+#include "scheduler/autoscheduler_names.h"
 #include "worker/measure.h"
 #include "worker/sandbox.h"
 
@@ -175,6 +181,82 @@ void WarmUpHalide() {
   if (!ran.ok()) std::cerr << "sandbox child: Halide warm-up failed: " << ran.message() << "\n";
 }
 
+// farm-torch-baseline beside this farm-worker, or in the build tree's worker/torch/;
+// empty when neither holds it.
+std::string TorchBaselineBinary() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "";
+  self[n] = '\0';
+  const std::filesystem::path dir = std::filesystem::path(self).parent_path();
+  for (const std::filesystem::path& path :
+       {dir / "farm-torch-baseline", dir / "torch" / "farm-torch-baseline"}) {
+    if (access(path.c_str(), X_OK) == 0) return path.string();
+  }
+  return "";
+}
+
+// The libtorch baseline in its own process (worker/torch/torch_baseline.h), on the cpus
+// this process is pinned to: the job and the reference go to files of a scratch
+// directory, the measurement comes back in a third. The process dies with this one.
+Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& settings,
+                             const ReferenceOutputs& reference) {
+  const std::string binary = TorchBaselineBinary();
+  if (binary.empty()) {
+    return FailedMeasurement(RUNTIME_ERROR,
+                             "farm-torch-baseline is not installed beside farm-worker", settings);
+  }
+  char scratch[] = "/tmp/schedfarm-torch-XXXXXX";
+  if (mkdtemp(scratch) == nullptr) {
+    return FailedMeasurement(RUNTIME_ERROR, std::string("cannot make a scratch directory: ") +
+                                                std::strerror(errno),
+                             settings);
+  }
+  const std::string dir = scratch;
+  const std::string job_file = dir + "/job.pb", reference_file = dir + "/reference",
+                    result_file = dir + "/result.pb";
+  SandboxJob filled = job;
+  *filled.mutable_settings() = settings;
+  Status written = WriteFileAtomically(job_file, filled.SerializeAsString());
+  if (written.ok()) written = WriteFileAtomically(reference_file, EncodeReference(reference.outputs));
+  Measurement m;
+  if (!written.ok()) {
+    m = FailedMeasurement(RUNTIME_ERROR, written.message(), settings);
+  } else {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      dup2(STDERR_FILENO, STDOUT_FILENO);  // never onto the pool's pipes
+      close(kRequestFd);
+      close(kEventFd);
+      execl(binary.c_str(), binary.c_str(), job_file.c_str(), reference_file.c_str(),
+            result_file.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    StatusOr<std::string> result = ReadFileBytes(result_file);
+    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && result.ok() &&
+        m.ParseFromString(*result)) {
+      // the measurement as farm-torch-baseline took it
+    } else if (pid > 0 && WIFSIGNALED(status)) {
+      m = FailedMeasurement(CRASH, "farm-torch-baseline died of signal " +
+                                       std::to_string(WTERMSIG(status)),
+                            settings);
+    } else {
+      m = FailedMeasurement(RUNTIME_ERROR,
+                            "farm-torch-baseline failed (exit status " +
+                                std::to_string(pid > 0 ? WEXITSTATUS(status) : -1) +
+                                "; its message is in the worker's log)",
+                            settings);
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return m;
+}
+
 // Runs one job; false when the pool broke the protocol or went away. A baseline job
 // (job.autoscheduler()) runs its autoscheduler with Adams2019's beam `adams2019_beam`.
 bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams2019_beam,
@@ -207,6 +289,22 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
     started.mutable_compile_started();
     Send(started);
     if (fault_in_compile) InjectFault(job.fault());
+    if (autoscheduler == kLibtorchBaseline) {  // nothing to compile: libtorch runs eagerly
+      SandboxEvent compiled;
+      compiled.mutable_compiled()->set_compile_seconds(0);
+      Send(compiled);
+      SandboxRequest request;
+      if (ReadRequest(&request) != ReadResult::kOk) return false;
+      if (request.body_case() != SandboxRequest::kStartRun) {
+        std::cerr << "sandbox child: expected start_run, got request " << request.body_case() << "\n";
+        return false;
+      }
+      PinTo(cpus.benchmark);
+      Measurement measurement = RunTorchBaseline(job, settings, **reference);
+      if (measurement.status() != OK) measurement.set_error(where + measurement.error());
+      SendFinished(measurement);
+      return true;
+    }
     StatusOr<CompiledCandidate> candidate = [&] {
       if (autoscheduler.empty()) {
         return CompiledCandidate::Compile(*graph, job.schedule(), settings, &failure);

@@ -9,6 +9,7 @@
 
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
+#include "timing/run_phase.h"
 
 namespace schedfarm {
 namespace {
@@ -191,23 +192,8 @@ StatusOr<double> CompiledPipeline::TimeRealizations(int repeats, HalideErrorKind
 StatusOr<int> CompiledPipeline::CalibrateRepeats(double min_sample_seconds,
                                                  double one_realization_seconds,
                                                  HalideErrorKind* error_kind) {
-  // Google Benchmark's rule: predict the count that reaches the minimum with a 20%
-  // margin from the last batch, growing at least 2x and at most 10x per batch. A batch
-  // slowed down by a preemption would make the count too small, so the count also
-  // covers the minimum at the fastest rate seen in any batch.
-  constexpr double kMaxRepeats = 1 << 30;
-  int repeats = 1;
-  double seconds = one_realization_seconds;
-  double fastest = std::max(one_realization_seconds, 1e-9);  // per realization
-  while (seconds < min_sample_seconds && repeats < kMaxRepeats) {
-    const double predicted = 1.2 * repeats * min_sample_seconds / std::max(seconds, 1e-9);
-    const double grown = std::clamp(predicted, 2.0 * repeats, 10.0 * repeats);
-    repeats = static_cast<int>(std::min(std::ceil(grown), kMaxRepeats));
-    SCHEDFARM_ASSIGN_OR_RETURN(seconds, TimeRealizations(repeats, error_kind));
-    fastest = std::min(fastest, std::max(seconds / repeats, 1e-9));
-  }
-  const double at_fastest = std::min(std::ceil(min_sample_seconds / fastest), kMaxRepeats);
-  return std::max(repeats, static_cast<int>(at_fastest));
+  return schedfarm::CalibrateRepeats(min_sample_seconds, one_realization_seconds,
+                                     [&](int repeats) { return TimeRealizations(repeats, error_kind); });
 }
 
 std::vector<HostTensor> CompiledPipeline::Outputs() const {

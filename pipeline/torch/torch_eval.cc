@@ -1,7 +1,7 @@
 // The oracle evaluates each stage with ATen operators on CPU in the stage's dtype,
 // following the op semantics of pipeline/ops.h where they differ from torch's own
-// (asymmetric pads, ceil-mode pooling windows, count_include_pad): convolutions and
-// pools pad explicitly, pools take their windows with unfold and count the valid
+// (asymmetric pads, ceil-mode pooling windows, count_include_pad): convolutions with
+// asymmetric pads and pools pad explicitly, pools take their windows with unfold and count the valid
 // positions with a mask.
 #include "pipeline/torch/torch_eval.h"
 
@@ -81,10 +81,14 @@ at::Tensor EvalConv(const Stage& stage, const std::vector<at::Tensor>& in) {
   std::vector<int64_t> pads = ToVector(a.pads());
   std::vector<int64_t> begins(pads.begin(), pads.begin() + ns);
   std::vector<int64_t> ends(pads.begin() + ns, pads.end());
-  at::Tensor padded = at::constant_pad_nd(x, AtenPadArgument(begins, ends), 0);
   c10::optional<at::Tensor> bias;
   if (in.size() > 2) bias = in[2];
   std::vector<int64_t> zeros(ns, 0);
+  if (begins == ends) {  // symmetric: torch's own padding, as an eager model runs it
+    return at::convolution(x, in[1], bias, strides, begins, dilations, /*transposed=*/false,
+                           zeros, a.groups());
+  }
+  at::Tensor padded = at::constant_pad_nd(x, AtenPadArgument(begins, ends), 0);
   return at::convolution(padded, in[1], bias, strides, zeros, dilations, /*transposed=*/false,
                          zeros, a.groups());
 }
@@ -366,16 +370,32 @@ at::Tensor EvalStage(const Stage& stage, const std::vector<at::Tensor>& in) {
 
 }  // namespace
 
-StatusOr<std::vector<HostTensor>> EvaluateWithTorch(const PipelineGraph& graph,
-                                                    const std::vector<HostTensor>& inputs) {
+struct TorchProgram::Impl {
+  const PipelineGraph* graph = nullptr;
+  std::string where;
+  std::vector<at::Tensor> prepared;  // inputs and parameters by value id
+  std::vector<at::Tensor> outputs;   // of the last run, spec.outputs order
+};
+
+TorchProgram::TorchProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TorchProgram::TorchProgram(TorchProgram&&) noexcept = default;
+TorchProgram& TorchProgram::operator=(TorchProgram&&) noexcept = default;
+TorchProgram::~TorchProgram() = default;
+
+StatusOr<TorchProgram> TorchProgram::Prepare(const PipelineGraph& graph,
+                                             const std::vector<HostTensor>& inputs) {
   const PipelineSpec& spec = graph.spec();
-  const std::string where = "pipeline '" + spec.name() + "'";
+  auto impl = std::make_unique<Impl>();
+  impl->graph = &graph;
+  impl->where = "pipeline '" + spec.name() + "'";
+  const std::string& where = impl->where;
   if (static_cast<int>(inputs.size()) != spec.inputs_size()) {
     return Status::Error(where + ": " + std::to_string(inputs.size()) +
                          " input tensors given, the pipeline has " +
                          std::to_string(spec.inputs_size()));
   }
-  std::vector<at::Tensor> values(graph.values().size());
+  std::vector<at::Tensor>& values = impl->prepared;
+  values.resize(graph.values().size());
   for (size_t id = 0; id < graph.values().size(); ++id) {
     const Value& value = graph.value(static_cast<int>(id));
     try {
@@ -401,7 +421,13 @@ StatusOr<std::vector<HostTensor>> EvaluateWithTorch(const PipelineGraph& graph,
       return Status::Error(where + ", tensor '" + value.name + "': " + e.what());
     }
   }
+  return TorchProgram(std::move(impl));
+}
 
+Status TorchProgram::Run() {
+  const PipelineGraph& graph = *impl_->graph;
+  const std::string& where = impl_->where;
+  std::vector<at::Tensor> values = impl_->prepared;
   // Reads left per value, so that intermediate tensors are freed after their last use.
   std::vector<int> reads_left(graph.values().size(), 0);
   for (int s = 0; s < graph.num_stages(); ++s) {
@@ -437,11 +463,25 @@ StatusOr<std::vector<HostTensor>> EvaluateWithTorch(const PipelineGraph& graph,
     }
   }
 
+  impl_->outputs.clear();
+  for (int s : graph.output_stages()) impl_->outputs.push_back(values[graph.stage_value(s)]);
+  return Status::Ok();
+}
+
+std::vector<HostTensor> TorchProgram::Outputs() const {
   std::vector<HostTensor> outputs;
-  for (int s : graph.output_stages()) {
-    outputs.push_back(ToHost(values[graph.stage_value(s)], graph.stage(s).dtype()));
+  const PipelineGraph& graph = *impl_->graph;
+  for (size_t i = 0; i < impl_->outputs.size(); ++i) {
+    outputs.push_back(ToHost(impl_->outputs[i], graph.stage(graph.output_stages()[i]).dtype()));
   }
   return outputs;
+}
+
+StatusOr<std::vector<HostTensor>> EvaluateWithTorch(const PipelineGraph& graph,
+                                                    const std::vector<HostTensor>& inputs) {
+  SCHEDFARM_ASSIGN_OR_RETURN(TorchProgram program, TorchProgram::Prepare(graph, inputs));
+  SCHEDFARM_RETURN_IF_ERROR(program.Run());
+  return program.Outputs();
 }
 
 }  // namespace schedfarm

@@ -9,6 +9,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/files.h"
 #include "control_peer.h"
 #include "farmctl/compare.h"
 #include "farmctl/render.h"
@@ -823,6 +825,45 @@ TEST(FarmctlCliTest, LocalChecksEveryFileBeforeStartingAnything) {
   ExpectUsageError({"local", good, ""}, "FILE of 'local' is empty");
   ExpectUsageError({"local", good, bad, "--json"}, "flag --json does not apply to 'local'");
   ExpectUsageError({"local", good, bad, "--workers", "0"}, "flag --workers");
+}
+
+TEST(FarmctlCliTest, TuneRefusesBadArgumentsAndModelsBeforeStartingAnything) {
+  ExpectUsageError({"tune"}, "'tune' needs MODEL");
+  ExpectUsageError({"tune", "m.onnx", "--time", "soon"}, "--time 'soon' is not a duration");
+  ExpectUsageError({"tune", "m.onnx", "--budget", "0"}, "flag --budget");
+  ExpectUsageError({"tune", "m.onnx", "--threads", "two"}, "flag --threads");
+
+  // An ONNX model with an operator the importer does not support: the node is named,
+  // and no farm starts.
+  ScratchDir dir;
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  graph.set_name("g");
+  onnx::ValueInfoProto& x = *graph.add_input();
+  x.set_name("x");
+  x.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  x.mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  onnx::NodeProto& node = *graph.add_node();
+  node.set_op_type("NonZero");
+  node.set_name("mystery");
+  node.add_input("x");
+  node.add_output("y");
+  graph.add_output()->set_name("y");
+  graph.mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  const std::string path = WriteFile(dir.Sub("odd.onnx"), model.SerializeAsString());
+  const CliResult r = Farmctl({"tune", path, "--budget", "10", "--dir", dir.Sub("farm")});
+  EXPECT_EQ(r.code, kExitInvalidInput) << r.err;
+  EXPECT_TRUE(Contains(r.err, "node 'mystery' (op NonZero): unsupported operator")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "nothing started: " << r.out;
+  EXPECT_FALSE(fs::exists(dir.Sub("farm/store")));
+  // The campaign it would have run is kept for a look.
+  const std::string yaml = ReadFileBytes(dir.Sub("farm/tune.yaml")).value();
+  EXPECT_TRUE(Contains(yaml, "network: {onnx: {path: '" + path + "'}}")) << yaml;
+  EXPECT_TRUE(Contains(yaml, "benchmarks: 10")) << yaml;
+  EXPECT_TRUE(Contains(yaml, "libtorch")) << yaml;
 }
 
 }  // namespace

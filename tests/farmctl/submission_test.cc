@@ -49,6 +49,26 @@ void ExpectPipelinesOf(const CampaignConfig& config, const SubmitCampaign& got) 
     EXPECT_EQ(got.replay().dataset_id(), config.replay().dataset_id());
     return;
   }
+  if (config.has_network()) {  // the network, its assembly and its distinct tasks
+    StatusOr<PipelineSpec> network = MakeZooBlock(config.network().zoo().block(), [&] {
+      ZooOptions options;
+      options.spatial_scale = config.network().zoo().spatial_scale();
+      options.channel_scale = config.network().zoo().channel_scale();
+      return options;
+    }());
+    ASSERT_TRUE(network.ok());
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
+    ASSERT_TRUE(graph.ok());
+    StatusOr<NetworkPartition> partition = PartitionNetwork(*graph);
+    ASSERT_TRUE(partition.ok());
+    const std::vector<PipelineSpec> expected = NetworkCampaignPipelines(*network, *partition);
+    ASSERT_EQ(got.pipelines_size(), static_cast<int>(expected.size()));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_TRUE(MessageDifferencer::Equals(got.pipelines(static_cast<int>(i)), expected[i]))
+          << "pipeline " << i;
+    }
+    return;
+  }
   int next = 0;
   for (const PipelineSource& source : config.pipelines()) {
     ASSERT_LT(next, got.pipelines_size());

@@ -1,7 +1,7 @@
 // A network campaign on a farm of real processes on loopback: the coordinator, one
 // worker and farm-learner. The network (a zoo block run as a small network) is split
 // into tasks; the coordinator times the network's reference schedule and a Halide
-// autoscheduler on the whole network, the learner spreads rounds of random schedules
+// autoscheduler and libtorch on the whole network, the learner spreads rounds of random schedules
 // over the distinct tasks with the task scheduler and proposes the schedule assembled
 // from the tasks' best, which the worker compiles, checks against the reference and
 // times. A submission whose tasks are not the network's split is refused.
@@ -33,7 +33,7 @@ network: {zoo: {block: resnet50_bottleneck, spatial_scale: 0.25, channel_scale: 
 strategy: {name: random, settings: {batch: 3, model: roofline}}
 budget: {benchmarks: 24}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
-baselines: [li2018]
+baselines: [li2018, libtorch]
 )";
 
 // The campaign's pipelines as farmctl builds them: the network, its assembly, its tasks.
@@ -98,7 +98,7 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
     ++rows;
     EXPECT_TRUE(keys.insert(c.pipeline_id() + c.schedule_hash()).second) << "measured twice";
     if (m.status() == OK) ++measured_by_origin[c.origin()];
-    if (c.origin() == "reference" || c.origin() == "li2018") {
+    if (c.origin() == "reference" || c.origin() == "li2018" || c.origin() == "libtorch") {
       EXPECT_EQ(c.pipeline_id(), ids[0]) << "baselines run on the whole network";
     } else if (c.origin() == kAssembledOrigin) {
       EXPECT_EQ(c.pipeline_id(), ids[1]);
@@ -114,6 +114,7 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   }
   EXPECT_LE(rows, 24);
   EXPECT_EQ(measured_by_origin["reference"], 1);
+  EXPECT_EQ(measured_by_origin["libtorch"], 1) << "the libtorch baseline on the whole network";
   EXPECT_GE(assembled_ok, 1) << "learner log:\n" << learner.Log();
   EXPECT_EQ(tasks_measured.size(), pipelines.size() - 2) << "every distinct task had a round";
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exports PyTorch networks to ONNX with libtorch's output as the expected result.
 
-Usage: export_torchvision.py OUT_DIR
+Usage: export_torchvision.py OUT_DIR [--image-size N] [--only NAME,...]
 
 Writes, for each network NAME, the layout of ONNX's backend tests:
   OUT_DIR/NAME/model.onnx
@@ -9,13 +9,15 @@ Writes, for each network NAME, the layout of ONNX's backend tests:
   OUT_DIR/NAME/test_data_set_0/output_0.pb  (libtorch's output in eval mode)
 
 Networks: torchvision ResNet-18 and MobileNetV2 (opset 13, input 1x3x64x64 rather
-than 224x224 to keep the Halide reference runs of CI short), and one PyTorch
+than 224x224 to keep the Halide reference runs of CI short; --image-size 224 for the
+networks of docs/NETWORKS.md), and one PyTorch
 TransformerEncoderLayer (opset 17, input 1x16x32: d_model 32, 4 heads, GELU), whose
 export computes reshape targets from Shape/Gather/Slice subgraphs and uses
 LayerNormalization. The weights are random (torch.manual_seed, weights=None:
 nothing is downloaded) and batch-norm statistics are randomized too, so that
 folding them matters.
 """
+import argparse
 import os
 import sys
 
@@ -64,18 +66,30 @@ def export(name, model, input_shape, opset, out_dir, generator):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out_dir = sys.argv[1]
+    parser = argparse.ArgumentParser(usage=__doc__)
+    parser.add_argument("out_dir")
+    parser.add_argument("--image-size", type=int, default=IMAGE_SHAPE[2])
+    parser.add_argument("--only", default="resnet18,mobilenet_v2,transformer_encoder")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    unknown = only - {"resnet18", "mobilenet_v2", "transformer_encoder"}
+    if unknown:
+        sys.exit(f"export_torchvision.py: unknown network(s) {', '.join(sorted(unknown))}")
+    image_shape = (1, 3, args.image_size, args.image_size)
     torch.manual_seed(SEED)
     generator = torch.Generator().manual_seed(SEED)
-    export("resnet18", torchvision.models.resnet18(weights=None), IMAGE_SHAPE, 13, out_dir,
-           generator)
-    export("mobilenet_v2", torchvision.models.mobilenet_v2(weights=None), IMAGE_SHAPE, 13,
-           out_dir, generator)
-    encoder = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
-                                               activation="gelu", batch_first=True)
-    export("transformer_encoder", encoder, SEQUENCE_SHAPE, 17, out_dir, generator)
+    # Every network is built, so that their weights do not depend on --only.
+    networks = [
+        ("resnet18", torchvision.models.resnet18(weights=None), image_shape, 13),
+        ("mobilenet_v2", torchvision.models.mobilenet_v2(weights=None), image_shape, 13),
+        ("transformer_encoder",
+         torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                          activation="gelu", batch_first=True),
+         SEQUENCE_SHAPE, 17),
+    ]
+    for name, model, shape, opset in networks:
+        if name in only:
+            export(name, model, shape, opset, args.out_dir, generator)
 
 
 if __name__ == "__main__":

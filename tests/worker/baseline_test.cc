@@ -2,7 +2,8 @@
 // Mullapudi2016) measured in process and through a real farm-worker driven by the
 // stand-in coordinator: the schedule source and its import come back with the
 // samples, a short compile timeout covers the autoscheduler, and a lease with an
-// empty schedule is refused unless its origin is an autoscheduler.
+// empty schedule is refused unless its origin is a baseline. libtorch's baseline runs
+// through the worker in farm-torch-baseline.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -13,6 +14,7 @@
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/autoschedule/autoschedulers.h"
+#include "scheduler/autoscheduler_names.h"
 #include "scheduler/schedule_space.h"
 #include "tests/support/stand_in_coordinator.h"
 #include "tests/worker/worker_test_pipelines.h"
@@ -204,6 +206,29 @@ INSTANTIATE_TEST_SUITE_P(EveryAutoscheduler, BaselineLeases,
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+TEST(BaselineLease, LibtorchRunsInItsOwnProcessAndIsTimedByTheProtocol) {
+  StandInCoordinator coordinator;
+  WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator));
+  const std::string peer = AwaitRegistration(coordinator);
+  ASSERT_FALSE(peer.empty()) << worker.Log();
+  const Lease lease = BaselineLease("base-libtorch", kLibtorchBaseline, SmallBlock());
+  coordinator.Send(peer, LeaseEnvelope(lease));
+  auto result = coordinator.ReceiveUntil(IsResult, 120000);
+  ASSERT_TRUE(result) << worker.Log();
+  const Measurement& m = result->envelope.result().measurement();
+  ASSERT_EQ(m.status(), OK) << m.error() << "\n" << worker.Log();
+  EXPECT_EQ(m.lease_id(), lease.lease_id());
+  EXPECT_GE(m.samples_seconds_size(), 3);
+  EXPECT_GT(m.stats().min_seconds(), 0);
+  EXPECT_GE(m.repeats_per_sample(), 1);
+  EXPECT_EQ(m.compile_seconds(), 0) << "libtorch compiles nothing";
+  EXPECT_FALSE(m.output_checksum().empty()) << "its outputs were checked";
+  EXPECT_EQ(m.settings().samples(), QuickSettings().samples());
+  EXPECT_EQ(m.candidate().origin(), kLibtorchBaseline);
+  EXPECT_EQ(m.candidate().schedule().stages_size(), 0);
+  EXPECT_TRUE(m.schedule_source().empty());
+}
 
 TEST(BaselineLease, ShortCompileTimeoutCoversTheAutoscheduler) {
   StandInCoordinator coordinator;

@@ -2,9 +2,11 @@
 
 #include <google/protobuf/text_format.h>
 
+#include "network/assemble.h"
 #include "pipeline/graph.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"
+#include "tests/network/test_networks.h"
 #include "tests/scheduler/halide/schedule_checks.h"
 #include "tests/scheduler/halide/test_pipelines.h"
 
@@ -66,6 +68,30 @@ StatusOr<SourceCase> RandomCase(const std::string& name, const StatusOr<Pipeline
   return c;
 }
 
+// A small network's schedule assembled from random schedules of its tasks
+// (network/assemble.h), on its assembly pipeline: what `farmctl best` prints for a
+// network campaign.
+StatusOr<SourceCase> AssembledNetworkCase() {
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec spec, test_networks::TinyResNet());
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(spec));
+  SCHEDFARM_ASSIGN_OR_RETURN(NetworkPartition partition, PartitionNetwork(network));
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph assembly, PipelineGraph::Build(partition.assembly));
+  std::vector<ScheduleSpec> schedules;
+  for (const DistinctTask& task : partition.distinct) {
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(task.spec));
+    schedules.push_back(ScheduleSpace(graph).RandomSchedule(
+        schedule_checks::ScheduleSeed(task.pipeline_id, 0)));
+  }
+  std::vector<const ScheduleSpec*> pointers;
+  for (const ScheduleSpec& schedule : schedules) pointers.push_back(&schedule);
+  SourceCase c;
+  c.name = "assembled_network";
+  c.pipeline = partition.assembly;
+  SCHEDFARM_ASSIGN_OR_RETURN(c.schedule,
+                             AssembleSchedule(partition, ScheduleSpace(assembly), pointers));
+  return c;
+}
+
 }  // namespace
 
 StatusOr<std::vector<SourceCase>> SourceCases() {
@@ -98,6 +124,8 @@ StatusOr<std::vector<SourceCase>> SourceCases() {
       cases.push_back(std::move(c));
     }
   }
+  SCHEDFARM_ASSIGN_OR_RETURN(SourceCase network, AssembledNetworkCase());
+  cases.push_back(std::move(network));
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCHEDFARM_ASSIGN_OR_RETURN(
         SourceCase c,
