@@ -28,6 +28,7 @@
 #include "farmctl/watch_log.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
+#include "scheduler/autoscheduler_names.h"
 #include "storage/export.h"
 
 namespace schedfarm {
@@ -98,8 +99,9 @@ const char kUsage[] =
     "       [--time D]        zoo block; N benchmarks and/or D of wall time (default 30m);\n"
     "       [--threads T]     T threads per timed run (default 2); the campaign is written\n"
     "       [--dir DIR]       to DIR/tune.yaml (default ./schedfarm-tune) and run as local\n"
-    "                         runs it, ending with the network's end-to-end table and its\n"
-    "                         assembled schedule\n"
+    "       [--baselines L]   runs it, ending with the network's end-to-end table and its\n"
+    "                         assembled schedule; L the baselines (default\n"
+    "                         li2018,mullapudi2016,adams2019,libtorch)\n"
     "\n"
     "global flags:\n"
     "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
@@ -135,7 +137,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
       {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
-      {"--budget", true},      {"--time", true},   {"--threads", true}};
+      {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true}};
   return kFlags;
 }
 
@@ -881,6 +883,21 @@ int RunTuneCommand(Runner& r) {
     }
   }
   if (options.benchmarks == 0 && options.wall_time.empty()) options.wall_time = "30m";
+  if (r.inv().Has("--baselines")) {
+    options.baselines.clear();
+    std::string list = r.inv().Get("--baselines");
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string name = list.substr(start, comma - start);
+      if (!name.empty() && !IsBaselineName(name)) {
+        std::string known;
+        for (const std::string& b : BaselineNames()) known += (known.empty() ? "" : ", ") + b;
+        return r.Fail(kExitUsage, "--baselines: unknown baseline '" + name + "' (known: " + known + ")");
+      }
+      if (!name.empty()) options.baselines.push_back(name);
+      start = comma + 1;
+    }
+  }
   if (r.inv().Has("--threads")) {
     StatusOr<int> threads = ParsePositiveInt("--threads", r.inv().Get("--threads"));
     if (!threads.ok()) return r.Fail(kExitUsage, threads.status().message());
@@ -910,7 +927,8 @@ const std::vector<Command>& Commands() {
       {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
       {"curves", {"CAMPAIGN"}, {}, {"--output"}, false, RunCurves, /*repeats_last=*/true},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
-      {"tune", {"MODEL"}, {}, {"--budget", "--time", "--threads", "--dir"}, false, RunTuneCommand},
+      {"tune", {"MODEL"}, {}, {"--budget", "--time", "--threads", "--dir", "--baselines"}, false,
+       RunTuneCommand},
   };
   return kCommands;
 }

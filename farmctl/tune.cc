@@ -54,7 +54,11 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
        << "  min_sample_time: 10ms\n"
        << "  compile_timeout: 600s\n"
        << "  run_timeout: 120s\n"
-       << "baselines: [li2018, mullapudi2016, adams2019, libtorch]\n";
+       << "baselines: [";
+  for (size_t i = 0; i < options.baselines.size(); ++i) {
+    yaml << (i ? ", " : "") << options.baselines[i];
+  }
+  yaml << "]\n";
   return yaml.str();
 }
 

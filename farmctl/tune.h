@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "farmctl/cli.h"
 
@@ -17,6 +18,8 @@ struct TuneOptions {
   int64_t benchmarks = 0;      // 0: no benchmark limit (then wall_time bounds the run)
   std::string wall_time;       // a duration as campaign files write it; empty: none
   int threads = 2;             // threads of every timed run, baselines included
+  // The baselines timed on the whole network, beside its reference schedule.
+  std::vector<std::string> baselines = {"li2018", "mullapudi2016", "adams2019", "libtorch"};
   std::string dir = "schedfarm-tune";
 };
 

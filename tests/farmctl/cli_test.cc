@@ -832,6 +832,8 @@ TEST(FarmctlCliTest, TuneRefusesBadArgumentsAndModelsBeforeStartingAnything) {
   ExpectUsageError({"tune", "m.onnx", "--time", "soon"}, "--time 'soon' is not a duration");
   ExpectUsageError({"tune", "m.onnx", "--budget", "0"}, "flag --budget");
   ExpectUsageError({"tune", "m.onnx", "--threads", "two"}, "flag --threads");
+  ExpectUsageError({"tune", "m.onnx", "--baselines", "li2018,tvm"},
+                   "--baselines: unknown baseline 'tvm'");
 
   // An ONNX model with an operator the importer does not support: the node is named,
   // and no farm starts.
