@@ -3,6 +3,7 @@
 #include <map>
 
 #include "campaign/campaign_pipelines.h"
+#include "network/tasks.h"
 #include "campaign/campaign_yaml.h"
 #include "common/files.h"
 #include "dataset/dataset.h"
@@ -93,7 +94,9 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
   if (config.has_network()) {
     const std::string what = "network (" + Describe(config.network()) + ")";
     SCHEDFARM_RETURN_IF_ERROR(AddSource(config.network(), &pipelines).WithContext(what));
-    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(pipelines[0]));
+    StatusOr<PipelineSpec> timed = NetworkWithRandomWeights(pipelines[0]);
+    if (!timed.ok()) return timed.status().WithContext(what);
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(*timed));
     StatusOr<NetworkPartition> partition = PartitionNetwork(network);
     if (!partition.ok()) return partition.status().WithContext(what);
     return NetworkCampaignPipelines(network.spec(), *partition);

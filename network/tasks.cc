@@ -1,10 +1,12 @@
 #include "network/tasks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "pipeline/spec.h"
+#include "pipeline/tensor.h"
 
 namespace schedfarm {
 namespace {
@@ -62,6 +64,27 @@ std::string Summary(const PipelineGraph& network, const NetworkTask& task) {
 }
 
 }  // namespace
+
+StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network) {
+  PipelineSpec random = network;
+  for (int i = 0; i < random.parameters_size(); ++i) {
+    Parameter& p = *random.mutable_parameters(i);
+    if (p.init_case() != Parameter::kRawData) continue;
+    StatusOr<HostTensor> values = MaterializeParameter(p);
+    if (!values.ok()) return values.status().WithContext("parameter '" + p.tensor().name() + "'");
+    double sum = 0, squares = 0;
+    for (double v : values->data) sum += v;
+    const double n = std::max<double>(1, static_cast<double>(values->data.size()));
+    const double mean = sum / n;
+    for (double v : values->data) squares += (v - mean) * (v - mean);
+    // Uniform in [mean - a, mean + a] has the RMS deviation a / sqrt(3).
+    const double scale = std::sqrt(3 * squares / n);
+    p.mutable_random()->set_seed(kTaskWeightSeed + 1 + static_cast<uint64_t>(i));
+    p.mutable_random()->set_scale(scale);
+    p.mutable_random()->set_offset(mean);
+  }
+  return random;
+}
 
 bool IsAnchorOp(OpKind op) {
   return op == CONV || op == MATMUL || op == POOL || op == REDUCE;

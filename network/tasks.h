@@ -58,6 +58,14 @@ struct NetworkPartition {
   std::vector<int> task_of_stage;  // network stage -> index into tasks
 };
 
+// The network with every parameter given as data (raw_data: an imported network's
+// weights) replaced by deterministic random values of the same shape, mean and RMS
+// (RandomInit, seeded by its position): what a network campaign times. The values do not
+// change how fast a schedule runs, and the campaign then carries the network's structure
+// rather than its weights, which the network and its assembly pipeline would both hold
+// (ResNet-18: 45 MiB each, over the protocol's message limit together).
+StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network);
+
 // Whether stage `op` starts a task.
 bool IsAnchorOp(OpKind op);
 

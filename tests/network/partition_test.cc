@@ -1,6 +1,7 @@
 // The partition of a network into tasks (network/tasks.h): which stages form a task,
 // which are materialized, which tasks are one distinct task, and the assembly pipeline.
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -138,6 +139,28 @@ TEST(Partition, StagesReadingOnlyInputsStartATaskAndChainsFollowTheNewestProduce
   EXPECT_EQ(network.stage(last.stages[1]).op(), BINARY);
   // The matmul's output is read by the last task: materialized.
   EXPECT_EQ(partition->tasks[1].outputs.size(), 1u);
+}
+
+TEST(Partition, ANetworksWeightsBecomeRandomValuesOfTheSameShapeMeanAndRms) {
+  PipelineBuilder b("weighted");
+  const std::string x = b.Input("x", {2, 4});
+  std::vector<double> values;
+  for (int i = 0; i < 16; ++i) values.push_back(0.5 + 0.25 * (i % 4));  // mean 0.875
+  const std::string w = b.ConstantParameter("w", {4, 4}, values);
+  b.Output(b.MatMul(x, w));
+  StatusOr<PipelineSpec> spec = b.Finish();
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->parameters(0).init_case(), Parameter::kRawData);
+  StatusOr<PipelineSpec> random = NetworkWithRandomWeights(*spec);
+  ASSERT_TRUE(random.ok()) << random.status().ToString();
+  const Parameter& p = random->parameters(0);
+  ASSERT_EQ(p.init_case(), Parameter::kRandom);
+  EXPECT_EQ(p.tensor().SerializeAsString(), spec->parameters(0).tensor().SerializeAsString());
+  EXPECT_DOUBLE_EQ(p.random().offset(), 0.875);
+  // RMS deviation of 0.5, 0.75, 1, 1.25 about 0.875: sqrt(0.078125); times sqrt(3).
+  EXPECT_NEAR(p.random().scale(), std::sqrt(3 * 0.078125), 1e-12);
+  EXPECT_TRUE(PipelineGraph::Build(*random).ok());
+  EXPECT_EQ(random->stages(0).SerializeAsString(), spec->stages(0).SerializeAsString());
 }
 
 TEST(Partition, EveryZooBlockPartitionsIntoValidTasks) {
