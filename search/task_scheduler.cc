@@ -27,6 +27,13 @@ bool TaskScheduler::Heavier(int a, int b) const {
   return wa != wb ? wa > wb : a < b;
 }
 
+bool TaskScheduler::Converged(int t) const {
+  const State& state = tasks_[t];
+  const int past = static_cast<int>(state.history.size());
+  const int patience = options_.patience;
+  return patience > 0 && state.best && past >= patience && *state.best >= state.history[past - patience];
+}
+
 double TaskScheduler::Gradient(int t) const {
   const State& state = tasks_[t];
   if (!state.best || state.rounds == 0) return 0;
@@ -58,11 +65,16 @@ int TaskScheduler::NextRound() {
     if (tasks_[t].dead || tasks_[t].rounds > 0) continue;
     if (chosen < 0 || Heavier(t, chosen)) chosen = t;
   }
-  // The most negative gradient among the tasks with a result.
+  // The most negative gradient among the tasks with a result, converged ones only when
+  // every such task has converged.
+  bool all_converged = true;
+  for (int t = 0; t < size(); ++t) {
+    if (!tasks_[t].dead && tasks_[t].best && !Converged(t)) all_converged = false;
+  }
   if (chosen < 0) {
     double lowest = std::numeric_limits<double>::infinity();
     for (int t = 0; t < size(); ++t) {
-      if (tasks_[t].dead || !tasks_[t].best) continue;
+      if (tasks_[t].dead || !tasks_[t].best || (!all_converged && Converged(t))) continue;
       const double g = Gradient(t);
       if (chosen < 0 || g < lowest || (g == lowest && Heavier(t, chosen))) {
         chosen = t;

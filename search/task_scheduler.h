@@ -15,7 +15,11 @@
 //
 // Before that: every task gets one round, heaviest (weight x FLOPs) first; a task
 // whose rounds have no measured result yet waits for them, unless no task has one.
-// A dead task (its search has nothing left, or every candidate fails) gets no more.
+// A task whose best did not improve over its last `patience` rounds has converged: it
+// gets rounds again only once every task has (the group term alone would keep a task
+// that cannot reach its group's FLOP rate, a 7x7 convolution beside 56x56 ones, first
+// for ever). A dead task (its search has nothing left, or every candidate fails) gets
+// no more.
 #pragma once
 
 #include <optional>
@@ -28,6 +32,9 @@ struct TaskSchedulerOptions {
   double alpha = 0.2;       // weight of the backward (observed) gradient
   double beta = 2;          // the group's best FLOP rate a task may hope to reach / beta
   int backward_window = 3;  // rounds the backward gradient spans
+  // A task whose best has not improved over its last this-many rounds has converged
+  // (Ansor's early stopping of a task); 0: never.
+  int patience = 8;
 };
 
 class TaskScheduler {
@@ -52,6 +59,8 @@ class TaskScheduler {
   double Gradient(int t) const;
   int rounds(int t) const { return tasks_[t].rounds; }
   bool dead(int t) const { return tasks_[t].dead; }
+  // Whether the task's best did not improve over its last `patience` rounds.
+  bool Converged(int t) const;
   const std::optional<double>& best(int t) const { return tasks_[t].best; }
   int size() const { return static_cast<int>(tasks_.size()); }
 

@@ -71,6 +71,7 @@ struct NetworkData {
   // assembly proposed (the assembled candidate's prediction); 0 before the first.
   double assembled_estimate = 0;
   std::set<std::string> assembled;  // hashes of the assemblies proposed or measured
+  std::string assembly_in_flight;    // the newest assembly proposed, until it is measured
   bool completed = false;
 };
 

@@ -97,6 +97,28 @@ TEST(TaskScheduler, ASlowTaskOfAGroupIsPulledTowardsTheGroupsBestRate) {
   EXPECT_NEAR(scheduler.Gradient(1), -0.8 * 0.8, 1e-12);
 }
 
+TEST(TaskScheduler, AConvergedTaskYieldsUntilEveryTaskHasConverged) {
+  // Task 0 runs 10x slower than task 1 of its group for the same FLOPs: the group term
+  // keeps its gradient at -0.8 however many rounds it gets, task 1's shrinks with its
+  // rounds. Neither improves: after `patience` rounds task 0 has converged and task 1
+  // gets the rounds, until it has converged too.
+  TaskSchedulerOptions options;
+  options.patience = 4;
+  TaskScheduler scheduler({{1, 100, "conv"}, {1, 100, "conv"}}, options);
+  scheduler.NextRound();
+  scheduler.NextRound();
+  scheduler.SetBest(0, 1.0);
+  scheduler.SetBest(1, 0.1);
+  std::vector<int> picks;
+  for (int i = 0; i < 10; ++i) picks.push_back(scheduler.NextRound());
+  EXPECT_EQ(picks, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 0, 0}));
+  EXPECT_TRUE(scheduler.Converged(0));
+  EXPECT_TRUE(scheduler.Converged(1));
+  // An improvement ends the convergence.
+  scheduler.SetBest(0, 0.5);
+  EXPECT_FALSE(scheduler.Converged(0));
+}
+
 TEST(TaskScheduler, DeadTasksGetNoMoreRounds) {
   TaskScheduler scheduler({{1, 100, "a"}, {1, 10, "b"}});
   scheduler.SetDead(0);
