@@ -181,6 +181,21 @@ void WarmUpHalide() {
   if (!ran.ok()) std::cerr << "sandbox child: Halide warm-up failed: " << ran.message() << "\n";
 }
 
+// Tells the pool the compile phase is over and waits for its start_run (the benchmark
+// slot); false when the pool broke the protocol or went away.
+bool ReportCompiledAndAwaitRun(double compile_seconds) {
+  SandboxEvent compiled;
+  compiled.mutable_compiled()->set_compile_seconds(compile_seconds);
+  Send(compiled);
+  SandboxRequest request;
+  if (ReadRequest(&request) != ReadResult::kOk) return false;
+  if (request.body_case() != SandboxRequest::kStartRun) {
+    std::cerr << "sandbox child: expected start_run, got request " << request.body_case() << "\n";
+    return false;
+  }
+  return true;
+}
+
 // farm-torch-baseline beside this farm-worker, or in the build tree's worker/torch/;
 // empty when neither holds it.
 std::string TorchBaselineBinary() {
@@ -290,15 +305,7 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
     Send(started);
     if (fault_in_compile) InjectFault(job.fault());
     if (autoscheduler == kLibtorchBaseline) {  // nothing to compile: libtorch runs eagerly
-      SandboxEvent compiled;
-      compiled.mutable_compiled()->set_compile_seconds(0);
-      Send(compiled);
-      SandboxRequest request;
-      if (ReadRequest(&request) != ReadResult::kOk) return false;
-      if (request.body_case() != SandboxRequest::kStartRun) {
-        std::cerr << "sandbox child: expected start_run, got request " << request.body_case() << "\n";
-        return false;
-      }
+      if (!ReportCompiledAndAwaitRun(0)) return false;
       PinTo(cpus.benchmark);
       Measurement measurement = RunTorchBaseline(job, settings, **reference);
       if (measurement.status() != OK) measurement.set_error(where + measurement.error());
@@ -317,16 +324,7 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
     }();
     if (!candidate.ok()) return fail(failure, candidate.status().message());
     compile_seconds = candidate->compile_seconds();
-    SandboxEvent compiled;
-    compiled.mutable_compiled()->set_compile_seconds(compile_seconds);
-    Send(compiled);
-
-    SandboxRequest request;
-    if (ReadRequest(&request) != ReadResult::kOk) return false;
-    if (request.body_case() != SandboxRequest::kStartRun) {
-      std::cerr << "sandbox child: expected start_run, got request " << request.body_case() << "\n";
-      return false;
-    }
+    if (!ReportCompiledAndAwaitRun(compile_seconds)) return false;
     PinTo(cpus.benchmark);
     if (job.fault_in_run() && job.fault() != FAULT_WRONG_OUTPUT) InjectFault(job.fault());
     const OutputHook hook =
