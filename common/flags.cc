@@ -1,6 +1,7 @@
 #include "common/flags.h"
 
 #include <cstdlib>
+#include <sstream>
 
 namespace schedfarm {
 
@@ -65,6 +66,14 @@ bool IntFlag(const Flags& flags, const std::string& name, long long min, long lo
   }
   *out = value;
   return true;
+}
+
+std::vector<std::string> SplitFlagList(const std::string& value, char sep) {
+  std::vector<std::string> items;
+  std::stringstream in(value);
+  std::string item;
+  while (std::getline(in, item, sep)) items.push_back(item);
+  return items;
 }
 
 }  // namespace schedfarm

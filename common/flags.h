@@ -28,4 +28,8 @@ Flags ParseFlags(int argc, char** argv, const std::map<std::string, bool>& known
 bool IntFlag(const Flags& flags, const std::string& name, long long min, long long max,
              long long fallback, long long* out, std::string* error);
 
+// The items of a list flag's value, split at `sep` ("a,b" -> {"a", "b"}; empty items
+// kept).
+std::vector<std::string> SplitFlagList(const std::string& value, char sep = ',');
+
 }  // namespace schedfarm

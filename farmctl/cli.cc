@@ -14,6 +14,7 @@
 
 #include "campaign/campaign_yaml.h"
 #include "common/files.h"
+#include "common/flags.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "dataset/dataset.h"
@@ -885,17 +886,14 @@ int RunTuneCommand(Runner& r) {
   if (options.benchmarks == 0 && options.wall_time.empty()) options.wall_time = "30m";
   if (r.inv().Has("--baselines")) {
     options.baselines.clear();
-    std::string list = r.inv().Get("--baselines");
-    for (size_t start = 0; start <= list.size();) {
-      const size_t comma = std::min(list.find(',', start), list.size());
-      const std::string name = list.substr(start, comma - start);
-      if (!name.empty() && !IsBaselineName(name)) {
+    for (const std::string& name : SplitFlagList(r.inv().Get("--baselines"))) {
+      if (name.empty()) continue;
+      if (!IsBaselineName(name)) {
         std::string known;
         for (const std::string& b : BaselineNames()) known += (known.empty() ? "" : ", ") + b;
         return r.Fail(kExitUsage, "--baselines: unknown baseline '" + name + "' (known: " + known + ")");
       }
-      if (!name.empty()) options.baselines.push_back(name);
-      start = comma + 1;
+      options.baselines.push_back(name);
     }
   }
   if (r.inv().Has("--threads")) {

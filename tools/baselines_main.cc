@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/flags.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "pipeline/source.h"
@@ -79,14 +79,6 @@ int64_t ParseInt(const std::string& flag, const std::string& text, int64_t min, 
   return v;
 }
 
-std::vector<std::string> Split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  return parts;
-}
-
 Args ParseArgs(int argc, char** argv) {
   Args args;
   args.run.timing_samples = 5;
@@ -128,7 +120,7 @@ Args ParseArgs(int argc, char** argv) {
       args.beam_size = static_cast<int>(ParseInt(arg, value, 1, 4096));
     } else if (arg == "--autoschedulers") {
       args.autoschedulers.clear();
-      for (const std::string& name : Split(value, ',')) {
+      for (const std::string& name : SplitFlagList(value)) {
         if (!IsAutoschedulerName(name)) UsageError("unknown autoscheduler '" + name + "'");
         args.autoschedulers.push_back(name);
       }

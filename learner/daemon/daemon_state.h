@@ -64,7 +64,6 @@ struct NetworkData {
     double best_seconds = 0;
     int64_t results = 0;                     // final results, failures included
     std::map<std::string, int64_t> failures;  // by status
-    bool dead = false;
   };
   std::vector<TaskProgress> tasks;  // per distinct task
   // The tasks' estimate of the network's runtime (sum of weight x best) at the newest

@@ -85,9 +85,10 @@ void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, co
   if (m.status() != OK || median <= 0) {
     ++task.failures[MeasurementStatus_Name(m.status())];
     // A task whose first round (a batch of results) all failed gets no more rounds.
-    if (!task.best && task.results >= std::max(1, data.config.strategy().batch()) && !task.dead) {
-      task.dead = true;
-      network.scheduler->SetDead(static_cast<int>(d));
+    const int t = static_cast<int>(d);
+    if (!task.best && task.results >= std::max(1, data.config.strategy().batch()) &&
+        !network.scheduler->dead(t)) {
+      network.scheduler->SetDead(t);
       std::string classes;
       for (const auto& [status, count] : task.failures) {
         classes += (classes.empty() ? "" : ",") + status + ":" + std::to_string(count);
@@ -131,7 +132,7 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     const NetworkData::TaskProgress& task = network.tasks[d];
     if (task.best) {
       estimate += network.partition.distinct[d].weight() * task.best_seconds;
-    } else if (!task.dead) {
+    } else if (!network.scheduler->dead(static_cast<int>(d))) {
       every_task_known = false;
     }
   }
@@ -180,10 +181,7 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
   if (!final_stretch && room > 0) {
     for (size_t d = 0; d < network.tasks.size(); ++d) {
       const PipelineSearch* search = data.pipelines[NetworkData::kFirstTask + d].search.get();
-      if (!network.tasks[d].dead && (search == nullptr || search->Exhausted())) {
-        network.tasks[d].dead = true;
-        network.scheduler->SetDead(static_cast<int>(d));
-      }
+      if (search == nullptr || search->Exhausted()) network.scheduler->SetDead(static_cast<int>(d));
     }
     task = network.scheduler->NextRound();
   }
