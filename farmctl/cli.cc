@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -22,6 +23,7 @@
 #include "farmctl/curves.h"
 #include "farmctl/local.h"
 #include "farmctl/noise_floor.h"
+#include "farmctl/report.h"
 #include "farmctl/render.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
@@ -66,6 +68,10 @@ const char kUsage[] =
     "                         origin, benchmarks and failures of each campaign\n"
     "       [--first N]       each campaign's best among the first N candidates of each\n"
     "                         pipeline: campaigns compared at an equal budget\n"
+    "  report CAMPAIGN        the campaign as one self-contained HTML page with charts:\n"
+    "       [--output FILE]   best so far per pipeline against the baselines, runtimes,\n"
+    "                         failures over time, worker throughput, model metrics\n"
+    "                         (default: standard output)\n"
     "  model eval CAMPAIGN    the newest model of each kind side by side: their metrics on\n"
     "                         the held-out pipelines (docs/EVALUATION.md)\n"
     "  model list CAMPAIGN    every stored version, newest first, with its sizes, feature\n"
@@ -119,7 +125,8 @@ const char kUsage[] =
     "exit codes:\n"
     "  0  success\n"
     "  1  the coordinator refused the operation (no such campaign, wrong state, internal\n"
-    "     error), or a local step failed (keygen onto existing files, writing the export)\n"
+    "     error), or a local step failed (keygen onto existing files, writing the export\n"
+    "     or the report)\n"
     "  2  usage error\n"
     "  3  invalid input file: campaign YAML, pipeline, key file\n"
     "  4  no reply from the coordinator within --retry-s, or it rejected the CURVE key\n"
@@ -661,6 +668,50 @@ int RunCompare(Runner& r) {
   return kExitOk;
 }
 
+// The campaign's status first (an unknown campaign fails before any long read), its
+// models, then its measurements; the page is written whole or not at all.
+int RunReport(Runner& r) {
+  ReportInput input;
+  int code = kExitOk;
+  ClientRequest status;
+  status.mutable_status()->set_campaign(r.inv().args[0]);
+  const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
+  if (!status_reply) return code;
+  if (status_reply->status().campaigns_size() != 1) {
+    return r.Fail(kExitFailed, "report: the coordinator's status of " + r.inv().args[0] +
+                                   " carries " +
+                                   std::to_string(status_reply->status().campaigns_size()) +
+                                   " campaigns");
+  }
+  input.status = status_reply->status().campaigns(0);
+  const std::string& id = input.status.campaign().id();
+  ClientRequest models;
+  models.mutable_models()->set_campaign(id);
+  const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
+  if (!models_reply) return code;
+  input.models.assign(models_reply->models().models().begin(), models_reply->models().models().end());
+  code = ForEachMeasurement(r, id, [&](const StoredMeasurementRecord& record) {
+    input.measurements.push_back(record.measurement());
+    return Status::Ok();
+  });
+  if (code != kExitOk) return code;
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  input.generated = std::string("farmctl report, ") + when;
+  const std::string page = RenderCampaignReport(input);
+  if (!r.inv().Has("--output")) {
+    r.out() << page;
+    return kExitOk;
+  }
+  const std::string output = r.inv().Get("--output");
+  const Status written = WriteFileAtomically(output, page);
+  if (!written.ok()) return r.Fail(kExitFailed, "report: " + written.message());
+  r.out() << "wrote " << output << " (" << input.measurements.size() << " results, "
+          << input.models.size() << " models)\n";
+  return kExitOk;
+}
+
 int RunRounds(Runner& r) {
   const std::string& campaign = r.inv().args[0];
   ValueIterationReport report;
@@ -922,6 +973,7 @@ const std::vector<Command>& Commands() {
       {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
       {"model", {"ACTION", "CAMPAIGN"}, {}, {"--kind"}, true, RunModel},
       {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
+      {"report", {"CAMPAIGN"}, {}, {"--output"}, false, RunReport},
       {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
       {"curves", {"CAMPAIGN"}, {}, {"--output"}, false, RunCurves, /*repeats_last=*/true},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},

@@ -31,10 +31,6 @@ constexpr WorkerState kWorkerStates[] = {WORKER_BUSY, WORKER_IDLE, WORKER_DRAINI
 // The first 12 characters of an id: enough to tell pipelines and schedules apart.
 std::string ShortId(const std::string& id) { return id.size() > 12 ? id.substr(0, 12) : id; }
 
-std::string Speedup(double baseline_seconds, double best_seconds) {
-  if (!(baseline_seconds > 0) || !(best_seconds > 0)) return "";
-  return " (" + FormatNumber("%.2fx", baseline_seconds / best_seconds) + ")";
-}
 
 // Sorted copy of a protobuf map.
 template <typename Map>
@@ -188,6 +184,11 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info, b
 }
 
 }  // namespace
+
+std::string Speedup(double baseline_seconds, double best_seconds) {
+  if (!(baseline_seconds > 0) || !(best_seconds > 0)) return "";
+  return " (" + FormatNumber("%.2fx", baseline_seconds / best_seconds) + ")";
+}
 
 std::string FormatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds <= 0) return "-";

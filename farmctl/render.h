@@ -15,6 +15,9 @@ namespace schedfarm {
 // A duration in seconds with a unit that fits: "850 ns", "12.3 us", "4.56 ms", "1.23 s".
 // "-" for zero, negative or non-finite values (nothing measured yet).
 std::string FormatDuration(double seconds);
+// The best's speedup over a baseline as the tables show it after the baseline's
+// runtime, " (2.00x)"; empty when either runtime is not positive.
+std::string Speedup(double baseline_seconds, double best_seconds);
 // Elapsed wall time: "12s", "3m05s", "2h04m".
 std::string FormatElapsed(double seconds);
 // A pipeline as the views name it: its name, else the first 12 characters of its id.

@@ -13,20 +13,6 @@ namespace {
 constexpr const char* kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                     "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
 
-std::string Escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string Number(double v) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g", v);
@@ -53,6 +39,20 @@ std::vector<double> Ticks(double lo, double hi) {
 
 }  // namespace
 
+std::string XmlEscaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string RenderSvgLineChart(const LineChart& chart, int width, int height) {
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
   double y_lo = x_lo, y_hi = -x_lo;
@@ -77,7 +77,7 @@ std::string RenderSvgLineChart(const LineChart& chart, int width, int height) {
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">"
-      << Escaped(chart.title) << "</text>\n";
+      << XmlEscaped(chart.title) << "</text>\n";
   for (double t : Ticks(x_lo, x_hi)) {
     svg << "<line x1=\"" << px(t) << "\" y1=\"" << top << "\" x2=\"" << px(t) << "\" y2=\""
         << top + plot_h << "\" stroke=\"#e5e5e5\"/>\n"
@@ -93,9 +93,9 @@ std::string RenderSvgLineChart(const LineChart& chart, int width, int height) {
   svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\""
       << plot_h << "\" fill=\"none\" stroke=\"#333\"/>\n"
       << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 12
-      << "\" text-anchor=\"middle\">" << Escaped(chart.x_label) << "</text>\n"
+      << "\" text-anchor=\"middle\">" << XmlEscaped(chart.x_label) << "</text>\n"
       << "<text transform=\"translate(16," << top + plot_h / 2
-      << ") rotate(-90)\" text-anchor=\"middle\">" << Escaped(chart.y_label) << "</text>\n";
+      << ") rotate(-90)\" text-anchor=\"middle\">" << XmlEscaped(chart.y_label) << "</text>\n";
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
     const char* colour = kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
@@ -109,7 +109,7 @@ std::string RenderSvgLineChart(const LineChart& chart, int width, int height) {
     svg << "<line x1=\"" << left + plot_w + 12 << "\" y1=\"" << ly << "\" x2=\""
         << left + plot_w + 36 << "\" y2=\"" << ly << "\" stroke-width=\"2\" stroke=\"" << colour
         << "\"/>\n<text x=\"" << left + plot_w + 42 << "\" y=\"" << ly + 4 << "\">"
-        << Escaped(s.name) << "</text>\n";
+        << XmlEscaped(s.name) << "</text>\n";
   }
   svg << "</svg>\n";
   return svg.str();

@@ -21,6 +21,9 @@ struct LineChart {
   std::vector<ChartSeries> series;
 };
 
+// `text` with &, <, > and " escaped, for SVG and HTML text and attributes.
+std::string XmlEscaped(const std::string& text);
+
 // The chart as an SVG document (width x height pixels). Series without points are
 // listed in the legend only; an empty chart draws its axes over [0, 1].
 std::string RenderSvgLineChart(const LineChart& chart, int width = 720, int height = 420);

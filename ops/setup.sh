@@ -18,6 +18,9 @@ PACKAGES=(
   libonnx-dev libonnx-testdata
   libxgboost-dev
   python3 python3-torch python3-torchvision python3-onnx python3-numpy
+  slurmctld slurmd slurm-client munge
+  chromium
+  iproute2
 )
 
 missing=()
@@ -35,4 +38,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "setup: all packages present"
+fi
+
+# Debian's kubernetes-client (kubectl 1.20), unpacked into a cache folder rather than
+# installed: another kubectl may own /usr/bin/kubectl. The Kubernetes manifests' test
+# runs this one ($SCHEDFARM_KUBECTL overrides it).
+kube_dir="${XDG_CACHE_HOME:-$HOME/.cache}/schedfarm/kubernetes-client"
+if [ ! -x "$kube_dir/usr/bin/kubectl" ]; then
+  echo "setup: unpacking Debian's kubernetes-client into $kube_dir"
+  download="$(mktemp -d)"
+  chmod 777 "$download"  # apt's download user writes there
+  (cd "$download" && apt-get download -q kubernetes-client)
+  mkdir -p "$kube_dir"
+  dpkg-deb -x "$download"/kubernetes-client_*.deb "$kube_dir"
+  rm -rf "$download"
 fi
