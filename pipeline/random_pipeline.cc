@@ -636,13 +636,20 @@ std::string Generator::AdaptTo(const std::string& t, const Shape& target) {
 std::string Generator::BroadcastPartner(const std::string& x, double param_offset,
                                         double param_scale) {
   const Shape& s = shape(x);
+  // Never x itself: Halide folds sub(x, x), max(x, x) and min(x, x) away while the
+  // features and cost models would count their work.
   if (rng_.Chance(0.65)) {
     std::string t = PickRecent();
     if (t == x) t = PickRecent();
-    const Shape& ts = shape(t);
-    std::optional<Shape> joint = BroadcastShapes(s, ts);
-    if (joint && Fits(*joint)) return t;
-    if (ts.size() == s.size() || rng_.Chance(0.5)) return AdaptTo(t, s);
+    if (t != x) {
+      const Shape& ts = shape(t);
+      std::optional<Shape> joint = BroadcastShapes(s, ts);
+      if (joint && Fits(*joint)) return t;
+      if (ts.size() == s.size() || rng_.Chance(0.5)) {
+        const std::string adapted = AdaptTo(t, s);
+        if (adapted != x) return adapted;
+      }
+    }
   }
   // A parameter broadcast along some dims: per channel, per last dim, or one per element.
   Shape p(s.size(), 1);

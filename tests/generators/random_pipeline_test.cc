@@ -71,6 +71,14 @@ void ExpectObeys(uint64_t seed, const RandomPipelineOptions& options) {
     for (int v : g.stage_inputs(*it)) live[v] = true;
   }
   for (size_t v = 0; v < live.size(); ++v) EXPECT_TRUE(live[v]) << g.value(v).name << " is dead";
+  // No binary stage of a tensor with itself: Halide folds sub(x, x), max(x, x) and
+  // min(x, x) away while features and cost models would count their work.
+  for (int s = 0; s < g.num_stages(); ++s) {
+    const std::vector<int>& in = g.stage_inputs(s);
+    if (g.stage(s).op() == BINARY && in.size() == 2) {
+      EXPECT_NE(in[0], in[1]) << g.stage(s).name() << " reads " << g.value(in[0]).name << " twice";
+    }
+  }
   if (!options.favoured_ops.empty()) {
     bool present = false;
     for (int s = 0; s < g.num_stages(); ++s) {
