@@ -184,10 +184,9 @@ class Coordinator::Impl {
   Store::Batch batch_;
   std::vector<DeferredReply> deferred_;
   std::unordered_set<std::string> dirty_campaigns_;
+  // Workers whose record changed. A worker's result counts are written in the batch of
+  // the results they count, so after any crash they agree with the store.
   std::unordered_set<std::string> dirty_workers_;
-  // Workers whose result counts changed: saved once per heartbeat interval, not with
-  // every result (the counts are statistics; a crash loses at most one interval's).
-  std::unordered_set<std::string> counted_workers_;
   // False while messages are still waiting in the socket after a turn: then silence
   // may be the backlog's, not the workers', and nobody is declared dead.
   bool socket_drained_ = true;
@@ -527,7 +526,7 @@ void Coordinator::Impl::HandleResult(Worker& worker, const Measurement& measurem
       (*worker.record.mutable_failures_by_status())[MeasurementStatus_Name(measurement.status())]++;
     }
     worker.record.set_last_seen_unix_ms(now);
-    counted_workers_.insert(worker.id);
+    dirty_workers_.insert(worker.id);
     ++results_recorded_;
     if (metrics_) metrics_->ResultRecorded(MeasurementStatus_Name(measurement.status()), lease_seconds);
     if (record.state() == CANDIDATE_QUARANTINED) {
@@ -620,8 +619,6 @@ void Coordinator::Impl::Tick(int64_t now_ms) {
   const int64_t silent_limit =
       static_cast<int64_t>(options_.heartbeat_interval_ms) * options_.liveness;
   const std::string heartbeat = EncodeEnvelope(MakeHeartbeat());
-  dirty_workers_.insert(counted_workers_.begin(), counted_workers_.end());
-  counted_workers_.clear();
   for (auto& [id, worker] : workers_) {
     if (!worker.alive) continue;
     if (socket_drained_ && now_ms - worker.last_heard_ms > silent_limit) {

@@ -363,6 +363,20 @@ TEST_F(FarmTest, CoordinatorKilledAndRestartedKeepsEveryAcknowledgedResult) {
     EXPECT_TRUE(recorded.count(lease)) << "acknowledged result of lease " << lease << " lost";
   }
   EXPECT_EQ(static_cast<int64_t>(rows.size()), status->campaign().counters().results());
+  // The worker's counters, as `farmctl workers` shows them, agree with the store: they
+  // are written with the results, so the kill lost none of them.
+  ClientRequest request;
+  request.mutable_workers();
+  std::optional<ClientReply> reply = client_->Call(request);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->workers().workers_size(), 1);
+  const WorkerRecord& counted = reply->workers().workers(0).record();
+  int64_t ok = 0, failed = 0;
+  for (const StoredMeasurementRecord& row : rows) (row.measurement().status() == OK ? ok : failed)++;
+  int64_t counted_failed = 0;
+  for (const auto& [status_name, n] : counted.failures_by_status()) counted_failed += n;
+  EXPECT_EQ(counted.results_ok(), ok);
+  EXPECT_EQ(counted_failed, failed);
 }
 
 TEST_F(FarmTest, WorkerStoppedPastItsLivenessHasItsLateResultRecordedOnce) {
