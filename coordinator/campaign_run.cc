@@ -355,13 +355,13 @@ void CampaignRun::Finalize(const std::string& key, CandidateState state) {
 }
 
 void CampaignRun::FailAttempt(CandidateRecord& record, MeasurementStatus status,
-                              const std::string& error, const RetryPolicy& policy, int64_t now_ms,
-                              bool still_leased) {
+                              const std::string& error, bool conclusive, const RetryPolicy& policy,
+                              int64_t now_ms, bool still_leased) {
   record.set_failures(record.failures() + 1);
   record.set_last_status(status);
   record.set_last_error(error);
   record.set_updated_unix_ms(now_ms);
-  if (IsDeterministicFailure(status)) {
+  if (IsDeterministicFailure(status) || conclusive) {
     record.set_state(CANDIDATE_FAILED);
   } else if (record.failures() >= policy.quarantine_after) {
     record.set_state(CANDIDATE_QUARANTINED);
@@ -382,7 +382,7 @@ std::optional<CandidateRecord> CampaignRun::FailLease(
   }
   --leased_;
   record->clear_lease_id();
-  FailAttempt(*record, status, error, policy, now_ms, false);
+  FailAttempt(*record, status, error, /*conclusive=*/false, policy, now_ms, false);
   CandidateRecord copy = *record;
   if (IsFinal(copy.state())) {
     Finalize(key, copy.state());
@@ -424,8 +424,8 @@ CampaignRun::ResultOutcome CampaignRun::RecordResult(const Measurement& measurem
     record->clear_last_error();
     record->set_updated_unix_ms(now_ms);
   } else {
-    FailAttempt(*record, measurement.status(), measurement.error(), policy, now_ms,
-                other_lease_out);
+    FailAttempt(*record, measurement.status(), measurement.error(), measurement.conclusive(),
+                policy, now_ms, other_lease_out);
   }
   if (IsFinal(record->state())) {
     if (was_waiting) --waiting_;

@@ -29,7 +29,8 @@ namespace schedfarm {
 // How failed attempts are retried: a candidate that failed `quarantine_after` times
 // (crashes, timeouts, out of memory, lost workers) is quarantined; before that it waits
 // backoff_ms * 2^(failures - 1) before its next lease. Deterministic failures (compile
-// error, runtime error, wrong answer, output limit) are final at once.
+// error, runtime error, wrong answer, output limit) and conclusive run timeouts are
+// final at once.
 struct RetryPolicy {
   int quarantine_after = 3;
   int64_t backoff_ms = 1000;
@@ -156,8 +157,10 @@ class CampaignRun {
   void Enqueue(const std::string& key, const CandidateRecord& record);
   // Moves a candidate to a final state: counted, and forgotten but for its key.
   void Finalize(const std::string& key, CandidateState state);
+  // One failed attempt: final when the failure is deterministic or `conclusive`
+  // (Measurement.conclusive), quarantined after policy.quarantine_after, else retried.
   void FailAttempt(CandidateRecord& record, MeasurementStatus status, const std::string& error,
-                   const RetryPolicy& policy, int64_t now_ms, bool still_leased);
+                   bool conclusive, const RetryPolicy& policy, int64_t now_ms, bool still_leased);
   // Queues a new candidate and counts it as proposed.
   const CandidateRecord& Add(const std::string& key, CandidateRecord record);
   void ProposeBaselines(int64_t now_ms, const ProposalVisitor& added);

@@ -747,6 +747,12 @@ void Coordinator::Impl::AddEvent(const std::string& kind, const std::string& cam
   event.set_lease_id(lease);
   event.set_text(text);
   batch_.AddEvent(event);
+  // What went wrong with a lease or a result is logged too, for whoever reads the log
+  // of a network fault; the other kinds have log lines of their own.
+  if (kind == "lease_lost" || kind == "quarantined" || kind == "duplicate_result" ||
+      kind == "result_for_unknown_candidate") {
+    LogEvent("warn", kind, {{"campaign", campaign}, {"worker", worker}, {"lease", lease}, {"why", text}});
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -16,9 +16,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "protocol/measurement_settings.h"
@@ -44,6 +49,28 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kTailBytes = 2048;  // output kept for error messages
+
+// A run killed by its timeout that used at least this share of the timeout as CPU time
+// was computing all along: the timeout is conclusive. One that used less was starved
+// (an overloaded or stopped host) and is worth another try.
+constexpr double kConclusiveCpuShare = 0.9;
+
+// The user and system CPU seconds of all threads of process `pid` (/proc/PID/stat),
+// or 0 when it cannot be read.
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(name_end + 1));
+  std::string field;
+  double ticks = 0;
+  // After the name: state (field 3) ... utime (14) and stime (15).
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -173,6 +200,8 @@ struct Child {
   Clock::time_point dispatched;
   double compile_seconds = 0;
   uint64_t compiled_order = 0;  // FIFO order of the benchmark slot
+  double run_cpu_start = 0;     // the child's CPU seconds when its run began
+  double run_cpu_seconds = -1;  // CPU seconds of a run killed by the run timeout
 };
 
 }  // namespace
@@ -295,9 +324,16 @@ void SandboxPool::Impl::Launch(Child& child) {
     dup2(child_requests, 3);
     dup2(child_events, 4);
     close_range(5, ~0U, 0);
+    // SIGPIPE back to its default; SIGINT, SIGTERM and SIGHUP ignored (kept across exec):
+    // a batch system or service manager that signals every process of the job stops the
+    // worker, which drains, and must not kill the candidates it is finishing. The pool
+    // itself stops children only with SIGKILL.
     struct sigaction dfl = {};
     dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &dfl, nullptr);
+    sigaction(SIGPIPE, &dfl, nullptr);
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &ignore, nullptr);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -478,6 +514,9 @@ void SandboxPool::Impl::Kill(Child& child, KillReason reason, const std::string&
   child.kill_reason = reason;
   child.kill_detail = detail;
   child.deadline.reset();
+  if (reason == KillReason::kTimeout && child.phase == Phase::kRunning) {
+    child.run_cpu_seconds = ProcessCpuSeconds(child.pid) - child.run_cpu_start;
+  }
   // The process group (the child and anything it started), and the child itself in
   // case it has not reached setsid yet.
   kill(-child.pid, SIGKILL);
@@ -547,7 +586,17 @@ Measurement SandboxPool::Impl::Classify(const Child& child, int wait_status) con
                                          ? child.tail.substr(child.tail.size() - kTailBytes / 2)
                                          : child.tail);
   if (!tail.empty()) error += "; output tail: " + tail;
+  const bool conclusive = child.kill_reason == KillReason::kTimeout &&
+                          child.phase == Phase::kRunning &&
+                          child.run_cpu_seconds >= kConclusiveCpuShare * timeout_ms / 1000.0;
+  if (child.kill_reason == KillReason::kTimeout && child.phase == Phase::kRunning) {
+    char used[64];
+    std::snprintf(used, sizeof(used), "; it used %.2f s of CPU: ", std::max(0.0, child.run_cpu_seconds));
+    error += used;
+    error += conclusive ? "conclusive, not retried" : "it did not have the CPU, retried";
+  }
   Measurement m = FailedMeasurement(status, error, job.settings());
+  m.set_conclusive(conclusive);
   if (child.phase == Phase::kCompiled || child.phase == Phase::kRunning) {
     m.set_compile_seconds(child.compile_seconds);
   }
@@ -651,6 +700,8 @@ void SandboxPool::Impl::Dispatch(Clock::time_point now) {
     start.set_start_run(true);
     next_run->phase = Phase::kRunning;
     next_run->deadline = now + Millis(next_run->job->job.settings().run_timeout_ms());
+    next_run->run_cpu_start = ProcessCpuSeconds(next_run->pid);
+    next_run->run_cpu_seconds = -1;
     Send(*next_run, start);
   }
   for (Child& c : children) {

@@ -136,6 +136,8 @@ void InjectFault(SandboxFault fault) {
       volatile uint64_t spins = 0;
       while (true) spins = spins + 1;
     }
+    case FAULT_STALL:
+      while (true) pause();
     case FAULT_ALLOCATE: {
       // 64 MiB chunks, every page touched, until the memory limit makes new throw.
       constexpr size_t kChunk = 64 << 20;

@@ -188,6 +188,25 @@ TEST(CampaignRunTest, DeterministicFailureIsFinalAtOnce) {
   EXPECT_EQ(run->DoneReason(), nullptr);
 }
 
+// A run timeout during which the candidate had the CPU is final at once; one that was
+// starved of it is tried again.
+TEST(CampaignRunTest, ConclusiveRunTimeoutIsFinalAtOnce) {
+  std::unique_ptr<CampaignRun> run = MakeRun(2);
+  Propose(*run, 2);
+  CandidateRecord record;
+  const CandidateRecord first = *run->Lease("L1", kNow);
+  const CandidateRecord second = *run->Lease("L2", kNow);
+  Measurement conclusive = ResultOf(first, "L1", RUN_TIMEOUT);
+  conclusive.set_conclusive(true);
+  run->RecordResult(conclusive, {}, kNow, &record);
+  EXPECT_EQ(record.state(), CANDIDATE_FAILED);
+  EXPECT_EQ(record.failures(), 1);
+  run->RecordResult(ResultOf(second, "L2", RUN_TIMEOUT), {}, kNow, &record);
+  EXPECT_EQ(record.state(), CANDIDATE_RETRY);
+  EXPECT_EQ(run->campaign().counters().failed(), 1);
+  EXPECT_EQ(run->campaign().counters().finished(), 1);
+}
+
 TEST(CampaignRunTest, UndeliveredLeaseGoesBackToTheFront) {
   std::unique_ptr<CampaignRun> run = MakeRun(3);
   Propose(*run, 3);

@@ -230,7 +230,7 @@ TEST_P(SandboxFaults, AreClassifiedAndThePoolCarriesOn) {
   SandboxJob job = Job(c.name, TinyMatMul());
   job.set_fault(c.fault);
   job.set_fault_in_run(c.in_run);
-  if (c.fault == FAULT_HANG) {
+  if (c.fault == FAULT_HANG || c.fault == FAULT_STALL) {
     job.mutable_settings()->set_compile_timeout_ms(1000);
     job.mutable_settings()->set_run_timeout_ms(1000);
   }
@@ -242,6 +242,21 @@ TEST_P(SandboxFaults, AreClassifiedAndThePoolCarriesOn) {
   EXPECT_NE(m.error().find(c.says), std::string::npos) << m.error();
   EXPECT_NE(m.error().find(c.name), std::string::npos) << m.error();  // the job id
   EXPECT_EQ(m.samples_seconds_size(), 0);
+  if (c.expected == RUN_TIMEOUT) {
+    // Conclusive exactly when the run used 90% of its 1 s timeout as CPU time, which
+    // the error says. A stalled run uses none; a spinning one as much as it is given.
+    const size_t used = m.error().find("it used ");
+    ASSERT_NE(used, std::string::npos) << m.error();
+    const double cpu_seconds = std::stod(m.error().substr(used + 8));
+    EXPECT_EQ(m.conclusive(), cpu_seconds >= 0.9) << m.error();
+    if (c.fault == FAULT_STALL) {
+      EXPECT_LT(cpu_seconds, 0.1) << m.error();
+    } else {
+      EXPECT_GT(cpu_seconds, 0) << m.error();
+    }
+  } else {
+    EXPECT_FALSE(m.conclusive()) << m.error();
+  }
   if (c.in_run && c.fault != FAULT_ALLOCATE) {
     EXPECT_GT(m.compile_seconds(), 0);
   }
@@ -266,6 +281,8 @@ INSTANTIATE_TEST_SUITE_P(
         FaultCase{"hang_compile", FAULT_HANG, false, COMPILE_TIMEOUT, "compile timeout of 1000 ms",
                   true},
         FaultCase{"hang_run", FAULT_HANG, true, RUN_TIMEOUT, "run timeout of 1000 ms", true},
+        FaultCase{"stall_run", FAULT_STALL, true, RUN_TIMEOUT, "did not have the CPU, retried",
+                  true},
         FaultCase{"allocate_compile", FAULT_ALLOCATE, false, OUT_OF_MEMORY, "out of memory", false},
         FaultCase{"allocate_run", FAULT_ALLOCATE, true, OUT_OF_MEMORY, "out of memory", false},
         FaultCase{"flood_compile", FAULT_FLOOD, false, OUTPUT_LIMIT, "xxxxxxxx", true},
@@ -293,6 +310,20 @@ TEST(SandboxPool, CandidateBeyondTheMemoryLimitIsOutOfMemory) {
             << " s: " << outcome.measurement.error() << "\n";
   EXPECT_EQ(pool->RunOne(Job("after", TinyMatMul())).measurement.status(), OK);
   std::filesystem::remove_all(options.cache_dir);
+}
+
+// A batch system or service manager that stops a job signals all its processes: the
+// children ignore SIGTERM, SIGINT and SIGHUP, so the worker's drain can finish them.
+TEST(SandboxPool, ChildrenIgnoreTheStopSignalsOfTheirJob) {
+  std::unique_ptr<SandboxPool> pool = MustStart(Options());
+  ASSERT_NE(pool, nullptr);
+  for (pid_t pid : pool->child_pids()) {
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) kill(pid, sig);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const SandboxOutcome outcome = pool->RunOne(Job("after_signals", TinyMatMul()));
+  EXPECT_EQ(outcome.measurement.status(), OK) << outcome.measurement.error();
+  EXPECT_EQ(pool->restarts(), 0);
 }
 
 TEST(SandboxPool, SlowCandidateHitsTheRunTimeout) {
