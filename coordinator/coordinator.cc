@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <thread>
@@ -136,6 +137,7 @@ class Coordinator::Impl {
   ClientReply HandleValueRounds(const CampaignRef& request);
   ClientReply HandleCandidates(const CandidatesRequest& request);
   ClientReply HandleComplete(const CampaignRef& request, bool* deferred);
+  ClientReply HandleBackup(const BackupRequest& request);
 
   Worker* WorkerOfPeer(const std::string& peer);
   static WorkerState StateOf(const Worker& worker);
@@ -911,6 +913,9 @@ void Coordinator::Impl::HandleClient(const std::string& peer, const ClientReques
     case ClientRequest::kComplete:
       reply = HandleComplete(request.complete(), &deferred);
       break;
+    case ClientRequest::kBackup:
+      reply = HandleBackup(request.backup());
+      break;
     case ClientRequest::BODY_NOT_SET:
       reply.set_code(CLIENT_INVALID_ARGUMENT);
       reply.set_error("the request has no body");
@@ -1323,6 +1328,49 @@ ClientReply Coordinator::Impl::HandleComplete(const CampaignRef& request, bool* 
   *deferred = true;
   ClientReply reply;
   *reply.mutable_campaign() = run.campaign();
+  return reply;
+}
+
+// The checkpoint holds every result acknowledged before the request (each was durable
+// before its Ack) and is opened before the reply: the counts are the copy's own.
+ClientReply Coordinator::Impl::HandleBackup(const BackupRequest& request) {
+  const std::string& dir = request.dir();
+  if (dir.empty() || dir[0] != '/') {
+    return Refuse(CLIENT_INVALID_ARGUMENT,
+                  "backup: '" + dir + "' is not an absolute path on the coordinator's host");
+  }
+  std::error_code error;
+  if (std::filesystem::exists(dir, error)) {
+    return Refuse(CLIENT_INVALID_ARGUMENT, "backup: '" + dir + "' exists already");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Status copied = store_->Checkpoint(dir);
+  if (!copied.ok()) return Refuse(CLIENT_INTERNAL, "backup: " + copied.message());
+  StatusOr<std::unique_ptr<Store>> copy = Store::Open(dir);
+  if (!copy.ok()) {
+    return Refuse(CLIENT_INTERNAL, "backup: the copy does not open: " + copy.status().message());
+  }
+  ClientReply reply;
+  BackupReply* backup = reply.mutable_backup();
+  backup->set_dir(dir);
+  backup->set_last_measurement_seq((*copy)->last_measurement_seq());
+  // A campaign's results counter is written with its results: their sum is the copy's
+  // measurements, without reading them all.
+  int64_t campaigns = 0;
+  Status counted = (*copy)->ScanCampaigns([&](const Campaign& c) {
+    ++campaigns;
+    backup->set_measurements(backup->measurements() + c.counters().results());
+    return true;
+  });
+  if (!counted.ok()) return Refuse(CLIENT_INTERNAL, "backup: reading the copy: " + counted.message());
+  backup->set_campaigns(campaigns);
+  backup->set_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  LogEvent("info", "backup_taken",
+           {{"dir", dir},
+            {"campaigns", std::to_string(campaigns)},
+            {"measurements", std::to_string(backup->measurements())},
+            {"seconds", std::to_string(backup->seconds())}});
   return reply;
 }
 

@@ -57,6 +57,9 @@ const char kUsage[] =
     "       [--pipeline ID] [-k N]   one pipeline only; the N best (default 1)\n"
     "  export CAMPAIGN        the campaign's measurements, one row each\n"
     "       [--format csv|jsonl] [--output FILE]   default csv to standard output\n"
+    "  backup DIR             a consistent copy of the coordinator's store, taken while it\n"
+    "                         runs, into DIR (an absolute path on the coordinator's host\n"
+    "                         that does not exist yet); restore: farm-coordinator --store DIR\n"
     "  pause CAMPAIGN         no new leases (leases in flight finish)\n"
     "  resume CAMPAIGN        run a paused campaign again\n"
     "  cancel CAMPAIGN        stop a campaign for good\n"
@@ -585,6 +588,27 @@ int RunExport(Runner& r) {
 }
 
 // pause, resume and cancel: one CampaignRef each.
+int RunBackup(Runner& r) {
+  const std::string& dir = r.inv().args[0];
+  if (dir[0] != '/') {
+    return r.Fail(kExitUsage, "backup: DIR '" + dir +
+                                  "' must be an absolute path (it is a path on the coordinator's host)");
+  }
+  ClientRequest request;
+  request.mutable_backup()->set_dir(dir);
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_backup, "backup", &code);
+  if (!reply) return code;
+  const BackupReply& b = reply->backup();
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.2f", b.seconds());
+  return Print(r, *reply,
+               "backed up to " + b.dir() + ": " + std::to_string(b.campaigns()) + " campaigns, " +
+                   std::to_string(b.measurements()) + " measurements (last seq " +
+                   std::to_string(b.last_measurement_seq()) + ") in " + seconds +
+                   " s; restore with farm-coordinator --store " + b.dir() + "\n");
+}
+
 int RunCampaignAction(Runner& r) {
   ClientRequest request;
   CampaignRef* ref = r.inv().command == "pause"    ? request.mutable_pause()
@@ -966,6 +990,7 @@ const std::vector<Command>& Commands() {
       {"workers", {}, {}, {}, true, RunWorkers},
       {"best", {"CAMPAIGN"}, {}, {"--pipeline", "-k"}, true, RunBest},
       {"export", {"CAMPAIGN"}, {}, {"--format", "--output"}, false, RunExport},
+      {"backup", {"DIR"}, {}, {}, true, RunBackup},
       {"pause", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"resume", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},

@@ -14,6 +14,7 @@ PACKAGES=(
   librocksdb-dev libzstd-dev
   libyaml-cpp-dev
   prometheus-cpp-dev
+  libseccomp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libonnx-testdata
   libxgboost-dev

@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <cmath>
@@ -164,24 +165,28 @@ Status Store::Error(const std::string& what) const {
   return Status::Error("store " + path_ + ": " + what);
 }
 
-StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) { return OpenImpl(path, ""); }
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, rocksdb::Env* env) {
+  return OpenImpl(path, "", env);
+}
 
 StatusOr<std::unique_ptr<Store>> Store::OpenSecondary(const std::string& primary_path,
                                                       const std::string& secondary_path) {
   if (secondary_path.empty()) {
     return Status::Error("store " + primary_path + ": the secondary needs its own directory");
   }
-  return OpenImpl(primary_path, secondary_path);
+  return OpenImpl(primary_path, secondary_path, nullptr);
 }
 
 StatusOr<std::unique_ptr<Store>> Store::OpenImpl(const std::string& path,
-                                                 const std::string& secondary_path) {
+                                                 const std::string& secondary_path,
+                                                 rocksdb::Env* env) {
   const bool secondary = !secondary_path.empty();
   std::unique_ptr<Store> store(new Store(path, secondary));
   rocksdb::Options options;
   options.create_if_missing = !secondary;
   options.create_missing_column_families = !secondary;
   if (secondary) options.max_open_files = -1;  // required by secondary instances
+  if (env != nullptr) options.env = env;
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const char* name : kCfNames) {
     descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(options));
@@ -203,6 +208,15 @@ StatusOr<std::unique_ptr<Store>> Store::OpenImpl(const std::string& path,
   store->db_.reset(db);
   SCHEDFARM_RETURN_IF_ERROR(store->LoadMeta(!secondary));
   return store;
+}
+
+Status Store::Checkpoint(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &raw);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  if (s.ok()) s = checkpoint->CreateCheckpoint(dir);
+  if (!s.ok()) return Error("cannot copy to '" + dir + "': " + s.ToString());
+  return Status::Ok();
 }
 
 Status Store::LoadMeta(bool create) {

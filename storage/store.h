@@ -37,6 +37,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class Env;
 }  // namespace rocksdb
 
 namespace schedfarm {
@@ -99,8 +100,10 @@ class Store {
   };
 
   // Opens (creating if needed) the database at `path` for writing. Fails while another
-  // writer holds it.
-  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  // writer holds it. `env` replaces RocksDB's default environment (a test's file system
+  // that loses power); it must outlive the store.
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                               rocksdb::Env* env = nullptr);
   // Opens a read-only live view of the database a writer holds at `primary_path`;
   // `secondary_path` is the view's own directory for its info logs.
   static StatusOr<std::unique_ptr<Store>> OpenSecondary(const std::string& primary_path,
@@ -154,6 +157,11 @@ class Store {
                                                             size_t k,
                                                             const std::string& campaign = "") const;
 
+  // A consistent copy of the whole database in `dir` (which must not exist), taken
+  // while writes go on (a RocksDB checkpoint: files hard-linked where the file system
+  // allows, the log copied). A store opens on it like on the original.
+  Status Checkpoint(const std::string& dir) const;
+
   // The last sequence numbers committed (0 when none); a secondary reads them at open
   // and at each CatchUp.
   uint64_t last_measurement_seq() const { return next_measurement_seq_ - 1; }
@@ -162,7 +170,8 @@ class Store {
  private:
   Store(std::string path, bool secondary);
   static StatusOr<std::unique_ptr<Store>> OpenImpl(const std::string& path,
-                                                   const std::string& secondary_path);
+                                                   const std::string& secondary_path,
+                                                   rocksdb::Env* env);
   Status LoadMeta(bool create);
   template <typename T>
   StatusOr<std::optional<T>> GetRecord(int cf, const std::string& key) const;

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -99,6 +100,11 @@ const char* SignalName(int sig) {
       return "SIGTERM";
     case SIGPIPE:
       return "SIGPIPE";
+    case SIGSYS:
+      return "SIGSYS (a system call the sandbox forbids: a new process, another program, a "
+             "network socket or ptrace)";
+    case SIGXFSZ:
+      return "SIGXFSZ (a file past the sandbox's file size limit)";
     default:
       return nullptr;
   }
@@ -200,6 +206,7 @@ struct Child {
   Clock::time_point dispatched;
   double compile_seconds = 0;
   uint64_t compiled_order = 0;  // FIFO order of the benchmark slot
+  std::string scratch_dir;      // the one folder it may write (with the cache)
   double run_cpu_start = 0;     // the child's CPU seconds when its run began
   double run_cpu_seconds = -1;  // CPU seconds of a run killed by the run timeout
 };
@@ -227,11 +234,13 @@ struct SandboxPool::Impl {
   int64_t start_failures = 0;
   bool all_ready = false;
   std::string start_error;  // a child that never became ready died or timed out
+  std::string confinement;  // as the newest ready child reported it
 
   // Owned by the pool's thread.
   std::vector<Child> children;
   std::deque<Job> queue;
   uint64_t compiled_counter = 0;
+  uint64_t launches = 0;  // names the children's scratch folders
 
   void Stop();
   void Loop();
@@ -250,6 +259,7 @@ struct SandboxPool::Impl {
                Clock::time_point now);
   void Deliver(Child& child, Measurement measurement, Clock::time_point now);
   void UpdatePids();
+  void RemoveScratch(Child& child);
   void Shutdown();
 };
 
@@ -302,12 +312,37 @@ void SandboxPool::Impl::Launch(Child& child) {
   const int child_events = MoveHigh(event[1]);
   const int child_output = MoveHigh(output[1]);
 
+  // A folder of its own, made here and removed when it is reaped.
+  std::error_code made;
+  child.scratch_dir = (std::filesystem::temp_directory_path(made) /
+                       ("schedfarm-sandbox-" + std::to_string(getpid()) + "-" +
+                        std::to_string(++launches)))
+                          .string();
+  std::filesystem::remove_all(child.scratch_dir, made);
+  if (!std::filesystem::create_directory(child.scratch_dir, made)) {
+    for (int fd : {child_requests, child_events, child_output, request[1], event[0], output[0]}) {
+      close(fd);
+    }
+    child.next_start = Clock::now() + std::chrono::seconds(1);
+    return;
+  }
   const std::string memory = "--memory-limit-bytes=" + std::to_string(options.memory_limit_bytes);
-  const std::string cache = "--cache-dir=" + options.cache_dir;
+  const std::string scratch = "--scratch-dir=" + child.scratch_dir;
+  const std::string file_size =
+      "--file-size-limit-bytes=" + std::to_string(options.file_size_limit_bytes > 0
+                                                      ? options.file_size_limit_bytes
+                                                      : options.memory_limit_bytes);
+  // Absolute: the child runs in its scratch folder.
+  const std::string cache =
+      "--cache-dir=" + (options.cache_dir.empty()
+                            ? std::string()
+                            : std::filesystem::absolute(options.cache_dir, made).string());
   const std::string beam = "--adams2019-beam=" + std::to_string(options.adams2019_beam);
   std::vector<char*> argv = {const_cast<char*>(options.child_executable.c_str()),
                              const_cast<char*>("--sandbox-child"),
-                             const_cast<char*>(memory.c_str()), const_cast<char*>(beam.c_str())};
+                             const_cast<char*>(memory.c_str()), const_cast<char*>(beam.c_str()),
+                             const_cast<char*>(scratch.c_str()),
+                             const_cast<char*>(file_size.c_str())};
   if (!options.cache_dir.empty()) argv.push_back(const_cast<char*>(cache.c_str()));
   argv.push_back(nullptr);
   const pid_t parent = getpid();
@@ -480,6 +515,10 @@ void SandboxPool::Impl::HandleEvent(Child& child, const SandboxEvent& event,
       child.deadline.reset();
       child.start_failures = 0;
       child.ever_ready = true;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        confinement = event.ready().confinement();
+      }
       UpdatePids();
       return;
     case SandboxEvent::kCompileStarted:
@@ -638,6 +677,7 @@ void SandboxPool::Impl::Reap(Child& child, Clock::time_point now) {
   if (reaped == 0) return;  // not yet
   if (reaped < 0) wait_status = kStatusUnknown;
   if (child.job) Deliver(child, Classify(child, wait_status), now);
+  RemoveScratch(child);
   if (child.phase == Phase::kStarting) {
     ++child.start_failures;
     const int64_t backoff_ms =
@@ -722,6 +762,12 @@ void SandboxPool::Impl::Dispatch(Clock::time_point now) {
   }
 }
 
+void SandboxPool::Impl::RemoveScratch(Child& child) {
+  std::error_code ignored;
+  if (!child.scratch_dir.empty()) std::filesystem::remove_all(child.scratch_dir, ignored);
+  child.scratch_dir.clear();
+}
+
 void SandboxPool::Impl::Shutdown() {
   for (Child& c : children) {
     if (c.phase == Phase::kDown) continue;
@@ -732,6 +778,7 @@ void SandboxPool::Impl::Shutdown() {
     if (c.phase == Phase::kDown) continue;
     while (waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {
     }
+    RemoveScratch(c);
     CloseFd(c.pidfd);
     CloseFd(c.request_fd);
     CloseFd(c.event_fd);
@@ -945,6 +992,11 @@ int SandboxPool::jobs_in_hand() const {
 std::vector<pid_t> SandboxPool::child_pids() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->pids;
+}
+
+std::string SandboxPool::confinement() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->confinement;
 }
 
 int64_t SandboxPool::restarts() const {

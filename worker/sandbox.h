@@ -1,7 +1,9 @@
 // SandboxPool: compiles, checks and times candidates in pre-started child processes,
 // so that nothing a candidate does (crash, abort, hang, unbounded allocation, output
-// flood) can harm the worker. Each child is `farm-worker --sandbox-child` in its own
-// process group, with a memory limit; the pool enforces the compile and run timeouts
+// flood, fork, exec, sockets, huge files) can harm the worker. Each child is
+// `farm-worker --sandbox-child` in its own process group, with a memory limit, confined
+// (worker/confinement.h) to a scratch folder of its own that the pool makes and
+// removes; the pool enforces the compile and run timeouts
 // (counted from when each phase starts), the output limit, grants the one benchmark
 // slot of the host to one child at a time, classifies every failure and restarts
 // children that die. Jobs run on the pool's own thread; results are collected with
@@ -44,6 +46,7 @@ struct SandboxOptions {
   int64_t start_timeout_ms = 60000;        // from fork to the child's Ready
   int64_t max_job_bytes = 256 << 20;       // larger jobs fail (COMPILE_ERROR) unsent
   std::string cache_dir;                   // reference outputs by pipeline id ("" = in memory only)
+  int64_t file_size_limit_bytes = 0;       // largest file a child writes (0: memory_limit_bytes)
   int adams2019_beam = 32;                 // Adams2019's beam width in baseline jobs
 };
 
@@ -89,6 +92,9 @@ class SandboxPool : public JobRunner {
   std::vector<pid_t> child_pids() const;
   // Children restarted after they died or were killed.
   int64_t restarts() const;
+  // What the newest ready child reported it may not do (worker/confinement.h); empty
+  // before the first is ready.
+  std::string confinement() const;
   // Launches that died or timed out before the child reported ready. Each is retried
   // after a back-off that doubles from 100 ms up to 10 s.
   int64_t start_failures() const;

@@ -1,9 +1,12 @@
 #include "worker/sandbox_check.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -12,6 +15,9 @@
 
 namespace schedfarm {
 namespace {
+
+// The check's file size limit: the huge file is stopped at 64 MiB.
+constexpr int64_t kCheckFileSizeLimit = 64 << 20;
 
 // A matmul with a bias and a relu: compiles in a fraction of a second.
 StatusOr<PipelineSpec> CheckPipeline() {
@@ -38,6 +44,10 @@ constexpr CheckCase kCases[] = {
     {"allocate", FAULT_ALLOCATE, false, OUT_OF_MEMORY},
     {"flood in run", FAULT_FLOOD, true, OUTPUT_LIMIT},
     {"wrong output", FAULT_WRONG_OUTPUT, true, WRONG_ANSWER},
+    {"fork bomb", FAULT_FORK_BOMB, false, CRASH},
+    {"huge file", FAULT_HUGE_FILE, true, CRASH},
+    {"socket", FAULT_SOCKET, false, CRASH},
+    {"exec", FAULT_EXEC, true, CRASH},
     {"clean after faults", SANDBOX_FAULT_NONE, false, OK},
 };
 
@@ -53,6 +63,7 @@ std::string Table(const SandboxCheckReport& report) {
                   row.expected == row.got ? "" : "  <- wrong");
     out += line;
   }
+  out += report.confinement + "\n";
   out += "restarts: " + std::to_string(report.restarts) +
          ", orphan processes: " + std::to_string(report.orphans.size()) + "\n";
   out += report.ok ? "sandbox check: ok\n" : "sandbox check: FAILED\n";
@@ -60,6 +71,17 @@ std::string Table(const SandboxCheckReport& report) {
 }
 
 }  // namespace
+
+bool ProcessAndGroupGone(pid_t pid, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    struct stat info;
+    const bool left = stat(("/proc/" + std::to_string(pid)).c_str(), &info) == 0 || kill(-pid, 0) == 0;
+    if (!left) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 SandboxCheckReport CheckSandbox(const SandboxOptions& options, int64_t timeout_ms) {
   SandboxCheckReport report;
@@ -70,6 +92,7 @@ SandboxCheckReport CheckSandbox(const SandboxOptions& options, int64_t timeout_m
   }
   SandboxOptions pool_options = options;
   pool_options.memory_limit_bytes = std::min<int64_t>(options.memory_limit_bytes, 2LL << 30);
+  pool_options.file_size_limit_bytes = kCheckFileSizeLimit;
   StatusOr<std::unique_ptr<SandboxPool>> started = SandboxPool::Start(pool_options);
   if (!started.ok()) {
     report.table = "sandbox check: the pool did not start: " + started.status().message() + "\n";
@@ -101,10 +124,11 @@ SandboxCheckReport CheckSandbox(const SandboxOptions& options, int64_t timeout_m
   }
   for (pid_t pid : pool->child_pids()) pids.insert(pid);
   report.restarts = pool->restarts();
+  report.confinement = pool->confinement();
   pool.reset();
+  // A child, or anything left in its process group (a fork that got through).
   for (pid_t pid : pids) {
-    struct stat info;
-    if (stat(("/proc/" + std::to_string(pid)).c_str(), &info) == 0) report.orphans.push_back(pid);
+    if (!ProcessAndGroupGone(pid)) report.orphans.push_back(pid);
   }
   report.ok = report.orphans.empty();
   for (const SandboxCheckRow& row : report.rows) report.ok = report.ok && row.expected == row.got;

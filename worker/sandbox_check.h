@@ -23,12 +23,18 @@ struct SandboxCheckRow {
 struct SandboxCheckReport {
   std::vector<SandboxCheckRow> rows;
   int64_t restarts = 0;        // children the pool restarted
-  std::vector<pid_t> orphans;  // child pids still alive after the pool was destroyed
+  std::vector<pid_t> orphans;  // children (or their process groups) still alive after
+                               // the pool was destroyed
+  std::string confinement;     // what the children reported they may not do
   std::string table;           // one line per row (job, expected, got, seconds), the
                                // restarts and orphans, the verdict; or why the pool
                                // did not start
   bool ok = false;             // every row as expected, no orphans
 };
+
+// Whether process `pid` and every process of its group are gone within `timeout_ms`
+// (a process killed with its parent is a zombie until init reaps it).
+bool ProcessAndGroupGone(pid_t pid, int timeout_ms = 5000);
 
 // Runs the check with a pool of `options` whose memory limit is capped at 2 GiB
 // (FAULT_ALLOCATE touches all of it). The hanging jobs have compile and run timeouts

@@ -1,9 +1,11 @@
 // The sandbox child: `farm-worker --sandbox-child`, one job at a time over its pipes
 // (worker/sandbox.h describes the phases), measured with worker/measure.h.
 #include <dirent.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,7 @@
 #include "pipeline/halide/runner.h"
 #include "protocol/measurement_settings.h"
 #include "scheduler/autoscheduler_names.h"
+#include "worker/confinement.h"
 #include "worker/measure.h"
 #include "worker/sandbox.h"
 
@@ -138,6 +142,28 @@ void InjectFault(SandboxFault fault) {
     }
     case FAULT_STALL:
       while (true) pause();
+    case FAULT_FORK_BOMB:
+      // Bounded, should the sandbox ever let it through: the pool kills the group.
+      for (int i = 0; i < 256; ++i) {
+        if (fork() == 0) {
+          while (true) pause();
+        }
+      }
+      while (true) pause();
+    case FAULT_HUGE_FILE: {  // in the scratch folder, the one it may write
+      const int fd = open("huge", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      const std::string chunk(1 << 20, 'x');
+      while (fd >= 0 && WriteFully(fd, chunk)) {
+      }
+      std::cerr << "huge file: " << std::strerror(errno) << "\n";
+      break;
+    }
+    case FAULT_SOCKET:
+      socket(AF_INET, SOCK_STREAM, 0);
+      break;
+    case FAULT_EXEC:
+      execl("/bin/true", "true", static_cast<char*>(nullptr));
+      break;
     case FAULT_ALLOCATE: {
       // 64 MiB chunks, every page touched, until the memory limit makes new throw.
       constexpr size_t kChunk = 64 << 20;
@@ -213,23 +239,106 @@ std::string TorchBaselineBinary() {
   return "";
 }
 
-// The libtorch baseline in its own process (worker/torch/torch_baseline.h), on the cpus
-// this process is pinned to: the job and the reference go to files of a scratch
-// directory, the measurement comes back in a third. The process dies with this one.
-Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& settings,
-                             const ReferenceOutputs& reference) {
-  const std::string binary = TorchBaselineBinary();
-  if (binary.empty()) {
-    return FailedMeasurement(RUNTIME_ERROR,
-                             "farm-torch-baseline is not installed beside farm-worker", settings);
+// Runs farm-torch-baseline for the child, which may not start programs once it is
+// confined: a process forked before that, while the child has one thread. A request
+// is CPUS, JOB, REFERENCE and RESULT each ended by a NUL byte (CPUS comma-separated),
+// then a newline; the reply the program's wait status, 4 bytes. The launcher dies with the child and ends when its request pipe
+// closes; the program dies with the launcher.
+class TorchLauncher {
+ public:
+  bool Start(const std::string& binary) {
+    int requests[2], replies[2];
+    if (binary.empty() || pipe2(requests, O_CLOEXEC) != 0) return false;
+    if (pipe2(replies, O_CLOEXEC) != 0) {
+      close(requests[0]);
+      close(requests[1]);
+      return false;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      close(kRequestFd);  // the pool's pipes stay the child's alone
+      close(kEventFd);
+      close(requests[1]);
+      close(replies[0]);
+      Serve(binary, requests[0], replies[1]);
+      _exit(0);
+    }
+    close(requests[0]);
+    close(replies[1]);
+    request_fd_ = requests[1];
+    reply_fd_ = replies[0];
+    return pid > 0;
   }
-  char scratch[] = "/tmp/schedfarm-torch-XXXXXX";
-  if (mkdtemp(scratch) == nullptr) {
-    return FailedMeasurement(RUNTIME_ERROR, std::string("cannot make a scratch directory: ") +
-                                                std::strerror(errno),
+
+  // farm-torch-baseline's wait status, or nullopt when the launcher is gone.
+  std::optional<int> Run(const std::vector<int>& cpus, const std::string& job,
+                         const std::string& reference, const std::string& result) const {
+    std::string request;
+    for (int cpu : cpus) request += (request.empty() ? "" : ",") + std::to_string(cpu);
+    request = (request.empty() ? "-" : request) + '\0' + job + '\0' + reference + '\0' + result +
+              '\0' + '\n';
+    int status = 0;
+    if (request_fd_ < 0 || !WriteFully(request_fd_, request) ||
+        !ReadFully(reply_fd_, reinterpret_cast<char*>(&status), sizeof(status))) {
+      return std::nullopt;
+    }
+    return status;
+  }
+
+ private:
+  static void Serve(const std::string& binary, int requests, int replies) {
+    std::string pending;
+    char buffer[4096];
+    for (ssize_t n; (n = read(requests, buffer, sizeof(buffer))) > 0;) {
+      pending.append(buffer, static_cast<size_t>(n));
+      for (size_t end; (end = pending.find('\n')) != std::string::npos;) {
+        std::istringstream line(pending.substr(0, end));
+        pending.erase(0, end + 1);
+        std::string cpus, job, reference, result;
+        for (std::string* field : {&cpus, &job, &reference, &result}) std::getline(line, *field, '\0');
+        int status = -1;
+        const pid_t pid = fork();
+        if (pid == 0) {
+          prctl(PR_SET_PDEATHSIG, SIGKILL);
+          if (cpus != "-") {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            std::istringstream list(cpus);
+            for (std::string cpu; std::getline(list, cpu, ',');) CPU_SET(std::atoi(cpu.c_str()), &set);
+            sched_setaffinity(0, sizeof(set), &set);
+          }
+          dup2(STDERR_FILENO, STDOUT_FILENO);
+          execl(binary.c_str(), binary.c_str(), job.c_str(), reference.c_str(), result.c_str(),
+                static_cast<char*>(nullptr));
+          _exit(127);
+        }
+        while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (!WriteFully(replies, std::string(reinterpret_cast<char*>(&status), sizeof(status)))) {
+          return;
+        }
+      }
+    }
+  }
+
+  int request_fd_ = -1;
+  int reply_fd_ = -1;
+};
+
+// The libtorch baseline in its own process (worker/torch/torch_baseline.h), on the
+// benchmark cpus: the job and the reference go to files of a folder in the child's
+// scratch folder, the measurement comes back in a third.
+Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& settings,
+                             const ReferenceOutputs& reference, const TorchLauncher& launcher,
+                             const std::string& scratch_dir, const std::vector<int>& cpus) {
+  static int runs = 0;
+  const std::string dir = scratch_dir + "/torch-" + std::to_string(++runs);
+  std::error_code made;
+  if (!std::filesystem::create_directory(dir, made)) {
+    return FailedMeasurement(RUNTIME_ERROR, "cannot make '" + dir + "': " + made.message(),
                              settings);
   }
-  const std::string dir = scratch;
   const std::string job_file = dir + "/job.pb", reference_file = dir + "/reference",
                     result_file = dir + "/result.pb";
   SandboxJob filled = job;
@@ -239,32 +348,26 @@ Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& s
   Measurement m;
   if (!written.ok()) {
     m = FailedMeasurement(RUNTIME_ERROR, written.message(), settings);
+  } else if (const std::optional<int> status =
+                 launcher.Run(cpus, job_file, reference_file, result_file);
+             !status) {
+    m = FailedMeasurement(RUNTIME_ERROR,
+                          "farm-torch-baseline is not installed beside farm-worker, or its "
+                          "launcher died",
+                          settings);
   } else {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      dup2(STDERR_FILENO, STDOUT_FILENO);  // never onto the pool's pipes
-      close(kRequestFd);
-      close(kEventFd);
-      execl(binary.c_str(), binary.c_str(), job_file.c_str(), reference_file.c_str(),
-            result_file.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
     StatusOr<std::string> result = ReadFileBytes(result_file);
-    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && result.ok() &&
+    if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && result.ok() &&
         m.ParseFromString(*result)) {
       // the measurement as farm-torch-baseline took it
-    } else if (pid > 0 && WIFSIGNALED(status)) {
+    } else if (WIFSIGNALED(*status)) {
       m = FailedMeasurement(CRASH, "farm-torch-baseline died of signal " +
-                                       std::to_string(WTERMSIG(status)),
+                                       std::to_string(WTERMSIG(*status)),
                             settings);
     } else {
       m = FailedMeasurement(RUNTIME_ERROR,
                             "farm-torch-baseline failed (exit status " +
-                                std::to_string(pid > 0 ? WEXITSTATUS(status) : -1) +
+                                std::to_string(WIFEXITED(*status) ? WEXITSTATUS(*status) : -1) +
                                 "; its message is in the worker's log)",
                             settings);
     }
@@ -274,12 +377,20 @@ Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& s
   return m;
 }
 
+// What a child keeps from one job to the next.
+struct ChildContext {
+  std::vector<int> allowed;  // cpus
+  int adams2019_beam = 32;
+  std::string scratch_dir;
+  ReferenceCache* cache = nullptr;
+  TorchLauncher launcher;
+};
+
 // Runs one job; false when the pool broke the protocol or went away. A baseline job
-// (job.autoscheduler()) runs its autoscheduler with Adams2019's beam `adams2019_beam`.
-bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams2019_beam,
-               ReferenceCache& cache) {
+// (job.autoscheduler()) runs its autoscheduler with Adams2019's beam of `context`.
+bool HandleJob(const SandboxJob& job, ChildContext& context) {
   const MeasurementSettings settings = WithDefaults(job.settings());
-  const CpuPlan cpus = PlanCpus(allowed, settings.threads());
+  const CpuPlan cpus = PlanCpus(context.allowed, settings.threads());
   const bool fault_in_compile =
       job.fault() != SANDBOX_FAULT_NONE && !job.fault_in_run() && job.fault() != FAULT_WRONG_OUTPUT;
   const std::string autoscheduler = job.autoscheduler();
@@ -300,7 +411,7 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
     StatusOr<PipelineGraph> graph = PipelineGraph::Build(job.pipeline());
     if (!graph.ok()) return fail(COMPILE_ERROR, graph.status().message());
     MeasurementStatus failure = COMPILE_ERROR;
-    StatusOr<std::shared_ptr<const ReferenceOutputs>> reference = cache.Get(*graph, &failure);
+    StatusOr<std::shared_ptr<const ReferenceOutputs>> reference = context.cache->Get(*graph, &failure);
     if (!reference.ok()) return fail(failure, reference.status().message());
     SandboxEvent started;
     started.mutable_compile_started();
@@ -308,8 +419,8 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
     if (fault_in_compile) InjectFault(job.fault());
     if (autoscheduler == kLibtorchBaseline) {  // nothing to compile: libtorch runs eagerly
       if (!ReportCompiledAndAwaitRun(0)) return false;
-      PinTo(cpus.benchmark);
-      Measurement measurement = RunTorchBaseline(job, settings, **reference);
+      Measurement measurement = RunTorchBaseline(job, settings, **reference, context.launcher,
+                                                 context.scratch_dir, cpus.benchmark);
       if (measurement.status() != OK) measurement.set_error(where + measurement.error());
       SendFinished(measurement);
       return true;
@@ -320,7 +431,7 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
       }
       BaselineSchedule baseline;
       StatusOr<CompiledCandidate> compiled = CompiledCandidate::CompileBaseline(
-          *graph, BaselineRequest{autoscheduler, adams2019_beam}, settings, &failure, &baseline);
+          *graph, BaselineRequest{autoscheduler, context.adams2019_beam}, settings, &failure, &baseline);
       if (!baseline.schedule_source.empty()) chosen = std::move(baseline);
       return compiled;
     }();
@@ -351,18 +462,23 @@ bool HandleJob(const SandboxJob& job, const std::vector<int>& allowed, int adams
 }  // namespace
 
 int RunSandboxChild(int argc, char** argv) {
-  int64_t memory_limit = 0;
-  std::string cache_dir;
-  int adams2019_beam = 32;
+  int64_t memory_limit = 0, file_size_limit = 0;
+  std::string cache_dir, scratch_dir;
+  ChildContext context;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--memory-limit-bytes=", 0) == 0) {
       memory_limit = std::strtoll(arg.c_str() + std::strlen("--memory-limit-bytes="), nullptr, 10);
+    } else if (arg.rfind("--file-size-limit-bytes=", 0) == 0) {
+      file_size_limit =
+          std::strtoll(arg.c_str() + std::strlen("--file-size-limit-bytes="), nullptr, 10);
     } else if (arg.rfind("--cache-dir=", 0) == 0) {
       cache_dir = arg.substr(std::strlen("--cache-dir="));
+    } else if (arg.rfind("--scratch-dir=", 0) == 0) {
+      scratch_dir = arg.substr(std::strlen("--scratch-dir="));
     } else if (arg.rfind("--adams2019-beam=", 0) == 0) {
-      adams2019_beam = std::atoi(arg.c_str() + std::strlen("--adams2019-beam="));
-      if (adams2019_beam < 1) {
+      context.adams2019_beam = std::atoi(arg.c_str() + std::strlen("--adams2019-beam="));
+      if (context.adams2019_beam < 1) {
         std::cerr << "sandbox child: bad argument '" << arg << "'\n";
         return 2;
       }
@@ -371,8 +487,11 @@ int RunSandboxChild(int argc, char** argv) {
       return 2;
     }
   }
-  const rlimit no_core = {0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);
+  if (scratch_dir.empty() || chdir(scratch_dir.c_str()) != 0) {
+    std::cerr << "sandbox child: no scratch folder ('" << scratch_dir << "')\n";
+    return 2;
+  }
+  context.scratch_dir = scratch_dir;
   if (memory_limit > 0) {
     const rlimit memory = {static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
     if (setrlimit(RLIMIT_AS, &memory) != 0) {
@@ -381,18 +500,35 @@ int RunSandboxChild(int argc, char** argv) {
       return 2;
     }
   }
+  context.launcher.Start(TorchBaselineBinary());  // while this process has one thread
   // Fixed malloc thresholds. Left dynamic, glibc raises its mmap threshold (up to
   // 32 MiB) as a process frees large blocks, so the buffers of a realization stop
   // costing page faults and the same schedule times faster in an older sandbox
   // process. Fixed at the top of that range, a fresh process times like an old one.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
-  const std::vector<int> allowed = AllowedCpus();
+  context.allowed = AllowedCpus();
+  std::vector<std::string> writable = {scratch_dir};
+  if (!cache_dir.empty()) {
+    std::error_code made;
+    std::filesystem::create_directories(cache_dir, made);
+    writable.push_back(cache_dir);
+  }
   ReferenceCache cache(cache_dir);
+  context.cache = &cache;
   WarmUpHalide();
+  ConfinementOptions confinement;
+  confinement.writable_dirs = writable;
+  confinement.file_size_limit_bytes = file_size_limit;
+  StatusOr<ConfinementReport> confined = Confine(confinement);
+  if (!confined.ok()) {
+    std::cerr << "sandbox child: " << confined.status().message() << "\n";
+    return 2;
+  }
 
   SandboxEvent ready;
   ready.mutable_ready()->set_pid(getpid());
+  ready.mutable_ready()->set_confinement(confined->text);
   Send(ready);
   while (true) {
     SandboxRequest request;
@@ -402,7 +538,7 @@ int RunSandboxChild(int argc, char** argv) {
       std::cerr << "sandbox child: expected a job\n";
       return 3;
     }
-    if (!HandleJob(request.job(), allowed, adams2019_beam, cache)) return 3;
+    if (!HandleJob(request.job(), context)) return 3;
   }
 }
 

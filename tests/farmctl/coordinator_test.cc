@@ -2,12 +2,15 @@
 // submit, status (table and --json), pause, resume, cancel, watch, best, export and
 // workers with their exit codes; a command that outlives a kill -9 and restart of the
 // coordinator on the same store and endpoint; and a small campaign run to the end by a
-// real farm-worker, its best schedules printed as Halide source and its rows exported.
+// real farm-worker, its best schedules printed as Halide source and its rows exported;
+// a backup taken while a worker's results are written, restored into a new coordinator.
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -204,6 +207,78 @@ TEST(FarmctlCoordinatorTest, WorkerResultsReachWatchBestAndExport) {
   }
   EXPECT_EQ(rows, done.campaign().counters().results());
   EXPECT_GE(rows, 3);
+}
+
+// The lease ids of a campaign's exported rows, one JSON line each.
+std::set<std::string> ExportedLeases(const std::string& id, const std::string& endpoint) {
+  const CliResult exported = Farmctl({"export", id, "--format", "jsonl"}, endpoint);
+  EXPECT_EQ(exported.code, kExitOk) << exported.err;
+  std::set<std::string> leases;
+  std::istringstream lines(exported.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t at = line.find("\"lease_id\":\"");
+    EXPECT_NE(at, std::string::npos) << line;
+    if (at == std::string::npos) continue;
+    const size_t start = at + 12;
+    EXPECT_TRUE(leases.insert(line.substr(start, line.find('"', start) - start)).second) << line;
+  }
+  return leases;
+}
+
+// farmctl backup while a real worker's results are being written: a coordinator started
+// on the copy holds exactly the results the copy counted, each one the original's.
+TEST(FarmctlCoordinatorTest, BackupWhileACampaignRunsRestoresIntoANewCoordinator) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  const std::string endpoint = coordinator.endpoint();
+  ASSERT_FALSE(endpoint.empty()) << coordinator.Log();
+  std::string yaml = kTinyCampaign;
+  yaml.replace(yaml.find("benchmarks: 3"), 13, "benchmarks: 12");
+  std::ofstream(dir.Sub("tiny.yaml")) << yaml;
+  const CliResult submitted = Farmctl({"submit", dir.Sub("tiny.yaml"), "--json"}, endpoint);
+  ASSERT_EQ(submitted.code, kExitOk) << submitted.err;
+  const std::string id = ParseReply(submitted.out).submitted().id();
+  testing_support::ChildProcess worker(FARM_WORKER_BIN,
+                                       {"--coordinator", endpoint, "--compile-slots", "1"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int64_t results = 0;
+  while (results < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const StatusReply status = ParseReply(Farmctl({"status", id, "--json"}, endpoint).out).status();
+    if (status.campaigns_size() == 1) results = status.campaigns(0).campaign().counters().results();
+  }
+  ASSERT_GE(results, 3) << worker.Log();
+
+  const std::string copy = dir.Sub("backup");
+  const CliResult backup = Farmctl({"backup", copy, "--json"}, endpoint);
+  ASSERT_EQ(backup.code, kExitOk) << backup.err << coordinator.Log();
+  const BackupReply taken = ParseReply(backup.out).backup();
+  EXPECT_EQ(taken.dir(), copy);
+  EXPECT_EQ(taken.campaigns(), 1);
+  EXPECT_GE(taken.measurements(), 3);
+  std::cout << "backup of " << taken.measurements() << " measurements in " << taken.seconds()
+            << " s\n";
+  const CliResult again = Farmctl({"backup", copy}, endpoint);
+  EXPECT_EQ(again.code, kExitFailed);
+  EXPECT_TRUE(Contains(again.err, "exists already")) << again.err;
+  const CliResult relative = Farmctl({"backup", "relative/dir"}, endpoint);
+  EXPECT_EQ(relative.code, kExitUsage);
+  EXPECT_TRUE(Contains(relative.err, "must be an absolute path")) << relative.err;
+
+  const CliResult watched = Farmctl({"watch", id}, endpoint);
+  ASSERT_EQ(watched.code, kExitOk) << watched.err;
+  const std::set<std::string> original = ExportedLeases(id, endpoint);
+
+  CoordinatorProcess restored(FARM_COORDINATOR_BIN, copy);
+  ASSERT_FALSE(restored.endpoint().empty()) << restored.Log();
+  const StatusReply status =
+      ParseReply(Farmctl({"status", id, "--json"}, restored.endpoint()).out).status();
+  ASSERT_EQ(status.campaigns_size(), 1);
+  EXPECT_EQ(status.campaigns(0).campaign().counters().results(), taken.measurements());
+  const std::set<std::string> copied = ExportedLeases(id, restored.endpoint());
+  EXPECT_EQ(static_cast<int64_t>(copied.size()), taken.measurements());
+  for (const std::string& lease : copied) EXPECT_TRUE(original.count(lease)) << lease;
+  EXPECT_GE(original.size(), copied.size());
 }
 
 }  // namespace

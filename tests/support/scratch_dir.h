@@ -21,6 +21,7 @@ class ScratchDir {
     std::filesystem::create_directories(path_);
   }
   ~ScratchDir() { std::filesystem::remove_all(path_); }
+  std::string path() const { return path_.string(); }
   std::string Sub(const std::string& name) const { return (path_ / name).string(); }
 
  private:

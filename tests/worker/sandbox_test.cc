@@ -222,6 +222,7 @@ TEST_P(SandboxFaults, AreClassifiedAndThePoolCarriesOn) {
   const FaultCase& c = GetParam();
   SandboxOptions options = Options();
   options.cache_dir = TempDir("fault_cache");
+  options.file_size_limit_bytes = 64 << 20;
   std::unique_ptr<SandboxPool> pool = MustStart(options);
   ASSERT_NE(pool, nullptr);
   std::set<pid_t> pids;
@@ -267,7 +268,7 @@ TEST_P(SandboxFaults, AreClassifiedAndThePoolCarriesOn) {
   for (pid_t pid : pool->child_pids()) pids.insert(pid);
   EXPECT_EQ(pids.size(), c.kills_child ? 2u : 1u);
   pool.reset();
-  for (pid_t pid : pids) EXPECT_FALSE(ProcessExists(pid)) << "orphan " << pid;
+  for (pid_t pid : pids) EXPECT_TRUE(ProcessAndGroupGone(pid)) << "orphan in the group of " << pid;
   std::filesystem::remove_all(options.cache_dir);
 }
 
@@ -287,7 +288,11 @@ INSTANTIATE_TEST_SUITE_P(
         FaultCase{"allocate_run", FAULT_ALLOCATE, true, OUT_OF_MEMORY, "out of memory", false},
         FaultCase{"flood_compile", FAULT_FLOOD, false, OUTPUT_LIMIT, "xxxxxxxx", true},
         FaultCase{"flood_run", FAULT_FLOOD, true, OUTPUT_LIMIT, "output limit of 1048576", true},
-        FaultCase{"wrong_output", FAULT_WRONG_OUTPUT, true, WRONG_ANSWER, "output 'relu'", false}),
+        FaultCase{"wrong_output", FAULT_WRONG_OUTPUT, true, WRONG_ANSWER, "output 'relu'", false},
+        FaultCase{"fork_bomb", FAULT_FORK_BOMB, false, CRASH, "SIGSYS", true},
+        FaultCase{"huge_file", FAULT_HUGE_FILE, true, CRASH, "SIGXFSZ", true},
+        FaultCase{"socket", FAULT_SOCKET, false, CRASH, "SIGSYS", true},
+        FaultCase{"exec", FAULT_EXEC, true, CRASH, "SIGSYS", true}),
     [](const testing::TestParamInfo<FaultCase>& info) { return std::string(info.param.name); });
 
 TEST(SandboxPool, CandidateBeyondTheMemoryLimitIsOutOfMemory) {
@@ -658,7 +663,7 @@ TEST(CheckSandbox, EveryFaultGetsItsStatus) {
   const SandboxCheckReport report = CheckSandbox(Options(2), /*timeout_ms=*/1000);
   std::cout << report.table;
   EXPECT_TRUE(report.ok) << report.table;
-  EXPECT_EQ(report.rows.size(), 9u);
+  EXPECT_EQ(report.rows.size(), 13u);
   EXPECT_TRUE(report.orphans.empty());
   EXPECT_GE(report.restarts, 5);
 
