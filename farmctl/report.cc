@@ -169,25 +169,26 @@ std::string BestSoFarCharts(const ReportInput& input) {
                    kSmallWidth, kSmallHeight);
   }
   size_t drawn = 0;
-  std::vector<std::string> left_out;
+  std::vector<std::string> left_out, unmeasured;
   for (const std::string& id : order) {
     if (by_pipeline[id].empty()) continue;
     const std::string name = PipelineName(input.status, id);
-    if (drawn == kMaxPipelineCharts) {
+    const LineChart chart = BestSoFarChart(name, by_pipeline[id], by_pipeline[id]);
+    if (chart.series[0].points.empty() && chart.series.size() == 1) {
+      unmeasured.push_back(name);
+    } else if (drawn == kMaxPipelineCharts) {
       left_out.push_back(name);
-      continue;
+    } else {
+      ++drawn;
+      html += Figure("best-so-far-" + std::to_string(drawn), chart, kSmallWidth, kSmallHeight);
     }
-    ++drawn;
-    html += Figure("best-so-far-" + std::to_string(drawn),
-                   BestSoFarChart(name, by_pipeline[id], by_pipeline[id]), kSmallWidth,
-                   kSmallHeight);
   }
-  if (html.empty()) return Empty("No results yet.");
-  if (!left_out.empty()) {
-    html += "<p>Not drawn: ";
-    for (size_t i = 0; i < left_out.size(); ++i) {
-      html += (i > 0 ? ", " : "") + XmlEscaped(left_out[i]);
-    }
+  if (html.empty() && unmeasured.empty()) return Empty("No results yet.");
+  for (const auto& [list, what] : {std::pair{&unmeasured, "No measured result yet: "},
+                                   std::pair{&left_out, "Not drawn: "}}) {
+    if (list->empty()) continue;
+    html += std::string("<p>") + what;
+    for (size_t i = 0; i < list->size(); ++i) html += (i > 0 ? ", " : "") + XmlEscaped((*list)[i]);
     html += ".</p>\n";
   }
   return html;

@@ -7,7 +7,8 @@ protocol on a pipe (--remote-debugging-pipe: JSON messages ended by a NUL byte o
 declares (<figure class="chart" data-points=N>):
   - it is laid out with a size and holds an SVG with N points in its polylines;
   - in the screenshot, its box holds pixels of each of its series' colours (the chart
-    is drawn, and drawn with data), and is not blank.
+    is drawn, and drawn with data), and is not blank. A series whose every point lies
+    on series drawn after it is hidden by them and is not looked for.
 Each id given with --expect must be among the charts, with data. The screenshot is
 written to --screenshot when given. Exit 0: every check passed; 1: a check failed;
 77: Chromium is not installed (the caller reports the test as skipped).
@@ -28,7 +29,7 @@ import zlib
 WIDTH = 1200
 
 # The charts as the page lays them out: id, box, points declared and drawn, and the
-# stroke colours of the series that have points.
+# stroke colours of the series that have points not all hidden under later series.
 FIGURES_JS = """
 JSON.stringify(Array.from(document.querySelectorAll('figure.chart')).map(f => {
   const r = f.getBoundingClientRect();
@@ -38,7 +39,11 @@ JSON.stringify(Array.from(document.querySelectorAll('figure.chart')).map(f => {
     x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height,
     declared: Number(f.dataset.points),
     drawn: lines.reduce((n, l) => n + l.points.numberOfItems, 0),
-    colours: Array.from(new Set(lines.map(l => l.getAttribute('stroke')))),
+    colours: Array.from(new Set(lines.filter((l, i) => {
+      const later = new Set(lines.slice(i + 1).flatMap(
+          m => m.getAttribute('points').trim().split(/\s+/)));
+      return !l.getAttribute('points').trim().split(/\s+/).every(p => later.has(p));
+    }).map(l => l.getAttribute('stroke')))),
     svg: f.querySelectorAll('svg').length,
   };
 }))

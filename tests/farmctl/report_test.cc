@@ -115,6 +115,11 @@ TEST(CampaignReportTest, SaysWhatIsMissing) {
   const std::string html = RenderCampaignReport(input);
   EXPECT_FALSE(Contains(html, "<figure"));
   EXPECT_TRUE(Contains(html, "No results yet."));
+  // A pipeline whose every result failed is named, not drawn.
+  input.measurements = {Result("pb", "random", 0, "w1", 1700000000000, CRASH)};
+  const std::string failed = RenderCampaignReport(input);
+  EXPECT_EQ(Points(failed, "best-so-far-1"), -1);
+  EXPECT_TRUE(Contains(failed, "No measured result yet: beta.")) << failed;
   EXPECT_TRUE(Contains(html, "No measured runtimes yet."));
   EXPECT_TRUE(Contains(html, "No failed results."));
   EXPECT_TRUE(Contains(html, "No model was trained for this campaign."));
