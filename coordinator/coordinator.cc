@@ -177,7 +177,7 @@ class Coordinator::Impl {
   std::unordered_map<std::string, LeaseInfo> leases_;
   std::unordered_set<std::string> hungry_;  // alive workers with fewer leases than credits
   std::unordered_map<std::string, std::deque<std::string>> queued_frames_;
-  // Replies to recent pause, resume and cancel requests by request id, so that a
+  // Replies to recent pause, resume, cancel and backup requests by request id, so that a
   // client's retry gets the first outcome.
   std::unordered_map<std::string, ClientReply> control_replies_;
   std::deque<std::string> control_reply_order_;
@@ -872,13 +872,15 @@ void Coordinator::Impl::HandleClient(const std::string& peer, const ClientReques
     case ClientRequest::kPause:
     case ClientRequest::kResume:
     case ClientRequest::kCancel:
+    case ClientRequest::kBackup:
       if (auto done = control_replies_.find(request.request_id());
           done != control_replies_.end() && !request.request_id().empty()) {
         reply = done->second;  // a retry: the first outcome, not a second action
         deferred = true;
         break;
       }
-      reply = HandleControl(request, &deferred);
+      reply = request.has_backup() ? HandleBackup(request.backup())
+                                   : HandleControl(request, &deferred);
       if (!request.request_id().empty()) {
         control_replies_[request.request_id()] = reply;
         control_reply_order_.push_back(request.request_id());
@@ -912,9 +914,6 @@ void Coordinator::Impl::HandleClient(const std::string& peer, const ClientReques
       break;
     case ClientRequest::kComplete:
       reply = HandleComplete(request.complete(), &deferred);
-      break;
-    case ClientRequest::kBackup:
-      reply = HandleBackup(request.backup());
       break;
     case ClientRequest::BODY_NOT_SET:
       reply.set_code(CLIENT_INVALID_ARGUMENT);
