@@ -4,8 +4,11 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
+
+#include "common/utf8.h"
 
 namespace schedfarm {
 namespace {
@@ -66,6 +69,16 @@ Status YamlReader::ErrorAt(const YAML::Node& node, const std::string& message) c
 }
 
 StatusOr<YAML::Node> YamlReader::Load(const std::string& text, const std::string& expected) const {
+  // Names and values end up in protobuf messages, whose strings must be UTF-8.
+  const size_t invalid = FirstInvalidUtf8(text);
+  if (invalid != text.size()) {
+    YAML::Mark mark;
+    mark.line = static_cast<int>(std::count(text.begin(), text.begin() + invalid, '\n'));
+    mark.column = static_cast<int>(invalid - (text.rfind('\n', invalid) + 1));
+    char byte[8];
+    std::snprintf(byte, sizeof(byte), "0x%02X", static_cast<unsigned char>(text[invalid]));
+    return ErrorAt(mark, std::string("not UTF-8 text (byte ") + byte + "); the file must be UTF-8");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -128,6 +141,11 @@ Status YamlReader::List(const YAML::Node& n, const std::string& what) const {
 
 StatusOr<std::string> YamlReader::String(const YAML::Node& n, const std::string& what) const {
   if (!n.IsScalar()) return ErrorAt(n, what + " must be a string, is " + KindName(n));
+  // yaml-cpp turns the escapes \_ and \N into Latin-1 bytes, which are not UTF-8.
+  if (!IsValidUtf8(n.Scalar())) {
+    return ErrorAt(n, what + " is not UTF-8 text once read (write the characters of the "
+                             "escapes \\_ and \\N as themselves)");
+  }
   return n.Scalar();
 }
 

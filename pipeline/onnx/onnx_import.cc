@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/files.h"
+#include "common/utf8.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/onnx/onnx_internal.h"
@@ -1666,6 +1667,33 @@ std::string Importer::SupportedOps() {
   return names;
 }
 
+// The first string field of `message` or of a message in it that is not UTF-8 (as
+// "onnx.NodeProto.name"), or "" when all are. Names become PipelineSpec strings, which
+// protobuf refuses to parse unless they are UTF-8.
+std::string FieldNotUtf8(const google::protobuf::Message& message) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int k = 0; k < count; ++k) {
+      if (field->type() == FieldDescriptor::TYPE_STRING) {
+        const std::string value = field->is_repeated()
+                                      ? reflection->GetRepeatedString(message, field, k)
+                                      : reflection->GetString(message, field);
+        if (!IsValidUtf8(value)) return field->full_name();
+      } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        const std::string inner =
+            FieldNotUtf8(field->is_repeated() ? reflection->GetRepeatedMessage(message, field, k)
+                                              : reflection->GetMessage(message, field));
+        if (!inner.empty()) return inner;
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 StatusOr<PipelineSpec> ImportOnnxModel(const std::string& bytes, const std::string& what,
@@ -1676,6 +1704,11 @@ StatusOr<PipelineSpec> ImportOnnxModel(const std::string& bytes, const std::stri
                          "': not a valid ModelProto (truncated or "
                          "corrupt protobuf, " +
                          std::to_string(bytes.size()) + " bytes)");
+  }
+  const std::string not_utf8 = FieldNotUtf8(model);
+  if (!not_utf8.empty()) {
+    return Status::Error("ONNX model '" + what + "': field " + not_utf8 +
+                         " is not UTF-8 text (ONNX strings are UTF-8)");
   }
   Importer importer(model, what, options);
   StatusOr<PipelineSpec> spec = importer.Run();

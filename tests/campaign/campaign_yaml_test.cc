@@ -473,6 +473,19 @@ TEST(CampaignYamlErrorTest, BadDurationAndSyntax) {
   EXPECT_EQ(empty.status().message().rfind(kFile + ":1:1: empty document", 0), 0u);
 }
 
+// Found by fuzzing: a campaign that is not UTF-8 was accepted, and its config (and the
+// submission that carries the text) could not be parsed again by the receiver.
+TEST(CampaignYamlErrorTest, TextThatIsNotUtf8) {
+  ExpectError(kName + "pipelines:\n  - onnx: {path: /\xD6\xD6usr/m.onnx}\n" + kBudget, 3, 19,
+              {"not UTF-8 text (byte 0xD6)"});
+  // yaml-cpp reads the escape \N as a Latin-1 byte, and a NUL followed by '_' too.
+  ExpectError(kName + "pipelines:\n  - onnx: {path: \"/m\\N.onnx\"}\n" + kBudget, 3, 18,
+              {"pipelines[0].onnx.path is not UTF-8 text once read"});
+  ExpectError(kName + "pipelines:\n  - onnx: {path: /a" + std::string(1, '\0') + "_b.onnx}\n" +
+                  kBudget,
+              3, 18, {"is not UTF-8 text once read"});
+}
+
 TEST(CampaignYamlErrorTest, InvalidPipelineFileIsQuoted) {
   const fs::path dir = fs::temp_directory_path() / ("campaign_test_" + std::to_string(::getpid()));
   fs::create_directories(dir / "pipes");

@@ -190,6 +190,22 @@ TEST(YamlErrorTest, MalformedSyntax) {
   ExpectError("name: x\n  bad indent: 1\n", "2:13", {"YAML syntax error"});
 }
 
+// Found by fuzzing: a name that is not UTF-8 was accepted, and the spec it went into
+// could not be parsed again by the worker that received it in a lease.
+TEST(YamlErrorTest, TextThatIsNotUtf8) {
+  std::string text = kTiny;
+  text.replace(text.find("tiny"), 4, "ti\x80y");
+  ExpectError(text, "1:9", {"not UTF-8 text (byte 0x80)"});
+  ExpectError("name: x\nstages: [\xED\xA0\x80]\n", "2:10", {"not UTF-8 text (byte 0xED)"});
+  std::string accented = kTiny;
+  accented.replace(accented.find("tiny"), 4, "t\xC3\xA9l\xC3\xA9");  // "télé" is fine
+  EXPECT_TRUE(PipelineFromYaml(accented, "ok.yaml").ok());
+  // yaml-cpp reads the escape \_ as the Latin-1 byte 0xA0.
+  std::string escaped = kTiny;
+  escaped.replace(escaped.find("tiny"), 4, "\"ti\\_ny\"");
+  ExpectError(escaped, "1:7", {"name is not UTF-8 text once read"});
+}
+
 TEST(YamlErrorTest, EmptyOrNotAMapping) {
   ExpectError("", "1:1", {"empty document"});
   ExpectError("- a\n- b\n", "1:1", {"pipeline must be a mapping, is a list"});

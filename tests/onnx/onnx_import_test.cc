@@ -220,6 +220,18 @@ TEST(OnnxImport, GarbageAndEmptyBytesAreRefused) {
   EXPECT_THAT(missing.status().message(), HasSubstr("cannot read ONNX file"));
 }
 
+// Found by fuzzing: ONNX strings are not checked by the protobuf parser (proto2), so a
+// name that was not UTF-8 reached the PipelineSpec, which then could not be parsed again.
+TEST(OnnxImport, NamesThatAreNotUtf8AreRefused) {
+  onnx::ModelProto m = ConvReluModel();
+  m.mutable_graph()->mutable_node(0)->set_output(0, "c\xFF");
+  m.mutable_graph()->mutable_node(1)->set_input(0, "c\xFF");
+  StatusOr<PipelineSpec> spec = ImportOnnxModel(m.SerializeAsString(), "latin1.onnx");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("'latin1.onnx': field onnx.NodeProto.output is not UTF-8 text"));
+}
+
 // --- refused graphs -----------------------------------------------------------------
 
 TEST(OnnxImport, UnsupportedOperatorNamesNodeOpAndSupportedList) {
