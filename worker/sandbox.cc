@@ -896,6 +896,28 @@ SandboxPool::SandboxPool(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 SandboxPool::~SandboxPool() { impl_->Stop(); }
 
+namespace {
+
+// The scratch folders of children whose worker died without removing them (kill -9):
+// schedfarm-sandbox-PID-N in the temporary directory, PID no longer running.
+void RemoveScratchOfDeadWorkers() {
+  const std::string prefix = "schedfarm-sandbox-";
+  std::error_code error;
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(error);
+  if (error) return;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(name.c_str() + prefix.size()));
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH)) {
+      std::error_code ignored;
+      std::filesystem::remove_all(entry.path(), ignored);
+    }
+  }
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<SandboxPool>> SandboxPool::Start(const SandboxOptions& options) {
   if (options.child_executable.empty()) {
     return Status::Error("sandbox: no child executable given");
@@ -908,6 +930,7 @@ StatusOr<std::unique_ptr<SandboxPool>> SandboxPool::Start(const SandboxOptions& 
         "output_limit_bytes, reference_timeout_ms, start_timeout_ms, max_job_bytes and "
         "adams2019_beam > 0");
   }
+  RemoveScratchOfDeadWorkers();
   auto impl = std::make_unique<Impl>(options);
   impl->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   impl->notify = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

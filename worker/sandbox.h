@@ -3,7 +3,8 @@
 // flood, fork, exec, sockets, huge files) can harm the worker. Each child is
 // `farm-worker --sandbox-child` in its own process group, with a memory limit, confined
 // (worker/confinement.h) to a scratch folder of its own that the pool makes and
-// removes; the pool enforces the compile and run timeouts
+// removes (and, at start, those a killed worker left); the pool enforces the compile
+// and run timeouts
 // (counted from when each phase starts), the output limit, grants the one benchmark
 // slot of the host to one child at a time, classifies every failure and restarts
 // children that die. Jobs run on the pool's own thread; results are collected with

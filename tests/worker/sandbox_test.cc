@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -315,6 +316,24 @@ TEST(SandboxPool, CandidateBeyondTheMemoryLimitIsOutOfMemory) {
             << " s: " << outcome.measurement.error() << "\n";
   EXPECT_EQ(pool->RunOne(Job("after", TinyMatMul())).measurement.status(), OK);
   std::filesystem::remove_all(options.cache_dir);
+}
+
+// A worker killed with -9 leaves its children's scratch folders: the next pool on the
+// host removes those of workers no longer running, and leaves a live one's alone.
+TEST(SandboxPool, RemovesTheScratchFoldersOfDeadWorkers) {
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+  const std::filesystem::path left = tmp / ("schedfarm-sandbox-" + std::to_string(dead) + "-1");
+  const std::filesystem::path live = tmp / ("schedfarm-sandbox-" + std::to_string(getppid()) + "-1");
+  std::filesystem::create_directories(left / "torch-1");
+  std::filesystem::create_directories(live);
+  std::unique_ptr<SandboxPool> pool = MustStart(Options());
+  ASSERT_NE(pool, nullptr);
+  EXPECT_FALSE(std::filesystem::exists(left));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  std::filesystem::remove_all(live);
 }
 
 // A batch system or service manager that stops a job signals all its processes: the
