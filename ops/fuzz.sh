@@ -58,21 +58,9 @@ scratch="${scratch:-$build/fuzz-scratch}"
 declare -A max_len=([wire_envelope]=16384 [campaign_yaml]=8192 [pipeline_yaml]=8192
                     [onnx_import]=65536)
 
-missing=()
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz.sh: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/schedfarm-ccache}"
-export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
+"$root/ops/setup.sh" clang libclang-rt-14-dev
+# shellcheck source=ops/ccache_env.sh
+source "$root/ops/ccache_env.sh"
 
 sanitize="-fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 if [ ! -f "$build/build.ninja" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything schedfarm needs to build and test on Debian 12, idempotently.
 # Safe to run again: packages already present are not touched, apt runs only when
-# something is missing.
+# something is missing. Usage: ops/setup.sh [EXTRA_PACKAGE...] (ops/fuzz.sh adds clang).
 set -euo pipefail
 
 PACKAGES=(
@@ -24,6 +24,7 @@ PACKAGES=(
   iproute2
 )
 
+PACKAGES+=("$@")
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
