@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -63,12 +64,10 @@ std::string Figure(const std::string& id, const LineChart& chart, int width = 72
 
 std::string Empty(const std::string& text) { return "<p class=\"empty\">" + text + "</p>\n"; }
 
-std::string Summary(const ReportInput& input) {
+// `config` is null when the campaign's config does not parse.
+std::string Summary(const ReportInput& input, const CampaignConfig* config) {
   const Campaign& c = input.status.campaign();
-  std::string strategy = "?";
-  if (StatusOr<CampaignConfig> config = CampaignConfigFromJson(c.config_json()); config.ok()) {
-    strategy = config->strategy().name();
-  }
+  const std::string strategy = config != nullptr ? config->strategy().name() : "?";
   std::set<std::string> hosts;
   for (const Measurement& m : input.measurements) hosts.insert(m.host().worker_id());
   std::ostringstream html;
@@ -148,7 +147,7 @@ LineChart BestSoFarChart(const std::string& title,
 // Best so far per pipeline in the campaign's order. A network campaign's first chart
 // is the whole network: its assembled schedules against the baselines measured on the
 // network itself; its tasks follow, the most measured first.
-std::string BestSoFarCharts(const ReportInput& input) {
+std::string BestSoFarCharts(const ReportInput& input, const CampaignConfig* config) {
   std::map<std::string, std::vector<const Measurement*>> by_pipeline;
   for (const Measurement& m : input.measurements) {
     by_pipeline[m.candidate().pipeline_id()].push_back(&m);
@@ -156,8 +155,7 @@ std::string BestSoFarCharts(const ReportInput& input) {
   std::vector<std::string> order;
   for (const PipelineProgress& p : input.status.pipelines()) order.push_back(p.pipeline_id());
   std::string html;
-  StatusOr<CampaignConfig> config = CampaignConfigFromJson(input.status.campaign().config_json());
-  if (config.ok() && config->has_network() && order.size() >= 2) {
+  if (config != nullptr && config->has_network() && order.size() >= 2) {
     const std::string network = order[0], assembly = order[1];
     order.erase(order.begin(), order.begin() + 2);
     std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
@@ -247,18 +245,28 @@ struct TimeAxis {
     return std::min(kTimeBuckets - 1, static_cast<int>(minutes / bucket_minutes));
   }
   double BucketEnd(int bucket) const { return (bucket + 1) * bucket_minutes; }
+
+  // The measurements per bucket, by `key` (an empty key leaves the measurement out).
+  std::map<std::string, std::vector<int>> Count(
+      const std::vector<Measurement>& measurements,
+      const std::function<std::string(const Measurement&)>& key) const {
+    std::map<std::string, std::vector<int>> per_bucket;
+    for (const Measurement& m : measurements) {
+      const std::string k = key(m);
+      if (k.empty()) continue;
+      auto [it, added] = per_bucket.insert({k, {}});
+      if (added) it->second.assign(kTimeBuckets, 0);
+      ++it->second[Bucket(m)];
+    }
+    return per_bucket;
+  }
 };
 
 // Failed results by class, cumulative, against minutes from the first result.
-std::string FailureChart(const ReportInput& input) {
-  const TimeAxis axis(input.measurements);
-  std::map<std::string, std::vector<int>> per_bucket;
-  for (const Measurement& m : input.measurements) {
-    if (m.status() == OK) continue;
-    auto [it, added] = per_bucket.insert({MeasurementStatus_Name(m.status()), {}});
-    if (added) it->second.assign(kTimeBuckets, 0);
-    ++it->second[axis.Bucket(m)];
-  }
+std::string FailureChart(const ReportInput& input, const TimeAxis& axis) {
+  const auto per_bucket = axis.Count(input.measurements, [](const Measurement& m) {
+    return m.status() == OK ? std::string() : MeasurementStatus_Name(m.status());
+  });
   if (per_bucket.empty()) return Empty("No failed results.");
   LineChart chart{"Failures by class", "minutes from the first result", "failed results (cumulative)",
                   {}};
@@ -275,18 +283,14 @@ std::string FailureChart(const ReportInput& input) {
 }
 
 // Each worker's results per minute against minutes from the first result.
-std::string ThroughputChart(const ReportInput& input) {
-  const TimeAxis axis(input.measurements);
-  std::map<std::string, std::vector<int>> per_bucket;
-  for (const Measurement& m : input.measurements) {
-    auto [it, added] = per_bucket.insert({m.host().worker_id(), {}});
-    if (added) it->second.assign(kTimeBuckets, 0);
-    ++it->second[axis.Bucket(m)];
-  }
+std::string ThroughputChart(const ReportInput& input, const TimeAxis& axis) {
+  const auto per_bucket = axis.Count(input.measurements, [](const Measurement& m) {
+    return m.host().worker_id().empty() ? std::string("?") : m.host().worker_id();
+  });
   if (per_bucket.empty()) return Empty("No results yet.");
   LineChart chart{"Worker throughput", "minutes from the first result", "results per minute", {}};
   for (const auto& [worker, counts] : per_bucket) {
-    ChartSeries s{worker.empty() ? "?" : worker, {}};
+    ChartSeries s{worker, {}};
     for (int b = 0; b < kTimeBuckets; ++b) {
       s.points.push_back({axis.BucketEnd(b) - axis.bucket_minutes / 2,
                           counts[b] / axis.bucket_minutes});
@@ -346,15 +350,18 @@ std::string ModelSection(const ReportInput& input) {
 std::string RenderCampaignReport(const ReportInput& input) {
   const Campaign& c = input.status.campaign();
   const std::string title = "schedfarm report: " + XmlEscaped(c.name());
+  const StatusOr<CampaignConfig> parsed = CampaignConfigFromJson(c.config_json());
+  const CampaignConfig* config = parsed.ok() ? &*parsed : nullptr;
+  const TimeAxis axis(input.measurements);
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << title
        << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>" << title << "</h1>\n"
-       << Summary(input) << "<h2>Pipelines</h2>\n"
+       << Summary(input, config) << "<h2>Pipelines</h2>\n"
        << PipelineTable(input.status) << "<h2>Best so far</h2>\n"
-       << BestSoFarCharts(input) << "<h2>Measured runtimes</h2>\n"
+       << BestSoFarCharts(input, config) << "<h2>Measured runtimes</h2>\n"
        << DistributionChart(input) << "<h2>Failures</h2>\n"
-       << FailureChart(input) << "<h2>Workers</h2>\n"
-       << ThroughputChart(input) << "<h2>Models</h2>\n"
+       << FailureChart(input, axis) << "<h2>Workers</h2>\n"
+       << ThroughputChart(input, axis) << "<h2>Models</h2>\n"
        << ModelSection(input) << "<footer><p>" << XmlEscaped(input.generated)
        << "</p></footer>\n</body>\n</html>\n";
   return html.str();

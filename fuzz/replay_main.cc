@@ -18,13 +18,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "common/files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -63,13 +63,6 @@ void Run(const std::string& input, const std::string& name) {
   g_current_input = nullptr;
 }
 
-bool ReadFile(const fs::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return !in.bad();
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -80,9 +73,9 @@ int HexDigit(char c) {
 // Reads a libFuzzer dictionary: one `"value"` or `name="value"` per line, with \\, \"
 // and \xNN escapes; # starts a comment line.
 bool ReadDictionary(const std::string& path, std::vector<std::string>* words) {
-  std::string text;
-  if (!ReadFile(path, &text)) return false;
-  std::istringstream lines(text);
+  const schedfarm::StatusOr<std::string> text = schedfarm::ReadFileBytes(path);
+  if (!text.ok()) return false;
+  std::istringstream lines(*text);
   std::string line;
   int number = 0;
   while (std::getline(lines, line)) {
@@ -216,10 +209,10 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> corpus;
   for (const fs::path& path : files) {
-    std::string input;
-    if (!ReadFile(path, &input)) return Usage("cannot read " + path.string());
-    Run(input, path.string());
-    corpus.push_back(std::move(input));
+    schedfarm::StatusOr<std::string> input = schedfarm::ReadFileBytes(path.string());
+    if (!input.ok()) return Usage(input.status().message());
+    Run(*input, path.string());
+    corpus.push_back(std::move(*input));
   }
   std::mt19937_64 rng(seed);
   for (long long m = 0; m < mutations; ++m) {

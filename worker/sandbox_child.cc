@@ -27,6 +27,7 @@
 
 #include "common/cpus.h"
 #include "common/files.h"
+#include "common/flags.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
@@ -241,7 +242,7 @@ std::string TorchBaselineBinary() {
 
 // Runs farm-torch-baseline for the child, which may not start programs once it is
 // confined: a process forked before that, while the child has one thread. A request
-// is CPUS, JOB, REFERENCE and RESULT each ended by a NUL byte (CPUS comma-separated),
+// is CPUS, JOB, REFERENCE and RESULT each ended by a NUL byte (CPUS as CpuList writes it),
 // then a newline; the reply the program's wait status, 4 bytes. The launcher dies with the child and ends when its request pipe
 // closes; the program dies with the launcher.
 class TorchLauncher {
@@ -274,10 +275,8 @@ class TorchLauncher {
   // farm-torch-baseline's wait status, or nullopt when the launcher is gone.
   std::optional<int> Run(const std::vector<int>& cpus, const std::string& job,
                          const std::string& reference, const std::string& result) const {
-    std::string request;
-    for (int cpu : cpus) request += (request.empty() ? "" : ",") + std::to_string(cpu);
-    request = (request.empty() ? "-" : request) + '\0' + job + '\0' + reference + '\0' + result +
-              '\0' + '\n';
+    const std::string request =
+        CpuList(cpus) + '\0' + job + '\0' + reference + '\0' + result + '\0' + '\n';
     int status = 0;
     if (request_fd_ < 0 || !WriteFully(request_fd_, request) ||
         !ReadFully(reply_fd_, reinterpret_cast<char*>(&status), sizeof(status))) {
@@ -301,13 +300,11 @@ class TorchLauncher {
         const pid_t pid = fork();
         if (pid == 0) {
           prctl(PR_SET_PDEATHSIG, SIGKILL);
-          if (cpus != "-") {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            std::istringstream list(cpus);
-            for (std::string cpu; std::getline(list, cpu, ',');) CPU_SET(std::atoi(cpu.c_str()), &set);
-            sched_setaffinity(0, sizeof(set), &set);
+          std::vector<int> allowed;
+          for (const std::string& cpu : SplitFlagList(cpus)) {
+            if (!cpu.empty()) allowed.push_back(std::atoi(cpu.c_str()));
           }
+          if (!allowed.empty()) SetAllowedCpus(allowed);
           dup2(STDERR_FILENO, STDOUT_FILENO);
           execl(binary.c_str(), binary.c_str(), job.c_str(), reference.c_str(), result.c_str(),
                 static_cast<char*>(nullptr));

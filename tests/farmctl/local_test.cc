@@ -3,9 +3,7 @@
 // the best schedules as Halide source, runs two campaigns and compares them; a bad
 // campaign file starts nothing.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +15,7 @@
 #include "common/cpus.h"
 #include "storage/store.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/shell.h"
 #include "tests/support/synthetic_dataset.h"
 
 namespace schedfarm {
@@ -30,22 +29,10 @@ std::string LearnerCpus() {
   return CpuList(cpus);
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-};
+using CliRun = testing_support::ShellRun;
 
 CliRun RunFarmctl(const std::string& args, const ScratchDir& dir) {
-  const std::string out = dir.Sub("output.txt");
-  const std::string command = std::string(FARMCTL_BIN) + " " + args + " > " + out + " 2>&1";
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  run.output = text.str();
-  return run;
+  return testing_support::RunShell(std::string(FARMCTL_BIN) + " " + args, dir);
 }
 
 std::string ReadText(const std::string& path) {

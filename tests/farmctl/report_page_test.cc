@@ -5,15 +5,14 @@
 // with data. A page with a chart broken on purpose fails the same check, and a report of
 // an unknown campaign or to an unwritable file fails with exit code 1.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "common/files.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/shell.h"
 
 namespace schedfarm {
 namespace {
@@ -21,30 +20,12 @@ namespace {
 using testing_support::ChildProcess;
 using testing_support::CoordinatorProcess;
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-CommandRun Shell(const std::string& command, const ScratchDir& dir) {
-  const std::string out = dir.Sub("command-output.txt");
-  const int status = std::system((command + " > " + out + " 2>&1").c_str());
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
+using CommandRun = testing_support::ShellRun;
+using testing_support::RunShell;
 
 CommandRun Farmctl(const std::string& args, const std::string& endpoint, const ScratchDir& dir) {
-  return Shell(std::string(FARMCTL_BIN) + " --coordinator " + endpoint + " --retry-s 20 " + args,
-               dir);
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return RunShell(std::string(FARMCTL_BIN) + " --coordinator " + endpoint + " --retry-s 20 " + args,
+                  dir);
 }
 
 // Three small blocks, model-guided under GBT retrained every 6 results (one block held
@@ -70,7 +51,7 @@ std::string CampaignYaml(const ScratchDir& dir) {
 }
 
 TEST(ReportPageTest, ChromiumRendersEveryChartWithData) {
-  if (Shell("command -v chromium", ScratchDir()).exit_code != 0) {
+  if (RunShell("command -v chromium", ScratchDir()).exit_code != 0) {
     GTEST_SKIP() << "chromium is not installed (ops/setup.sh installs it): the page cannot be "
                     "rendered";
   }
@@ -95,7 +76,7 @@ TEST(ReportPageTest, ChromiumRendersEveryChartWithData) {
   const CommandRun report = Farmctl("report " + id + " --output " + page, endpoint, dir);
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("wrote " + page), std::string::npos) << report.output;
-  const std::string html = ReadText(page);
+  const std::string html = ReadFileBytes(page).value();
   EXPECT_EQ(html.find("<script"), std::string::npos) << "self-contained, no scripts";
   EXPECT_EQ(html.find(" src="), std::string::npos) << "self-contained, nothing loaded";
   EXPECT_NE(html.find("OUT_OF_MEMORY"), std::string::npos);
@@ -103,7 +84,7 @@ TEST(ReportPageTest, ChromiumRendersEveryChartWithData) {
   const std::string check = std::string("python3 ") + SCHEDFARM_SOURCE_DIR +
                             "/tests/farmctl/report_page_check.py ";
   const CommandRun rendered =
-      Shell(check + page + " --expect best-so-far-1 --expect best-so-far-2 --expect best-so-far-3" +
+      RunShell(check + page + " --expect best-so-far-1 --expect best-so-far-2 --expect best-so-far-3" +
                 " --expect runtime-distribution --expect failures-over-time" +
                 " --expect worker-throughput --expect model-pairwise_accuracy" +
                 " --screenshot " + dir.Sub("report.png"),
@@ -122,7 +103,7 @@ TEST(ReportPageTest, ChromiumRendersEveryChartWithData) {
     broken.replace(broken.find("stroke-width=\"2\"", line), 16, "stroke-width=\"0\"");
   }
   std::ofstream(dir.Sub("broken.html")) << broken;
-  const CommandRun refused = Shell(check + dir.Sub("broken.html") + " --expect no-such-chart", dir);
+  const CommandRun refused = RunShell(check + dir.Sub("broken.html") + " --expect no-such-chart", dir);
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
   EXPECT_NE(refused.output.find("chart no-such-chart is missing"), std::string::npos)
       << refused.output;
