@@ -1,8 +1,10 @@
-// farm-coordinator's core: one ROUTER socket for workers and clients, the RocksDB
+// farm-coordinator's process: one ROUTER socket for workers and clients, the RocksDB
 // store, the campaigns and their dispatch queues, the worker registry with liveness,
 // leases against credits, exactly-once results acknowledged after a group-committed
 // durable write, and the control API farmctl speaks. One thread runs the loop; a
-// second one writes to the store (coordinator/group_commit.h).
+// second one writes to the store (coordinator/group_commit.h). The rules live in
+// coordinator/worker_protocol.h and coordinator/control_api.h; this is the process
+// around them.
 #pragma once
 
 #include <atomic>
