@@ -45,8 +45,6 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     entry.id = PipelineId(*entry.graph);
     entry.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
     entry.spec = std::move(spec);
-    entry.progress.set_pipeline_id(entry.id);
-    entry.progress.set_name(entry.spec.name());
     if (run->entry_by_id_.count(entry.id)) continue;  // listed twice: one entry
     run->entry_by_id_[entry.id] = run->entries_.size();
     run->specs_.push_back(entry.spec);
@@ -128,6 +126,7 @@ void CampaignRun::Restore(CandidateRecord record) {
     record.set_state(CANDIDATE_QUEUED);
     record.clear_lease_id();
   }
+  if (record.candidate().has_audit()) live_audits_.insert(key);
   Enqueue(key, record);
   live_[key] = std::move(record);
 }
@@ -138,43 +137,22 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
     ++failures_[MeasurementStatus_Name(measurement.status())];
   }
   if (it == entry_by_id_.end() || measurement.status() != OK) return;
-  PipelineProgress& progress = entries_[it->second].progress;
   const double median = measurement.stats().median_seconds();
   if (!std::isfinite(median) || median <= 0) return;
-  progress.set_measured(progress.measured() + 1);
-  const std::string& origin = measurement.candidate().origin();
-  if (Contains(config_.baselines(), origin) || origin == kReferenceOrigin) {
-    auto& baselines = *progress.mutable_baseline_seconds();
-    auto found = baselines.find(origin);
-    if (found == baselines.end() || median < found->second) baselines[origin] = median;
-  }
-  // A schedule measured again stands for the geometric mean of its measurements'
-  // medians, as for the near-tie rule (search/near_ties.h).
-  const std::string& hash = measurement.candidate().schedule_hash();
-  PipelineEntry::Runtime& runtime = entries_[it->second].runtimes[hash];
-  runtime.sum_log_seconds += std::log(median);
-  ++runtime.count;
-  if (runtime.origin.empty()) runtime.origin = origin;  // of its first measurement
-  const double estimate = runtime.Seconds();
-  if (hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
-    progress.set_best_seconds(0);  // the best got slower: the fastest of all again
-    for (const auto& [other, measured] : entries_[it->second].runtimes) {
-      const double seconds = measured.Seconds();
-      if (progress.best_seconds() > 0 && seconds >= progress.best_seconds()) continue;
-      progress.set_best_seconds(seconds);
-      progress.set_best_schedule_hash(other);
-      progress.set_best_origin(measured.origin);
-    }
-  } else if (progress.best_seconds() == 0 || estimate < progress.best_seconds()) {
-    progress.set_best_seconds(estimate);
-    progress.set_best_schedule_hash(hash);
-    progress.set_best_origin(runtime.origin);  // a re-measurement's is "remeasure"
-  }
+  entries_[it->second].ok_results.push_back({measurement.candidate().schedule_hash(),
+                                             measurement.candidate().origin(),
+                                             measurement.host().worker_id(), std::log(median)});
 }
 
 const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {
   Enqueue(key, record);
-  campaign_.mutable_counters()->set_proposed(campaign_.counters().proposed() + 1);
+  CampaignCounters* counters = campaign_.mutable_counters();
+  if (record.candidate().has_audit()) {
+    live_audits_.insert(key);
+    counters->set_audits(counters->audits() + 1);
+  } else {
+    counters->set_proposed(counters->proposed() + 1);
+  }
   return live_[key] = std::move(record);
 }
 
@@ -271,6 +249,10 @@ CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64
     *why = "repeat is negative";
     return ProposalOutcome::kRefused;
   }
+  if (candidate.repeat() >= kAuditRepeatBase || candidate.has_audit()) {
+    *why = "repeats from " + std::to_string(kAuditRepeatBase) + " up are the coordinator's audits";
+    return ProposalOutcome::kRefused;
+  }
   if (candidate.repeat() > 0 &&
       !final_.count(Key(candidate.pipeline_id(),
                         store_keys::CandidateSlot(candidate.schedule_hash(),
@@ -301,17 +283,24 @@ void CampaignRun::Propose(size_t ready_target, int64_t now_ms, const ProposalVis
   }
 }
 
-const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t now_ms) {
-  while (true) {
+const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t now_ms,
+                                          const HostFingerprint& host) {
+  // Audits this host may not take, put back once a candidate is found.
+  std::vector<std::string> passed_over;
+  std::vector<std::pair<int64_t, std::string>> retries_passed_over;
+  CandidateRecord* leased = nullptr;
+  while (leased == nullptr) {
     std::string key;
+    bool from_retries = false;
     if (!retries_.empty() && retries_.top().first <= now_ms) {
       key = retries_.top().second;
+      from_retries = true;
       retries_.pop();
     } else if (!queue_.empty()) {
       key = std::move(queue_.front());
       queue_.pop_front();
     } else {
-      return nullptr;
+      break;
     }
     CandidateRecord* record = Live(key);
     // A key whose candidate went final or leased meanwhile (a late result) is stale.
@@ -319,14 +308,56 @@ const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t n
         (record->state() != CANDIDATE_QUEUED && record->state() != CANDIDATE_RETRY)) {
       continue;
     }
-    --waiting_;
-    ++leased_;
-    record->set_state(CANDIDATE_LEASED);
-    record->set_lease_id(lease_id);
-    record->set_attempts(record->attempts() + 1);
-    record->set_updated_unix_ms(now_ms);
-    return record;
+    if (!AuditFor(record->candidate(), host)) {
+      if (from_retries) {
+        retries_passed_over.emplace_back(record->next_attempt_unix_ms(), std::move(key));
+      } else {
+        passed_over.push_back(std::move(key));
+      }
+      continue;
+    }
+    leased = record;
   }
+  queue_.insert(queue_.begin(), passed_over.begin(), passed_over.end());
+  for (auto& retry : retries_passed_over) retries_.push(std::move(retry));
+  if (leased == nullptr) return nullptr;
+  --waiting_;
+  ++leased_;
+  leased->set_state(CANDIDATE_LEASED);
+  leased->set_lease_id(lease_id);
+  leased->set_attempts(leased->attempts() + 1);
+  leased->set_updated_unix_ms(now_ms);
+  return leased;
+}
+
+bool CampaignRun::AuditFor(const Candidate& candidate, const HostFingerprint& host) {
+  if (!candidate.has_audit()) return true;
+  if (host.cpu_model() != candidate.audit().cpu_model()) return false;
+  for (const AuditedResult& result : candidate.audit().results()) {
+    if (result.worker_id() == host.worker_id()) return false;
+  }
+  return true;
+}
+
+bool CampaignRun::AddAudit(const Candidate& audited, Audit audit, int64_t now_ms,
+                           const ProposalVisitor& added) {
+  Candidate candidate = audited;
+  candidate.set_repeat(audited.repeat() < kAuditRepeatBase ? kAuditRepeatBase + 2 * audited.repeat()
+                                                           : audited.repeat() + 1);
+  candidate.set_origin(kAuditOrigin);
+  candidate.clear_model_version();
+  candidate.clear_prediction();
+  candidate.clear_acquisition();
+  candidate.clear_acquisition_score();
+  *candidate.mutable_audit() = std::move(audit);
+  const std::string key = Key(candidate);
+  if (live_.count(key) || final_.count(key)) return false;
+  CandidateRecord record;
+  *record.mutable_candidate() = std::move(candidate);
+  record.set_state(CANDIDATE_QUEUED);
+  record.set_updated_unix_ms(now_ms);
+  added(Add(key, std::move(record)));
+  return true;
 }
 
 void CampaignRun::Unlease(const std::string& pipeline_id, const std::string& slot,
@@ -345,13 +376,14 @@ void CampaignRun::Unlease(const std::string& pipeline_id, const std::string& slo
 }
 
 void CampaignRun::Finalize(const std::string& key, CandidateState state) {
+  final_.insert(key);
+  live_.erase(key);
+  if (live_audits_.erase(key) > 0) return;  // not one of the budget's
   CampaignCounters* counters = campaign_.mutable_counters();
   if (state == CANDIDATE_MEASURED) counters->set_measured(counters->measured() + 1);
   if (state == CANDIDATE_FAILED) counters->set_failed(counters->failed() + 1);
   if (state == CANDIDATE_QUARANTINED) counters->set_quarantined(counters->quarantined() + 1);
   counters->set_finished(counters->finished() + 1);
-  final_.insert(key);
-  live_.erase(key);
 }
 
 void CampaignRun::FailAttempt(CandidateRecord& record, MeasurementStatus status,
@@ -440,7 +472,7 @@ CampaignRun::ResultOutcome CampaignRun::RecordResult(const Measurement& measurem
 }
 
 const char* CampaignRun::DoneReason() const {
-  if (campaign_.counters().finished() >= Budget()) return "budget used";
+  if (campaign_.counters().finished() >= Budget() && live_audits_.empty()) return "budget used";
   if (!live_.empty()) return nullptr;
   if (strategy_complete_) return "the strategy has nothing left";
   for (const PipelineEntry& entry : entries_) {
@@ -459,10 +491,44 @@ bool CampaignRun::Finished(const std::string& pipeline_id, const std::string& sl
   return final_.count(Key(pipeline_id, slot)) > 0;
 }
 
-std::vector<PipelineProgress> CampaignRun::Progress() const {
-  std::vector<PipelineProgress> progress;
-  for (const PipelineEntry& entry : entries_) progress.push_back(entry.progress);
-  return progress;
+std::vector<PipelineProgress> CampaignRun::Progress(
+    const std::unordered_set<std::string>& excluded_hosts) const {
+  std::vector<PipelineProgress> all;
+  for (const PipelineEntry& entry : entries_) {
+    PipelineProgress& progress = all.emplace_back();
+    progress.set_pipeline_id(entry.id);
+    progress.set_name(entry.spec.name());
+    // A schedule measured again stands for the geometric mean of its measurements'
+    // medians, as for the near-tie rule (search/near_ties.h); its origin is its first's.
+    struct Runtime {
+      double sum_log_seconds = 0;
+      int count = 0;
+      const std::string* origin = nullptr;
+    };
+    std::map<std::string, Runtime> runtimes;
+    auto& baselines = *progress.mutable_baseline_seconds();
+    for (const OkResult& result : entry.ok_results) {
+      if (excluded_hosts.count(result.worker_id)) continue;
+      progress.set_measured(progress.measured() + 1);
+      const double seconds = std::exp(result.log_seconds);
+      if (Contains(config_.baselines(), result.origin) || result.origin == kReferenceOrigin) {
+        auto found = baselines.find(result.origin);
+        if (found == baselines.end() || seconds < found->second) baselines[result.origin] = seconds;
+      }
+      Runtime& runtime = runtimes[result.hash];
+      runtime.sum_log_seconds += result.log_seconds;
+      ++runtime.count;
+      if (runtime.origin == nullptr) runtime.origin = &result.origin;
+    }
+    for (const auto& [hash, runtime] : runtimes) {
+      const double seconds = std::exp(runtime.sum_log_seconds / runtime.count);
+      if (progress.best_seconds() > 0 && seconds >= progress.best_seconds()) continue;
+      progress.set_best_seconds(seconds);
+      progress.set_best_schedule_hash(hash);
+      progress.set_best_origin(*runtime.origin);
+    }
+  }
+  return all;
 }
 
 double CampaignRun::ResultsPerSecond(int64_t now_ms) {

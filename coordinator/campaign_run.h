@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "coordinator/host_audit.h"
 #include "pipeline/graph.h"
 #include "schedfarm.pb.h"
 #include "scheduler/schedule_space.h"
@@ -83,9 +84,20 @@ class CampaignRun {
   ProposalOutcome AddProposal(Candidate candidate, int64_t now_ms, const ProposalVisitor& added,
                               std::string* why);
 
-  // The next candidate ready at `now_ms` (a due retry first), now LEASED under
-  // `lease_id`; nullptr when none is ready.
-  const CandidateRecord* Lease(const std::string& lease_id, int64_t now_ms);
+  // The next candidate ready at `now_ms` for a worker of `host` (a due retry first),
+  // now LEASED under `lease_id`; nullptr when none is ready. An audit goes only to a
+  // host of its CPU model that has not measured it yet.
+  const CandidateRecord* Lease(const std::string& lease_id, int64_t now_ms,
+                               const HostFingerprint& host = HostFingerprint());
+  // Whether a worker of `host` may measure the candidate (an audit: not the hosts it
+  // checks, and only their CPU model).
+  static bool AuditFor(const Candidate& candidate, const HostFingerprint& host);
+  // Queues an audit of `audited` (coordinator/host_audit.h): the same schedule to be
+  // measured by another host, with the results it checks. Audits are beyond the budget
+  // and counted apart (counters.audits), and a campaign is done only once its audits
+  // are. False when that audit exists already.
+  bool AddAudit(const Candidate& audited, Audit audit, int64_t now_ms,
+                const ProposalVisitor& added);
   // A lease that was never delivered goes back to the front of the queue. A candidate
   // is named by its pipeline and slot (store_keys::CandidateSlot: hash and repeat).
   void Unlease(const std::string& pipeline_id, const std::string& slot,
@@ -126,28 +138,29 @@ class CampaignRun {
   // Whether the candidate reached a final state (measured, failed or quarantined).
   bool Finished(const std::string& pipeline_id, const std::string& slot) const;
 
-  // Progress, for status replies (best runtime and baselines per pipeline).
-  std::vector<PipelineProgress> Progress() const;
+  // Progress, for status replies (best runtime and baselines per pipeline), without the
+  // results of `excluded_hosts` (worker ids).
+  std::vector<PipelineProgress> Progress(
+      const std::unordered_set<std::string>& excluded_hosts = {}) const;
   const std::map<std::string, int64_t>& failures_by_status() const { return failures_; }
   // Results recorded in the minute before `now_ms`, per second.
   double ResultsPerSecond(int64_t now_ms);
 
  private:
+  // An OK measurement, as progress needs it.
+  struct OkResult {
+    std::string hash;
+    std::string origin;
+    std::string worker_id;
+    double log_seconds = 0;  // of its median
+  };
   struct PipelineEntry {
     PipelineSpec spec;
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
     std::unique_ptr<ScheduleSpace> space;
     RandomSearch random;  // the random strategy's stream of this pipeline
-    PipelineProgress progress;
-    // Each OK-measured schedule (by hash): its medians' log sum and count, its origin.
-    struct Runtime {
-      double sum_log_seconds = 0;
-      int count = 0;
-      std::string origin;
-      double Seconds() const { return std::exp(sum_log_seconds / count); }
-    };
-    std::map<std::string, Runtime> runtimes;
+    std::vector<OkResult> ok_results;
   };
 
   CampaignRun(Campaign campaign, CampaignConfig config);
@@ -165,7 +178,8 @@ class CampaignRun {
   const CandidateRecord& Add(const std::string& key, CandidateRecord record);
   void ProposeBaselines(int64_t now_ms, const ProposalVisitor& added);
   bool ProposeRandom(int64_t now_ms, const ProposalVisitor& added);
-  int64_t InPlay() const { return static_cast<int64_t>(live_.size()); }
+  // Candidates of the budget not final yet (audits are beyond the budget).
+  int64_t InPlay() const { return static_cast<int64_t>(live_.size() - live_audits_.size()); }
   int64_t Budget() const { return config_.budget().benchmarks(); }
 
   Campaign campaign_;
@@ -176,6 +190,7 @@ class CampaignRun {
   // Candidates not yet final, by Key; final ones are only remembered by Key.
   std::unordered_map<std::string, CandidateRecord> live_;
   std::unordered_set<std::string> final_;
+  std::unordered_set<std::string> live_audits_;  // the keys of live_ that are audits
   std::deque<std::string> queue_;  // QUEUED keys, oldest first
   // RETRY keys by due time, earliest first.
   std::priority_queue<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, std::string>>,

@@ -106,6 +106,9 @@ ClientReply ControlApi::Handle(const ClientRequest& request, bool* deferred) {
     case ClientRequest::kComplete:
       reply = HandleComplete(request.complete(), deferred);
       break;
+    case ClientRequest::kClearWorker:
+      reply = HandleClearWorker(request.clear_worker(), deferred);
+      break;
     case ClientRequest::BODY_NOT_SET:
       reply.set_code(CLIENT_INVALID_ARGUMENT);
       reply.set_error("the request has no body");
@@ -228,12 +231,13 @@ ClientReply ControlApi::HandleStatus(const StatusRequest& request) {
     return a->campaign().submitted_unix_ms() > b->campaign().submitted_unix_ms();
   });
   const int64_t now = clock_.NowMs();
+  const std::unordered_set<std::string> flagged = farm_.FlaggedHosts();
   for (CampaignRun* run : runs) {
     CampaignStatus* entry = status->add_campaigns();
     *entry->mutable_campaign() = run->campaign();
     entry->mutable_campaign()->mutable_counters()->set_queued(static_cast<int64_t>(run->waiting()));
     entry->mutable_campaign()->mutable_counters()->set_leased(static_cast<int64_t>(run->leased()));
-    for (PipelineProgress& progress : run->Progress()) {
+    for (PipelineProgress& progress : run->Progress(flagged)) {
       *entry->add_pipelines() = std::move(progress);
     }
     for (const auto& [name, count] : run->failures_by_status()) {
@@ -247,6 +251,20 @@ ClientReply ControlApi::HandleStatus(const StatusRequest& request) {
   return reply;
 }
 
+namespace {
+
+void AddWorkerStatus(const WorkerEntry& worker, WorkersReply* reply) {
+  WorkerStatus* entry = reply->add_workers();
+  *entry->mutable_record() = worker.record;
+  entry->mutable_record()->set_last_seen_unix_ms(
+      std::max(worker.record.last_seen_unix_ms(), worker.last_heard_ms));
+  entry->set_state(StateOf(worker));
+  entry->set_credits(worker.credits);
+  entry->set_leases(static_cast<int32_t>(worker.leases.size()));
+}
+
+}  // namespace
+
 ClientReply ControlApi::HandleWorkers() {
   ClientReply reply;
   reply.mutable_workers();  // an empty list is still an answer
@@ -254,15 +272,31 @@ ClientReply ControlApi::HandleWorkers() {
   for (const auto& [id, worker] : farm_.workers) sorted.push_back(&worker);
   std::sort(sorted.begin(), sorted.end(),
             [](const WorkerEntry* a, const WorkerEntry* b) { return a->id < b->id; });
-  for (const WorkerEntry* worker : sorted) {
-    WorkerStatus* entry = reply.mutable_workers()->add_workers();
-    *entry->mutable_record() = worker->record;
-    entry->mutable_record()->set_last_seen_unix_ms(
-        std::max(worker->record.last_seen_unix_ms(), worker->last_heard_ms));
-    entry->set_state(StateOf(*worker));
-    entry->set_credits(worker->credits);
-    entry->set_leases(static_cast<int32_t>(worker->leases.size()));
+  for (const WorkerEntry* worker : sorted) AddWorkerStatus(*worker, reply.mutable_workers());
+  return reply;
+}
+
+ClientReply ControlApi::HandleClearWorker(const ClearWorker& request, bool* deferred) {
+  auto found = farm_.workers.find(request.worker_id());
+  if (found == farm_.workers.end()) {
+    return Refuse(CLIENT_NOT_FOUND, "no worker '" + request.worker_id() + "'");
   }
+  WorkerRecord& record = found->second.record;
+  const std::string was = record.flagged() ? "flagged: " + record.flag_reason() : "not flagged";
+  record.clear_audits_agreed();
+  record.clear_audits_deviated();
+  record.clear_audits_inconclusive();
+  record.clear_audit_log_ratio_sum();
+  record.clear_audits_timed();
+  record.clear_flagged();
+  record.clear_flag_reason();
+  record.clear_flagged_unix_ms();
+  writes_.WorkerChanged(request.worker_id());
+  writes_.AddEvent(clock_.NowMs(), "host_cleared", "", request.worker_id(), "", was);
+  LogEvent("info", "host_cleared", {{"worker", request.worker_id()}, {"was", was}});
+  *deferred = true;
+  ClientReply reply;
+  AddWorkerStatus(found->second, reply.mutable_workers());
   return reply;
 }
 
@@ -274,6 +308,7 @@ ClientReply ControlApi::HandleBest(const BestRequest& request) {
   const CampaignRun& run = *found->second;
   const size_t k =
       static_cast<size_t>(std::clamp(request.k() == 0 ? 1 : request.k(), 1, kMaxBestK));
+  const std::unordered_set<std::string> flagged = farm_.FlaggedHosts();
   ClientReply reply;
   BestReply* best = reply.mutable_best();
   bool any = false;
@@ -281,13 +316,24 @@ ClientReply ControlApi::HandleBest(const BestRequest& request) {
     if (!request.pipeline_id().empty() && pipeline_id != request.pipeline_id()) continue;
     any = true;
     *best->add_pipelines() = *run.pipeline(pipeline_id);
-    StatusOr<std::vector<StoredMeasurement>> measurements =
-        store_.BestMeasurements(pipeline_id, k, run.id());
-    if (!measurements.ok()) return Refuse(CLIENT_INTERNAL, measurements.status().message());
-    for (StoredMeasurement& m : *measurements) {
-      StoredMeasurementRecord* row = best->add_best();
-      row->set_seq(m.seq);
-      *row->mutable_measurement() = std::move(m.measurement);
+    // The k best of hosts not flagged: more are read while flagged ones push them out.
+    for (size_t asked = k;; asked *= 4) {
+      StatusOr<std::vector<StoredMeasurement>> measurements =
+          store_.BestMeasurements(pipeline_id, asked, run.id());
+      if (!measurements.ok()) return Refuse(CLIENT_INTERNAL, measurements.status().message());
+      std::vector<StoredMeasurement> trusted;
+      for (StoredMeasurement& m : *measurements) {
+        if (trusted.size() < k && !flagged.count(m.measurement.host().worker_id())) {
+          trusted.push_back(std::move(m));
+        }
+      }
+      if (trusted.size() < k && measurements->size() == asked) continue;
+      for (StoredMeasurement& m : trusted) {
+        StoredMeasurementRecord* row = best->add_best();
+        row->set_seq(m.seq);
+        *row->mutable_measurement() = std::move(m.measurement);
+      }
+      break;
     }
   }
   if (!any) {

@@ -1,6 +1,7 @@
 // The control API farmctl and farm-learner speak (docs/FARMCTL.md): submitting,
-// pausing, resuming, cancelling and completing campaigns, status and workers, best
-// schedules and exports, proposals, models, value rounds, candidates and backups.
+// pausing, resuming, cancelling and completing campaigns, status and workers (and
+// clearing a flagged host), best schedules (of hosts not flagged) and exports,
+// proposals, models, value rounds, candidates and backups.
 // Reads come from the farm's memory and the store; what changes goes through
 // PendingWrites, and a reply that must wait for those writes says so. A retried pause,
 // resume, cancel or backup (same request id) gets the first outcome again.
@@ -44,6 +45,7 @@ class ControlApi {
   ClientReply HandleCandidates(const CandidatesRequest& request);
   ClientReply HandleComplete(const CampaignRef& request, bool* deferred);
   ClientReply HandleBackup(const BackupRequest& request);
+  ClientReply HandleClearWorker(const ClearWorker& request, bool* deferred);
 
   FarmState& farm_;
   PendingWrites& writes_;

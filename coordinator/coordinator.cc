@@ -143,7 +143,8 @@ Status Coordinator::Impl::Open() {
   }
   protocol_ = std::make_unique<WorkerProtocol>(
       farm_, writes_, *this, clock_,
-      WorkerProtocolOptions{options_.heartbeat_interval_ms, options_.liveness, options_.retry},
+      WorkerProtocolOptions{options_.heartbeat_interval_ms, options_.liveness, options_.retry,
+                            options_.audit},
       metrics_.get());
   control_ = std::make_unique<ControlApi>(farm_, writes_, *store_, clock_);
   LogEvent("info", "coordinator_started",

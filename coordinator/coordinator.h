@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "coordinator/campaign_run.h"
+#include "coordinator/host_audit.h"
 #include "protocol/wire.h"
 
 namespace schedfarm {
@@ -30,6 +31,7 @@ struct CoordinatorOptions {
   int heartbeat_interval_ms = kHeartbeatIntervalMs;
   int liveness = kLiveness;  // missed heartbeats before a worker is dead
   RetryPolicy retry;
+  AuditOptions audit;  // hosts that lie (coordinator/host_audit.h)
   // Frames kept for a peer whose socket pipe is full; a peer past this is dropped.
   size_t max_queued_frames_per_peer = 10000;
   // "HOST:PORT" (port 0: any free one): serve Prometheus metrics there over HTTP

@@ -26,6 +26,14 @@ void FarmState::AddCampaign(std::unique_ptr<CampaignRun> run) {
   campaigns[id] = std::move(run);
 }
 
+std::unordered_set<std::string> FarmState::FlaggedHosts() const {
+  std::unordered_set<std::string> flagged;
+  for (const auto& [id, worker] : workers) {
+    if (worker.record.flagged()) flagged.insert(id);
+  }
+  return flagged;
+}
+
 void FinishCampaign(CampaignRun& run, CampaignState state, const std::string& why, int64_t now_ms,
                     PendingWrites& writes) {
   run.campaign().set_state(state);

@@ -61,6 +61,9 @@ struct FarmState {
   CampaignRun* FindCampaign(const std::string& id);
   // Adds a campaign last in the order of dispatch.
   void AddCampaign(std::unique_ptr<CampaignRun> run);
+  // The workers flagged by audits (coordinator/host_audit.h): their results count
+  // neither in the best nor in training.
+  std::unordered_set<std::string> FlaggedHosts() const;
 };
 
 // Ends a campaign (DONE or CANCELLED) at `now_ms`, with its event and log line.

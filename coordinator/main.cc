@@ -29,6 +29,13 @@ constexpr char kUsage[] =
     "  --liveness N            missed heartbeats before a worker is dead (default 3)\n"
     "  --quarantine-after N    failed attempts before a candidate is quarantined (default 3)\n"
     "  --retry-backoff-ms N    wait before the first retry, doubled at each (default 1000)\n"
+    "  --audit-every N         measure each host's first OK result and every N-th after it\n"
+    "                          again on another host of its CPU model, and flag hosts whose\n"
+    "                          times or outputs deviate (default 0: none; 20 costs about 5%\n"
+    "                          more benchmarks)\n"
+    "  --audit-tolerance-pct P times further apart than P% disagree (default 20)\n"
+    "  --audit-min-deviations N  audits a host must deviate in (and in 3/4 of its audits)\n"
+    "                          before it is flagged (default 3)\n"
     "  --metrics-endpoint HOST:PORT\n"
     "                          serve Prometheus metrics at http://HOST:PORT/metrics (port 0:\n"
     "                          any free one, logged as metrics_port at start)\n";
@@ -62,6 +69,9 @@ int Main(int argc, char** argv) {
                                   {"--liveness", true},
                                   {"--quarantine-after", true},
                                   {"--retry-backoff-ms", true},
+                                  {"--audit-every", true},
+                                  {"--audit-tolerance-pct", true},
+                                  {"--audit-min-deviations", true},
                                   {"--metrics-endpoint", true},
                                   {"--help", false}});
   if (!flags.error.empty()) return UsageError(flags.error);
@@ -79,14 +89,18 @@ int Main(int argc, char** argv) {
   if (options.curve_key.empty() != options.allow_list.empty()) {
     return UsageError("--curve-key and --allow-list go together (secure mode)");
   }
-  long long max_kb, heartbeat_ms, liveness, quarantine, backoff;
+  long long max_kb, heartbeat_ms, liveness, quarantine, backoff, audit_every, tolerance_pct,
+      min_deviations;
   std::string error;
   if (!IntFlag(flags, "--max-message-kb", 1, 1 << 20, kDefaultMaxMessageBytes >> 10, &max_kb,
                &error) ||
       !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms, &error) ||
       !IntFlag(flags, "--liveness", 1, 100, kLiveness, &liveness, &error) ||
       !IntFlag(flags, "--quarantine-after", 1, 100, 3, &quarantine, &error) ||
-      !IntFlag(flags, "--retry-backoff-ms", 0, 3600000, 1000, &backoff, &error)) {
+      !IntFlag(flags, "--retry-backoff-ms", 0, 3600000, 1000, &backoff, &error) ||
+      !IntFlag(flags, "--audit-every", 0, 1000000, 0, &audit_every, &error) ||
+      !IntFlag(flags, "--audit-tolerance-pct", 1, 1000, 20, &tolerance_pct, &error) ||
+      !IntFlag(flags, "--audit-min-deviations", 1, 1000, 3, &min_deviations, &error)) {
     return UsageError(error);
   }
   options.max_message_bytes = static_cast<size_t>(max_kb) << 10;
@@ -94,6 +108,9 @@ int Main(int argc, char** argv) {
   options.liveness = static_cast<int>(liveness);
   options.retry.quarantine_after = static_cast<int>(quarantine);
   options.retry.backoff_ms = backoff;
+  options.audit.every = static_cast<int>(audit_every);
+  options.audit.tolerance = tolerance_pct / 100.0;
+  options.audit.min_deviations = static_cast<int>(min_deviations);
 
   RaiseOpenFileLimit();
   StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Start(options);

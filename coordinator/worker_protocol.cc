@@ -169,34 +169,30 @@ void WorkerProtocol::HandleResult(WorkerEntry& worker, const Measurement& measur
     writes_.DeferToWorker(worker.id, ack);  // nothing to record: the worker may forget it
     return;
   }
+  Measurement stored = measurement;
+  if (stored.host().worker_id().empty()) *stored.mutable_host() = worker.record.host();
   CandidateRecord record;
-  const CampaignRun::ResultOutcome outcome =
-      run->RecordResult(measurement, options_.retry, now, &record);
+  const CampaignRun::ResultOutcome outcome = run->RecordResult(stored, options_.retry, now, &record);
   if (outcome == CampaignRun::ResultOutcome::kRecorded) {
-    if (measurement.host().worker_id().empty()) {
-      Measurement stored = measurement;
-      *stored.mutable_host() = worker.record.host();
-      writes_.batch().AddMeasurement(stored);
-    } else {
-      writes_.batch().AddMeasurement(measurement);
-    }
+    writes_.batch().AddMeasurement(stored);
     writes_.batch().PutCandidate(record);
     writes_.CampaignChanged(run->id());
-    if (measurement.status() == OK) {
+    if (stored.status() == OK) {
       worker.record.set_results_ok(worker.record.results_ok() + 1);
     } else {
-      (*worker.record.mutable_failures_by_status())[MeasurementStatus_Name(measurement.status())]++;
+      (*worker.record.mutable_failures_by_status())[MeasurementStatus_Name(stored.status())]++;
     }
     worker.record.set_last_seen_unix_ms(now);
     writes_.WorkerChanged(worker.id);
     ++results_recorded_;
-    if (metrics_) metrics_->ResultRecorded(MeasurementStatus_Name(measurement.status()), lease_seconds);
+    if (metrics_) metrics_->ResultRecorded(MeasurementStatus_Name(stored.status()), lease_seconds);
     if (record.state() == CANDIDATE_QUARANTINED) {
       writes_.AddEvent(now, "quarantined", run->id(), worker.id, lease_id,
                        record.candidate().pipeline_id() + " " + record.candidate().schedule_hash() +
                            " after " + std::to_string(record.failures()) + " failures, last " +
                            MeasurementStatus_Name(record.last_status()));
     }
+    AuditResult(*run, stored, worker);
     FinishIfDone(*run, now, writes_);
   } else {
     writes_.AddEvent(now,
@@ -204,11 +200,82 @@ void WorkerProtocol::HandleResult(WorkerEntry& worker, const Measurement& measur
                          ? "duplicate_result"
                          : "result_for_unknown_candidate",
                      run->id(), worker.id, lease_id,
-                     measurement.candidate().pipeline_id() + " " +
-                         measurement.candidate().schedule_hash() + " " +
-                         MeasurementStatus_Name(measurement.status()));
+                     stored.candidate().pipeline_id() + " " + stored.candidate().schedule_hash() +
+                         " " + MeasurementStatus_Name(stored.status()));
   }
   writes_.DeferToWorker(worker.id, ack, now);
+}
+
+void WorkerProtocol::AuditResult(CampaignRun& run, const Measurement& measurement,
+                                 const WorkerEntry& worker) {
+  if (!AuditComparable(measurement.status())) return;  // a failed attempt is retried
+  if (measurement.candidate().has_audit()) {
+    JudgeAuditResult(run, measurement);
+    return;
+  }
+  if (measurement.status() != OK || !AuditsResult(options_.audit, worker.record.results_ok())) {
+    return;
+  }
+  Audit audit;
+  audit.set_cpu_model(worker.record.host().cpu_model());
+  AuditedResult* first = audit.add_results();
+  first->set_worker_id(worker.id);
+  first->set_status(OK);
+  first->set_seconds(measurement.stats().min_seconds());
+  QueueAudit(run, measurement.candidate(), audit);
+}
+
+bool WorkerProtocol::QueueAudit(CampaignRun& run, const Candidate& audited, const Audit& audit) {
+  if (run.campaign().state() != CAMPAIGN_RUNNING) return false;
+  Candidate probe;
+  *probe.mutable_audit() = audit;
+  bool host = false;
+  for (const auto& [id, worker] : farm_.workers) {
+    host = host || (worker.alive && run.Accepts(worker.record.host()) &&
+                    CampaignRun::AuditFor(probe, worker.record.host()));
+  }
+  if (!host) return false;
+  const bool added = run.AddAudit(audited, audit, clock_.NowMs(), [&](const CandidateRecord& record) {
+    writes_.batch().PutCandidate(record);
+  });
+  if (!added) return false;
+  writes_.CampaignChanged(run.id());
+  farm_.dispatch_needed = true;
+  return true;
+}
+
+void WorkerProtocol::JudgeAuditResult(CampaignRun& run, const Measurement& measurement) {
+  const int64_t now = clock_.NowMs();
+  Audit audit = measurement.candidate().audit();
+  AuditedResult* latest = audit.add_results();
+  latest->set_worker_id(measurement.host().worker_id());
+  latest->set_status(measurement.status());
+  latest->set_seconds(measurement.stats().min_seconds());
+  AuditVerdict verdict = JudgeAudit(audit, options_.audit.tolerance);
+  if (verdict.needs_another_host) {
+    if (QueueAudit(run, measurement.candidate(), audit)) return;
+    for (const AuditedResult& r : audit.results()) verdict.inconclusive.push_back(r.worker_id());
+  }
+  std::string text = measurement.candidate().pipeline_id() + " " +
+                     measurement.candidate().schedule_hash() + ":";
+  for (const AuditedResult& r : audit.results()) {
+    text += " " + r.worker_id() + "=" +
+            (r.status() == OK ? std::to_string(r.seconds()) + "s"
+                              : MeasurementStatus_Name(r.status()));
+  }
+  writes_.AddEvent(now, "audit", run.id(), "", "",
+                   text + " (agreed " + std::to_string(verdict.agreed.size()) + ", deviated " +
+                       std::to_string(verdict.deviated.size()) + ")");
+  for (const AuditedResult& r : audit.results()) {
+    auto found = farm_.workers.find(r.worker_id());
+    if (found == farm_.workers.end()) continue;
+    WorkerRecord& record = found->second.record;
+    const bool flagged = CountAudit(options_.audit, verdict, r.worker_id(), now, &record);
+    writes_.WorkerChanged(r.worker_id());
+    if (!flagged) continue;
+    writes_.AddEvent(now, "host_flagged", run.id(), r.worker_id(), "", record.flag_reason());
+    LogEvent("warn", "host_flagged", {{"worker", r.worker_id()}, {"why", record.flag_reason()}});
+  }
 }
 
 void WorkerProtocol::HandleLeaseRefused(WorkerEntry& worker, const ErrorReply& error) {
@@ -340,7 +407,7 @@ void WorkerProtocol::Dispatch() {
           continue;
         }
         const std::string lease_id = lease_prefix_ + std::to_string(next_lease_++);
-        const CandidateRecord* record = run.Lease(lease_id, now);
+        const CandidateRecord* record = run.Lease(lease_id, now, worker.record.host());
         if (record == nullptr) continue;
         farm_.next_campaign = (farm_.next_campaign + k + 1) % order.size();
         std::string frame = EncodeLease(lease_id, record->candidate(),

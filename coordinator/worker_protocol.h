@@ -3,7 +3,8 @@
 // exactly once and acknowledged after its durable write, refused leases, liveness from
 // heartbeats, retries due, and the campaigns' wall time. No sockets and no clock of its
 // own: frames leave through an Outbox, records through PendingWrites and time comes from
-// a Clock, so that tests run these rules on simulated time.
+// a Clock, so that tests run these rules on simulated time. Hosts' results are audited
+// on other hosts (coordinator/host_audit.h).
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "common/clock.h"
 #include "coordinator/campaign_run.h"
 #include "coordinator/farm_state.h"
+#include "coordinator/host_audit.h"
 #include "coordinator/pending_writes.h"
 #include "schedfarm.pb.h"
 
@@ -34,6 +36,7 @@ struct WorkerProtocolOptions {
   int heartbeat_interval_ms = 1000;
   int liveness = 3;  // missed heartbeats before a worker is dead
   RetryPolicy retry;
+  AuditOptions audit;
 };
 
 class WorkerProtocol {
@@ -68,6 +71,12 @@ class WorkerProtocol {
   void HandleRegister(const std::string& peer, const Register& reg);
   void HandleResult(WorkerEntry& worker, const Measurement& measurement);
   void HandleLeaseRefused(WorkerEntry& worker, const ErrorReply& error);
+  // A recorded result, for the audits: a sampled OK result gets an audit on another
+  // host; an audit's result is judged, or disputed and measured on a third host.
+  void AuditResult(CampaignRun& run, const Measurement& measurement, const WorkerEntry& worker);
+  void JudgeAuditResult(CampaignRun& run, const Measurement& measurement);
+  // Queues `audit` of `audited` when an alive host the audit may go to exists.
+  bool QueueAudit(CampaignRun& run, const Candidate& audited, const Audit& audit);
   // A lease ends without a result: the candidate counts a failed attempt.
   void ReleaseLease(const std::string& lease_id, MeasurementStatus status, const std::string& why);
   void WorkerDead(WorkerEntry& worker, const std::string& why);

@@ -51,7 +51,9 @@ const char kUsage[] =
     "                         baseline (all pipelines of CAMPAIGN; 10 per campaign without)\n"
     "  watch [CAMPAIGN]       live view of CAMPAIGN (default: the newest), refreshed every\n"
     "        [--once]         second until it ends; --once renders once\n"
-    "  workers                the workers: state, cores, credits, leases, results, last seen\n"
+    "  workers                the workers: state, cores, credits, leases, results, audits by\n"
+    "                         other hosts (agreed/deviated) and trust, last seen\n"
+    "       [--clear WORKER]  trust a flagged worker again (its results count again)\n"
     "  best CAMPAIGN          the best schedule of each pipeline as Halide C++ source (a\n"
     "                         network campaign: the whole network's assembled schedule)\n"
     "       [--pipeline ID] [-k N]   one pipeline only; the N best (default 1)\n"
@@ -469,6 +471,15 @@ int RunWatch(Runner& r) {
 
 int RunWorkers(Runner& r) {
   ClientRequest request;
+  if (r.inv().Has("--clear")) {
+    const std::string worker = r.inv().Get("--clear");
+    if (worker.empty()) return r.Fail(kExitUsage, "workers: --clear needs a worker id");
+    request.mutable_clear_worker()->set_worker_id(worker);
+    int code = kExitOk;
+    const auto reply = r.Call(request, &ClientReply::has_workers, "workers --clear", &code);
+    if (!reply) return code;
+    return Print(r, *reply, "cleared " + worker + ": its results count again\n");
+  }
   request.mutable_workers();
   int code = kExitOk;
   const auto reply = r.Call(request, &ClientReply::has_workers, "workers", &code);
@@ -987,7 +998,7 @@ const std::vector<Command>& Commands() {
       {"check", {"FILE"}, {}, {}, true, RunCheck},
       {"status", {}, {"CAMPAIGN"}, {}, true, RunStatus},
       {"watch", {}, {"CAMPAIGN"}, {"--once"}, true, RunWatch},
-      {"workers", {}, {}, {}, true, RunWorkers},
+      {"workers", {}, {}, {"--clear"}, true, RunWorkers},
       {"best", {"CAMPAIGN"}, {}, {"--pipeline", "-k"}, true, RunBest},
       {"export", {"CAMPAIGN"}, {}, {"--format", "--output"}, false, RunExport},
       {"backup", {"DIR"}, {}, {}, true, RunBackup},

@@ -307,8 +307,10 @@ std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
   std::ostringstream out;
   std::map<WorkerState, int> counts;
   TextTable table({"WORKER", "HOST", "STATE", "CORES", "CREDITS", "LEASES", "OK", "FAILED",
-                   "LAST SEEN", "LABELS", "CPU"},
-                  {false, false, false, true, true, true, true, true, true, false, false});
+                   "AUDITS", "TRUST", "LAST SEEN", "LABELS", "CPU"},
+                  {false, false, false, true, true, true, true, true, true, false, true, false,
+                   false});
+  std::string flagged;
   for (const WorkerStatus& w : reply.workers()) {
     const WorkerRecord& r = w.record();
     int64_t failed = 0;
@@ -322,10 +324,15 @@ std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
                   " ago"
             : "never";
     ++counts[w.state()];
+    // Audits on other hosts (coordinator/host_audit.h): agreed/deviated.
+    const std::string audits =
+        std::to_string(r.audits_agreed()) + "/" + std::to_string(r.audits_deviated());
     table.Add({r.host().worker_id(), r.host().hostname(), WorkerStateText(w.state()),
                std::to_string(r.host().cores()), std::to_string(w.credits()),
                std::to_string(w.leases()), std::to_string(r.results_ok()), std::to_string(failed),
-               seen, labels.empty() ? "-" : labels, r.host().cpu_model()});
+               audits, r.flagged() ? "FLAGGED" : "ok", seen, labels.empty() ? "-" : labels,
+               r.host().cpu_model()});
+    if (r.flagged()) flagged += "flagged " + r.host().worker_id() + ": " + r.flag_reason() + "\n";
   }
   out << reply.workers_size() << (reply.workers_size() == 1 ? " worker:" : " workers:");
   for (const WorkerState state : kWorkerStates) {
@@ -334,6 +341,11 @@ std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
   }
   out << "\n";
   if (reply.workers_size() > 0) table.Print(out);
+  if (!flagged.empty()) {
+    out << flagged
+        << "a flagged host's results count neither in the best nor in training; once it is "
+           "fixed: farmctl workers --clear WORKER\n";
+  }
   return out.str();
 }
 

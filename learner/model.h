@@ -24,6 +24,7 @@ struct Sample {
   PipelineFeatures features;
   double seconds = 0;         // median runtime
   double stddev_seconds = 0;  // spread of its samples
+  std::string worker_id;      // the host that measured it; empty when unknown
 };
 
 struct TrainOptions {

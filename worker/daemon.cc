@@ -24,6 +24,16 @@
 namespace schedfarm {
 namespace {
 
+// A lying host's report (WorkerOptions::test_time_scale).
+void ScaleTimes(double factor, Measurement* m) {
+  SampleStats& stats = *m->mutable_stats();
+  stats.set_min_seconds(stats.min_seconds() * factor);
+  stats.set_median_seconds(stats.median_seconds() * factor);
+  stats.set_mean_seconds(stats.mean_seconds() * factor);
+  stats.set_stddev_seconds(stats.stddev_seconds() * factor);
+  for (double& seconds : *m->mutable_samples_seconds()) seconds *= factor;
+}
+
 using Clock = std::chrono::steady_clock;
 
 Clock::time_point After(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
@@ -247,6 +257,7 @@ struct WorkerDaemon::State {
       }
       *m.mutable_host() = options.host;
       m.set_lease_id(lease.lease_id());
+      if (options.test_time_scale != 1) ScaleTimes(options.test_time_scale, &m);
       LogEvent("info", "lease_finished",
                {{"lease", lease.lease_id()},
                 {"status", MeasurementStatus_Name(m.status())},

@@ -41,6 +41,9 @@ struct WorkerOptions {
   // Set: a replay worker. No sandbox starts; `host` is the dataset's, with
   // replay_dataset set to its id.
   std::shared_ptr<const LoadedDataset> replay;
+  // For tests of the coordinator's audits (coordinator/host_audit.h) only: every time
+  // this worker reports is multiplied by this factor, as a host that lies would do.
+  double test_time_scale = 1;
 };
 
 class WorkerDaemon {

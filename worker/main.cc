@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -51,6 +52,8 @@ constexpr char kUsage[] =
     "                          (farmctl keygen BASE; its .pub goes on the coordinator's\n"
     "                          allow-list)\n"
     "  --server-key FILE       secure mode: the coordinator's public key\n"
+    "  --test-time-scale F     tests of the coordinator's audits only: report every time\n"
+    "                          multiplied by F, as a host that lies would (default 1)\n"
     "  --replay FILE           answer leases from a recorded dataset instead of compiling\n"
     "                          and timing (docs/DATASETS.md): the worker registers as the\n"
     "                          dataset's host and serves only replay campaigns of that\n"
@@ -85,6 +88,7 @@ const std::map<std::string, bool> kFlags = {{"--coordinator", true},
                                             {"--curve-key", true},
                                             {"--server-key", true},
                                             {"--replay", true},
+                                            {"--test-time-scale", true},
                                             {"--fingerprint", false},
                                             {"--check-sandbox", false},
                                             {"--help", false}};
@@ -184,6 +188,15 @@ int Main(int argc, char** argv) {
   options.drain_timeout_ms = static_cast<int>(drain_s * 1000);
   options.result_resend_ms = static_cast<int>(resend_ms);
   options.replay = replay;
+  if (flags.values.count("--test-time-scale")) {
+    const std::string& value = flags.values.at("--test-time-scale");
+    char* end = nullptr;
+    options.test_time_scale = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(options.test_time_scale > 0) ||
+        options.test_time_scale > 100) {
+      return UsageError("--test-time-scale: '" + value + "' is not a number in (0, 100]");
+    }
+  }
   StatusOr<std::optional<CurveClientKeys>> keys = ReadCurveClientKeys(
       flags.get("--curve-key"), flags.get("--server-key"), "--curve-key", "--server-key");
   if (!keys.ok()) return UsageError(keys.status().message());

@@ -234,6 +234,7 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
                   {"error", sample.status().message()}});
         continue;
       }
+      sample->worker_id = m.host().worker_id();
       data.samples.push_back(std::move(sample).value());
       ++data.since_training;
     }
@@ -247,8 +248,20 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
 // becomes the campaign's scorer.
 Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>* table,
                                    const std::vector<std::string>& only) {
+  // Hosts flagged by the coordinator's audits (coordinator/host_audit.h) do not train.
+  ClientRequest workers_request;
+  workers_request.mutable_workers();
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply workers, Call(workers_request));
+  std::set<std::string> flagged;
+  for (const WorkerStatus& worker : workers.workers().workers()) {
+    if (worker.record().flagged()) flagged.insert(worker.record().host().worker_id());
+  }
+  std::vector<Sample> trusted;
+  for (const Sample& sample : data.samples) {
+    if (!flagged.count(sample.worker_id)) trusted.push_back(sample);
+  }
   std::vector<std::string> ids;
-  for (const Sample& sample : data.samples) ids.push_back(sample.pipeline_id);
+  for (const Sample& sample : trusted) ids.push_back(sample.pipeline_id);
   const std::set<std::string> distinct(ids.begin(), ids.end());
   PipelineSplit split;
   if (data.config.has_replay()) {  // held out of the campaign: every sample trains
@@ -261,7 +274,7 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   }
   std::vector<Sample> train;
   std::vector<Sample> held_out;
-  SCHEDFARM_RETURN_IF_ERROR(SplitSamples(data.samples, split, &train, &held_out));
+  SCHEDFARM_RETURN_IF_ERROR(SplitSamples(trusted, split, &train, &held_out));
   if (data.config.has_replay()) {
     held_out = data.replay_held_out;
     split.held_out.assign(data.config.replay().held_out_pipelines().begin(),

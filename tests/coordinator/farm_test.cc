@@ -279,6 +279,88 @@ TEST_F(FarmTest, CampaignRunsToCompletion) {
   EXPECT_EQ(ok, counters.measured());
 }
 
+// Hosts that lie (coordinator/host_audit.h): three workers of one CPU model, one of
+// them reporting half of every time it measures. Every OK result is audited on another
+// host; the liar is flagged, the honest hosts are not, and the liar's results leave
+// the best until it is cleared.
+TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
+  StartCoordinator({"--audit-every", "1"});
+  std::unique_ptr<ChildProcess> a = StartWorker("honest-a");
+  std::unique_ptr<ChildProcess> b = StartWorker("honest-b");
+  std::unique_ptr<ChildProcess> liar = StartWorker("liar", {"--test-time-scale", "0.5"});
+  WaitForWorkers(3);
+  const std::string id = Submit(Campaign(9, 5, "5ms"));
+  std::optional<CampaignStatus> status = WaitFor(id, Done, 400);
+  ASSERT_TRUE(status.has_value());
+  const CampaignCounters& counters = status->campaign().counters();
+  EXPECT_EQ(counters.finished(), 9) << "audits are beyond the budget";
+  EXPECT_GT(counters.audits(), 0);
+
+  ClientRequest workers;
+  workers.mutable_workers();
+  std::optional<ClientReply> reply = client_->Call(workers);
+  ASSERT_TRUE(reply.has_value());
+  std::map<std::string, WorkerRecord> records;
+  for (const WorkerStatus& w : reply->workers().workers()) {
+    records[w.record().host().worker_id()] = w.record();
+  }
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_TRUE(records["liar"].flagged()) << records["liar"].ShortDebugString() << "\n"
+                                         << coordinator_->Log();
+  EXPECT_NE(records["liar"].flag_reason().find("times 0."), std::string::npos)
+      << records["liar"].flag_reason();
+  for (const char* honest : {"honest-a", "honest-b"}) {
+    EXPECT_FALSE(records[honest].flagged()) << records[honest].ShortDebugString();
+    EXPECT_GT(records[honest].audits_agreed(), 0) << honest;
+  }
+
+  // The best excludes the liar's results, which its halved times would have won.
+  ClientRequest best;
+  best.mutable_best()->set_campaign(id);
+  best.mutable_best()->set_k(100);
+  reply = client_->Call(best);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->code(), CLIENT_OK) << reply->error();
+  ASSERT_GT(reply->best().best_size(), 0);
+  for (const StoredMeasurementRecord& row : reply->best().best()) {
+    EXPECT_NE(row.measurement().host().worker_id(), "liar");
+  }
+  const double trusted_best = reply->best().best(0).measurement().stats().median_seconds();
+  ASSERT_EQ(status->pipelines_size(), 1);
+  // Status pools a schedule's measurements (audits included) into their geometric mean.
+  EXPECT_GE(status->pipelines(0).best_seconds(), trusted_best * 0.999)
+      << "status's best is of trusted hosts too";
+  bool liar_measured = false;
+  for (const StoredMeasurementRecord& row : ExportWhenDurable(id, counters.results())) {
+    liar_measured |= row.measurement().host().worker_id() == "liar" &&
+                     row.measurement().status() == OK;
+  }
+  EXPECT_TRUE(liar_measured) << "the export keeps every result";
+  EXPECT_TRUE(HasEvent(Events(), "host_flagged", "liar"));
+
+  // Cleared, its results count again.
+  ClientRequest clear;
+  clear.mutable_clear_worker()->set_worker_id("liar");
+  reply = client_->Call(clear);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->code(), CLIENT_OK) << reply->error();
+  ASSERT_EQ(reply->workers().workers_size(), 1);
+  EXPECT_FALSE(reply->workers().workers(0).record().flagged());
+  EXPECT_EQ(reply->workers().workers(0).record().audits_deviated(), 0);
+  reply = client_->Call(best);
+  ASSERT_TRUE(reply.has_value());
+  bool liar_in_best = false;
+  for (const StoredMeasurementRecord& row : reply->best().best()) {
+    liar_in_best |= row.measurement().host().worker_id() == "liar";
+  }
+  EXPECT_TRUE(liar_in_best);
+  clear.mutable_clear_worker()->set_worker_id("nobody");
+  reply = client_->Call(clear);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->code(), CLIENT_NOT_FOUND);
+  EXPECT_NE(reply->error().find("nobody"), std::string::npos);
+}
+
 // Each job takes a few seconds: five samples of at least 300 ms.
 constexpr int kSlowSamples = 5;
 constexpr char kSlowSampleTime[] = "300ms";

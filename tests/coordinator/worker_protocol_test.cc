@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "coordinator/host_audit.h"
 #include "protocol/wire.h"
 #include "storage/keys.h"
 #include "storage/store.h"
@@ -79,6 +81,10 @@ class WorkerProtocolTest : public ::testing::Test {
     options.liveness = kLiveness;
     options.retry.quarantine_after = 3;
     options.retry.backoff_ms = kBackoffMs;
+    MakeProtocol(options);
+  }
+
+  void MakeProtocol(const WorkerProtocolOptions& options) {
     protocol_ = std::make_unique<WorkerProtocol>(farm_, writes_, outbox_, clock_, options);
   }
 
@@ -111,12 +117,13 @@ class WorkerProtocolTest : public ::testing::Test {
   }
 
   void Register(const std::string& peer, const std::string& worker_id, const std::string& instance,
-                int credits) {
+                int credits, const std::string& cpu_model = "") {
     Envelope envelope;
     schedfarm::Register* reg = envelope.mutable_register_();
     reg->mutable_host()->set_worker_id(worker_id);
     reg->mutable_host()->set_hostname("host-" + worker_id);
     reg->mutable_host()->set_cores(2);
+    reg->mutable_host()->set_cpu_model(cpu_model);
     reg->set_instance(instance);
     reg->set_credits(credits);
     Receive(peer, envelope);
@@ -131,6 +138,7 @@ class WorkerProtocolTest : public ::testing::Test {
     *m->mutable_candidate() = lease.candidate();
     m->set_status(status);
     m->mutable_stats()->set_median_seconds(median);
+    m->mutable_stats()->set_min_seconds(median * 0.9);
     return envelope;
   }
 
@@ -206,6 +214,33 @@ class WorkerProtocolTest : public ::testing::Test {
                 }).ok());
     return events;
   }
+
+  // Runs turns until every campaign is finished, each worker of `peers` (peer -> worker
+  // id) answering its leases at once with what `answer` says of (worker, lease); one
+  // simulated second per turn, with a heartbeat from each. False after `max_turns`.
+  using Answer = std::function<std::pair<MeasurementStatus, double>(const std::string&, const Lease&)>;
+  bool RunToTheEnd(const std::map<std::string, std::string>& peers, const Answer& answer,
+                   int max_turns = 500) {
+    for (int turn = 0; turn < max_turns; ++turn) {
+      Turn();
+      bool running = false;
+      for (const auto& [id, run] : farm_.campaigns) running |= Active(run->campaign().state());
+      if (!running) return true;
+      for (const auto& [peer, worker_id] : peers) {
+        for (const Lease& lease : Leases(peer)) {
+          const auto [status, median] = answer(worker_id, lease);
+          Envelope result = ResultOf(lease, status, median);
+          result.mutable_result()->mutable_measurement()->mutable_host()->set_worker_id(worker_id);
+          Receive(peer, result);
+        }
+        Heartbeat(peer);
+      }
+      clock_.Advance(kHeartbeatMs);
+    }
+    return false;
+  }
+
+  WorkerRecord RecordOf(const std::string& worker_id) { return farm_.workers[worker_id].record; }
 
   ScratchDir dir_;
   std::unique_ptr<Store> store_;
@@ -438,6 +473,155 @@ TEST_F(WorkerProtocolTest, ACampaignEndsWhenItsWallTimeIsUsed) {
   ASSERT_TRUE(stored.ok() && stored->has_value());
   EXPECT_EQ((*stored)->state(), CAMPAIGN_DONE);
   EXPECT_DOUBLE_EQ((*stored)->running_seconds(), 10.0);
+}
+
+// --- Hosts that lie -------------------------------------------------------------
+
+class HostAuditTest : public WorkerProtocolTest {
+ protected:
+  void SetUp() override {
+    WorkerProtocolTest::SetUp();
+    WorkerProtocolOptions options;
+    options.heartbeat_interval_ms = kHeartbeatMs;
+    options.liveness = kLiveness;
+    options.audit.every = 1;
+    options.audit.min_deviations = 2;
+    MakeProtocol(options);
+  }
+
+  // An honest host's time of a schedule: the same on every host within +-5%, from
+  // the schedule's hash and the host's name.
+  static double HonestSeconds(const std::string& worker_id, const Lease& lease) {
+    const size_t h = std::hash<std::string>()(lease.candidate().schedule_hash());
+    const size_t w = std::hash<std::string>()(worker_id + lease.candidate().schedule_hash());
+    return 0.001 * (1 + h % 50) * (0.95 + 0.1 * (w % 101) / 100.0);
+  }
+};
+
+TEST_F(HostAuditTest, AHostReportingHalfTheTimesIsFlaggedAndLeavesTheBest) {
+  CampaignRun& run = AddCampaign(12);
+  for (const char* id : {"a", "b", "liar"}) Register(std::string("peer-") + id, id, "i", 1, "cpu");
+  ASSERT_TRUE(RunToTheEnd({{"peer-a", "a"}, {"peer-b", "b"}, {"peer-liar", "liar"}},
+                          [](const std::string& worker, const Lease& lease) {
+                            const double seconds = HonestSeconds(worker, lease);
+                            return std::make_pair(OK, worker == "liar" ? seconds / 2 : seconds);
+                          }));
+  const WorkerRecord liar = RecordOf("liar");
+  EXPECT_TRUE(liar.flagged()) << liar.ShortDebugString();
+  EXPECT_GE(liar.audits_deviated(), 2);
+  EXPECT_EQ(liar.audits_agreed(), 0);
+  EXPECT_NEAR(AuditTimeRatio(liar), 0.5, 0.05);
+  EXPECT_NE(liar.flag_reason().find("0.5"), std::string::npos) << liar.flag_reason();
+  for (const char* honest : {"a", "b"}) {
+    const WorkerRecord record = RecordOf(honest);
+    EXPECT_FALSE(record.flagged()) << honest << ": " << record.ShortDebugString();
+    EXPECT_EQ(record.audits_deviated(), 0) << honest;
+    EXPECT_GT(record.audits_agreed(), 0) << honest;
+    EXPECT_NEAR(AuditTimeRatio(record), 1.0, 0.05) << honest;
+  }
+  EXPECT_GT(run.campaign().counters().audits(), 0);
+  EXPECT_EQ(run.campaign().counters().finished(), 12) << "audits are beyond the budget";
+  EXPECT_EQ(run.campaign().counters().proposed(), 12);
+  ASSERT_EQ(Events("host_flagged").size(), 1u);
+  EXPECT_EQ(Events("host_flagged")[0].worker_id(), "liar");
+  StatusOr<std::optional<WorkerRecord>> stored = store_->GetWorker("liar");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_TRUE((*stored)->flagged()) << "the flag is durable";
+
+  // The liar's halved times were the fastest; without them the best is an honest one.
+  const std::vector<PipelineProgress> with_liar = run.Progress();
+  const std::vector<PipelineProgress> trusted = run.Progress(farm_.FlaggedHosts());
+  ASSERT_EQ(trusted.size(), 1u);
+  EXPECT_LT(with_liar[0].best_seconds(), trusted[0].best_seconds());
+  EXPECT_LT(trusted[0].measured(), with_liar[0].measured());
+  std::vector<Measurement> honest_ok;
+  for (const Measurement& m : StoredMeasurements(run)) {
+    if (m.status() == OK && m.host().worker_id() != "liar") honest_ok.push_back(m);
+  }
+  double fastest_honest = 1e9;
+  for (const Measurement& m : honest_ok) {
+    fastest_honest = std::min(fastest_honest, m.stats().median_seconds());
+  }
+  EXPECT_GE(trusted[0].best_seconds(), fastest_honest * 0.999);
+}
+
+TEST_F(HostAuditTest, AnAuditGoesOnlyToAnotherHostOfTheSameCpuModel) {
+  CampaignRun& run = AddCampaign(8);
+  Register("peer-a", "a", "i", 1, "cpu");
+  Register("peer-other", "other", "i", 1, "another cpu");
+  Turn();
+  // No other host of a's model: a's result is not audited.
+  std::vector<Lease> leases = Leases("peer-a");
+  ASSERT_EQ(leases.size(), 1u);
+  Receive("peer-a", ResultOf(leases[0], OK));
+  Turn();
+  EXPECT_EQ(run.campaign().counters().audits(), 0);
+  Register("peer-b", "b", "i", 1, "cpu");
+  Turn();
+  leases = Leases("peer-a");
+  ASSERT_EQ(leases.size(), 1u);
+  Receive("peer-a", ResultOf(leases[0], OK));
+  Turn();
+  EXPECT_EQ(run.campaign().counters().audits(), 1) << "b can audit it";
+  for (int turn = 0; turn < 10; ++turn) {
+    for (const Lease& lease : Leases("peer-other")) {
+      EXPECT_FALSE(lease.candidate().has_audit()) << "another CPU model";
+      Receive("peer-other", ResultOf(lease, OK));
+    }
+    for (const Lease& lease : Leases("peer-a")) {
+      if (lease.candidate().has_audit()) {
+        EXPECT_NE(lease.candidate().audit().results(0).worker_id(), "a") << "its own result";
+      }
+      Receive("peer-a", ResultOf(lease, OK));
+    }
+    for (const Lease& lease : Leases("peer-b")) {
+      if (lease.candidate().has_audit() && lease.candidate().audit().results(0).worker_id() == "a") {
+        EXPECT_GE(lease.candidate().repeat(), kAuditRepeatBase);
+        EXPECT_EQ(lease.candidate().audit().cpu_model(), "cpu");
+        return;
+      }
+      Receive("peer-b", ResultOf(lease, OK));
+    }
+    Turn();
+  }
+  ADD_FAILURE() << "b never got the audit of a's result";
+}
+
+TEST_F(HostAuditTest, TwoHostsThatDisagreeWithNoThirdAreInconclusive) {
+  AddCampaign(4);
+  Register("peer-a", "a", "i", 1, "cpu");
+  Register("peer-liar", "liar", "i", 1, "cpu");
+  ASSERT_TRUE(RunToTheEnd({{"peer-a", "a"}, {"peer-liar", "liar"}},
+                          [](const std::string& worker, const Lease& lease) {
+                            const double seconds = HonestSeconds(worker, lease);
+                            return std::make_pair(OK, worker == "liar" ? seconds / 2 : seconds);
+                          }));
+  for (const char* id : {"a", "liar"}) {
+    const WorkerRecord record = RecordOf(id);
+    EXPECT_FALSE(record.flagged()) << id << ": two hosts cannot tell which one lies";
+    EXPECT_GT(record.audits_inconclusive(), 0) << id;
+    EXPECT_EQ(record.audits_deviated(), 0) << id;
+  }
+}
+
+TEST_F(HostAuditTest, AHostThatPassesWrongOutputsIsOutvoted) {
+  AddCampaign(10);
+  for (const char* id : {"a", "b", "careless"}) Register(std::string("peer-") + id, id, "i", 1, "cpu");
+  // Every schedule whose hash ends in an even digit computes wrong outputs; the
+  // careless host does not check them.
+  ASSERT_TRUE(RunToTheEnd({{"peer-a", "a"}, {"peer-b", "b"}, {"peer-careless", "careless"}},
+                          [](const std::string& worker, const Lease& lease) {
+                            const char last = lease.candidate().schedule_hash().back();
+                            const bool wrong = (last - '0') % 2 == 0;
+                            const double seconds = HonestSeconds(worker, lease);
+                            if (wrong && worker != "careless") return std::make_pair(WRONG_ANSWER, 0.0);
+                            return std::make_pair(OK, seconds);
+                          }));
+  const WorkerRecord careless = RecordOf("careless");
+  const WorkerRecord a = RecordOf("a");
+  EXPECT_GT(careless.audits_deviated(), 0) << careless.ShortDebugString();
+  EXPECT_EQ(a.audits_deviated(), 0) << a.ShortDebugString();
+  EXPECT_EQ(RecordOf("b").audits_deviated(), 0);
 }
 
 }  // namespace

@@ -181,6 +181,8 @@ TEST(FarmctlRenderTest, WorkersTable) {
   (*r->mutable_failures_by_status())["CRASH"] = 2;
   (*r->mutable_failures_by_status())["WRONG_ANSWER"] = 1;
   r->set_last_seen_unix_ms(1'000'000 - 3'000);
+  r->set_audits_agreed(4);
+  r->set_audits_deviated(1);
   WorkerStatus* dead = reply.add_workers();
   dead->set_state(WORKER_DEAD);
   dead->mutable_record()->mutable_host()->set_worker_id("w-beta");
@@ -189,13 +191,23 @@ TEST(FarmctlRenderTest, WorkersTable) {
   std::istringstream alpha(LineWith(text, "w-alpha"));
   const std::vector<std::string> cells{std::istream_iterator<std::string>(alpha),
                                        std::istream_iterator<std::string>()};
-  // WORKER HOST STATE CORES CREDITS LEASES OK FAILED LAST SEEN LABELS CPU; 3 = 2 + 1 failures.
+  // WORKER HOST STATE CORES CREDITS LEASES OK FAILED AUDITS TRUST LAST SEEN LABELS CPU;
+  // 3 = 2 + 1 failures.
   EXPECT_EQ(cells, (std::vector<std::string>{"w-alpha", "alpha", "busy", "8", "3", "2", "17", "3",
-                                             "3s", "ago", "bench,avx512", "Xeon", "Gold"}))
+                                             "4/1", "ok", "3s", "ago", "bench,avx512", "Xeon",
+                                             "Gold"}))
       << text;
   const std::string beta = LineWith(text, "w-beta");
   EXPECT_TRUE(Contains(beta, "dead")) << beta;
   EXPECT_TRUE(Contains(beta, "never")) << beta;
+  EXPECT_FALSE(Contains(text, "flagged")) << text;
+  dead->mutable_record()->set_flagged(true);
+  dead->mutable_record()->set_flag_reason("deviated from other hosts in 3 of 3 audits");
+  const std::string flagged = RenderWorkers(reply, 1'000'000);
+  EXPECT_TRUE(Contains(LineWith(flagged, "w-beta"), "FLAGGED")) << flagged;
+  EXPECT_TRUE(Contains(flagged, "flagged w-beta: deviated from other hosts in 3 of 3 audits"))
+      << flagged;
+  EXPECT_TRUE(Contains(flagged, "farmctl workers --clear WORKER")) << flagged;
   EXPECT_TRUE(Contains(RenderWorkers(WorkersReply(), 0), "0 workers"));
 }
 
