@@ -49,12 +49,14 @@
 #include "storage/store.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/simulated_worker.h"
 
 namespace schedfarm {
 namespace {
 
 using testing_support::CoordinatorProcess;
 using testing_support::TestClient;
+namespace sim = testing_support;
 
 constexpr char kUsage[] =
     "usage: coordinator_bench [options]\n"
@@ -163,19 +165,10 @@ class WorkerThread {
     const int64_t start = NowNs();
     for (int i = 0; i < count_; ++i) {
       SimWorker& w = workers_[i];
-      w.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
-      w.socket->set(zmq::sockopt::linger, 0);
-      w.socket->set(zmq::sockopt::sndhwm, 10000);
-      w.socket->set(zmq::sockopt::rcvhwm, 10000);
-      w.socket->connect(shared_.endpoint);
+      w.socket = sim::SimulatedWorkerSocket(context_, shared_.endpoint);
       char id[32];
       std::snprintf(id, sizeof(id), "bench-w%05d", first_ + i);
-      w.host.set_worker_id(id);
-      w.host.set_hostname(std::string("bench-host-") + std::to_string((first_ + i) % 64));
-      w.host.set_cpu_model("simulated");
-      w.host.set_cores(8);
-      for (const char* isa : {"sse4_1", "avx", "avx2", "fma"}) w.host.add_isa_flags(isa);
-      w.host.set_halide_target("x86-64-linux-avx2-fma");
+      w.host = sim::SimulatedHost(id, "bench-host-" + std::to_string((first_ + i) % 64));
       w.instance = std::to_string(rng_());
       // Heartbeats spread over the interval, as independent workers send them.
       w.next_heartbeat_ns = start + static_cast<int64_t>(rng_() % kHeartbeatNs);
@@ -232,12 +225,7 @@ class WorkerThread {
   }
 
   void SendRegister(int i) {
-    Envelope envelope;
-    Register* reg = envelope.mutable_register_();
-    *reg->mutable_host() = workers_[i].host;
-    reg->set_credits(shared_.credits);
-    reg->set_instance(workers_[i].instance);
-    Send(i, EncodeEnvelope(std::move(envelope)));
+    Send(i, sim::RegisterFrame(workers_[i].host, shared_.credits, workers_[i].instance));
   }
 
   bool Send(int i, const std::string& frame) {
@@ -305,29 +293,12 @@ class WorkerThread {
 
   // The encoded synthetic Result of a lease.
   std::string ResultFrame(const SimWorker& w, Lease* lease) {
-    Envelope envelope;
-    Measurement* m = envelope.mutable_result()->mutable_measurement();
-    m->mutable_candidate()->Swap(lease->mutable_candidate());
-    *m->mutable_host() = w.host;
-    m->set_status(OK);
-    m->set_compile_seconds(0.05);
     const double base = 1e-3 * (1 + static_cast<double>(next_sample_++ % 997) / 997);
-    for (int s = 0; s < 3; ++s) m->add_samples_seconds(base * (1 + 0.01 * s));
-    SampleStats* stats = m->mutable_stats();
-    stats->set_min_seconds(base);
-    stats->set_median_seconds(base * 1.01);
-    stats->set_mean_seconds(base * 1.01);
-    stats->set_stddev_seconds(base * 0.01);
-    stats->set_cv(0.0099);
-    m->set_output_checksum("0123abcd");
-    m->set_lease_id(lease->lease_id());
-    m->set_finished_unix_ms(UnixMillis());
-    m->mutable_settings()->Swap(lease->mutable_settings());
-    m->set_repeats_per_sample(1);
+    Envelope envelope = sim::SyntheticResult(w.host, lease, base);
     if (!sample_taken_) {
       sample_taken_ = true;
       std::lock_guard<std::mutex> lock(shared_.sample_mu);
-      if (!shared_.sample) shared_.sample = *m;
+      if (!shared_.sample) shared_.sample = envelope.result().measurement();
     }
     return EncodeEnvelope(std::move(envelope));
   }

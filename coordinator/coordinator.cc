@@ -334,6 +334,7 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
       if (e.num() != EINTR) throw;
       continue;  // a signal (SIGTERM sets `stop`)
     }
+    const auto turn_start = std::chrono::steady_clock::now();
     int taken = 0;
     for (; taken < kMaxMessagesPerTurn; ++taken) {
       zmq::message_t peer;
@@ -362,6 +363,10 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
     ReleaseWritten(&store_error);
     if (!store_error.ok()) return store_error;
     FlushQueued();
+    if (metrics_) {
+      metrics_->LoopTurn(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - turn_start).count());
+    }
   }
   HandOver();
   while (committer_->busy()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -573,6 +578,9 @@ void Coordinator::Impl::ReleaseLease(const std::string& lease_id, MeasurementSta
   std::optional<CandidateRecord> record = run.FailLease(
       lease.pipeline_id, lease.slot, lease_id, status, why, options_.retry, UnixMillis());
   if (!record) return;
+  if (metrics_ && record->state() != CANDIDATE_QUARANTINED) {
+    metrics_->LeaseRequeued(status == WORKER_LOST ? "worker_lost" : "refused");
+  }
   batch_.PutCandidate(*record);
   dirty_campaigns_.insert(run.id());
   AddEvent(record->state() == CANDIDATE_QUARANTINED ? "quarantined" : "lease_lost", run.id(),
@@ -585,7 +593,11 @@ void Coordinator::Impl::WorkerDead(Worker& worker, const std::string& why) {
   if (!worker.alive) return;
   worker.alive = false;
   worker_of_peer_.erase(worker.peer);
-  queued_frames_.erase(worker.peer);
+  if (auto queued = queued_frames_.find(worker.peer); queued != queued_frames_.end()) {
+    const int64_t frames = static_cast<int64_t>(queued->second.size());
+    if (metrics_) metrics_->FramesDropped("worker_dead", frames);
+    queued_frames_.erase(queued);
+  }
   worker.peer.clear();
   hungry_.erase(worker.id);
   const std::vector<std::string> lost(worker.leases.begin(), worker.leases.end());
@@ -705,6 +717,7 @@ void Coordinator::Impl::Dispatch(int64_t now_ms) {
         if (!SendFrame(worker.peer, std::move(frame))) {
           leases_.erase(lease_id);
           run.Unlease(record->candidate().pipeline_id(), slot, lease_id);
+          if (metrics_) metrics_->LeaseRequeued("unsent");
           break;  // the worker is gone; its liveness settles it
         }
         worker.leases.insert(lease_id);
@@ -777,8 +790,11 @@ void Coordinator::Impl::ReleaseWritten(Status* error) {
     }
     auto it = workers_.find(reply.to);
     // A worker that is gone resends the result when it registers again.
-    if (it != workers_.end() && it->second.alive)
+    if (it != workers_.end() && it->second.alive) {
       SendFrame(it->second.peer, std::move(reply.frame));
+    } else if (metrics_) {
+      metrics_->FramesDropped("worker_dead", 1);
+    }
     if (metrics_ && reply.received_ms > 0) {
       metrics_->ResultAcknowledged((UnixMillis() - reply.received_ms) / 1000.0);
     }
@@ -812,6 +828,9 @@ bool Coordinator::Impl::SendFrame(const std::string& peer, std::string frame) {
       }
     } catch (const zmq::error_t& e) {
       if (e.num() != EHOSTUNREACH) LogEvent("warn", "send_failed", {{"error", e.what()}});
+      if (metrics_) {
+        metrics_->FramesDropped(e.num() == EHOSTUNREACH ? "unroutable" : "send_error", 1);
+      }
       return false;
     }
     queued = queued_frames_.emplace(peer, std::deque<std::string>()).first;
@@ -819,6 +838,7 @@ bool Coordinator::Impl::SendFrame(const std::string& peer, std::string frame) {
   if (queued->second.size() >= options_.max_queued_frames_per_peer) {
     LogEvent("warn", "peer_dropped",
              {{"why", "outbound queue full"}, {"frames", std::to_string(queued->second.size())}});
+    if (metrics_) metrics_->PeerDropped(static_cast<int64_t>(queued->second.size()) + 1);
     queued_frames_.erase(queued);
     if (Worker* worker = WorkerOfPeer(peer)) WorkerDead(*worker, "does not read its messages");
     return false;
@@ -839,6 +859,7 @@ void Coordinator::Impl::FlushQueued() {
         router_->send(body, zmq::send_flags::none);
       } catch (const zmq::error_t&) {
         gone = true;
+        if (metrics_) metrics_->FramesDropped("unroutable", static_cast<int64_t>(frames.size()));
         break;
       }
       frames.pop_front();

@@ -21,6 +21,12 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
 }
 
+// Turn buckets from 50 us to 2.5 s, with 50 ms (the loop's stall limit) among them.
+prometheus::Histogram::BucketBoundaries TurnBuckets() {
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+          0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
+}
+
 }  // namespace
 
 struct CoordinatorMetrics::Impl {
@@ -88,6 +94,35 @@ struct CoordinatorMetrics::Impl {
                                   .Help("Model versions stored by farm-learner")
                                   .Register(*registry)
                                   .Add({});
+  prometheus::Family<prometheus::Counter>& frames_dropped =
+      BuildCounter()
+          .Name("schedfarm_frames_dropped_total")
+          .Help("Frames not delivered to a peer, by reason")
+          .Register(*registry);
+  prometheus::Counter& peers_dropped = BuildCounter()
+                                           .Name("schedfarm_peers_dropped_total")
+                                           .Help("Peers dropped for not reading their messages")
+                                           .Register(*registry)
+                                           .Add({});
+  prometheus::Family<prometheus::Counter>& leases_requeued =
+      BuildCounter()
+          .Name("schedfarm_leases_requeued_total")
+          .Help("Leases ended without a result whose candidate went back to the queue, by reason")
+          .Register(*registry);
+  prometheus::Histogram& turn_seconds =
+      BuildHistogram()
+          .Name("schedfarm_coordinator_loop_iteration_seconds")
+          .Help(
+              "Duration of each turn of the coordinator's loop, from the poll's return to its "
+              "last send")
+          .Register(*registry)
+          .Add({}, TurnBuckets());
+  prometheus::Gauge& turn_max = BuildGauge()
+                                    .Name("schedfarm_coordinator_loop_iteration_max_seconds")
+                                    .Help("The longest turn of the coordinator's loop since start")
+                                    .Register(*registry)
+                                    .Add({});
+  double longest_turn = 0;  // the loop thread's
   std::mutex mu;  // Refresh's label sets
   std::set<std::string> active;  // campaigns with per-campaign gauges
 };
@@ -100,6 +135,13 @@ StatusOr<std::unique_ptr<CoordinatorMetrics>> CoordinatorMetrics::Start(
   } catch (const std::exception& e) {
     return Status::Error("--metrics-endpoint " + address + ": cannot serve metrics there (" +
                          e.what() + ")");
+  }
+  // Every reason from the start, at 0, so that a scrape shows what has not happened yet.
+  for (const char* reason : {"unroutable", "send_error", "worker_dead", "peer_dropped"}) {
+    impl->frames_dropped.Add({{"reason", reason}});
+  }
+  for (const char* reason : {"unsent", "worker_lost", "refused"}) {
+    impl->leases_requeued.Add({{"reason", reason}});
   }
   impl->exposer->RegisterCollectable(impl->registry);
   return std::unique_ptr<CoordinatorMetrics>(new CoordinatorMetrics(std::move(impl)));
@@ -123,6 +165,26 @@ void CoordinatorMetrics::ResultRecorded(const std::string& status, double lease_
 void CoordinatorMetrics::ResultAcknowledged(double seconds) { impl_->ack_seconds.Observe(seconds); }
 
 void CoordinatorMetrics::StoreWrite(double seconds) { impl_->write_seconds.Observe(seconds); }
+
+void CoordinatorMetrics::FramesDropped(const std::string& reason, int64_t frames) {
+  impl_->frames_dropped.Add({{"reason", reason}}).Increment(static_cast<double>(frames));
+}
+
+void CoordinatorMetrics::PeerDropped(int64_t frames) {
+  impl_->peers_dropped.Increment();
+  FramesDropped("peer_dropped", frames);
+}
+
+void CoordinatorMetrics::LeaseRequeued(const std::string& reason) {
+  impl_->leases_requeued.Add({{"reason", reason}}).Increment();
+}
+
+void CoordinatorMetrics::LoopTurn(double seconds) {
+  impl_->turn_seconds.Observe(seconds);
+  if (seconds <= impl_->longest_turn) return;
+  impl_->longest_turn = seconds;
+  impl_->turn_max.Set(seconds);
+}
 
 void CoordinatorMetrics::Refresh(const Snapshot& snapshot) {
   Impl& m = *impl_;
