@@ -29,8 +29,11 @@ namespace schedfarm {
 
 namespace {
 
-// Messages taken from the socket per loop turn before the turn's writes are handed over.
+// Messages taken from the socket per loop turn before the turn's writes are handed over,
+// and the time a turn may spend on them (checked every 64), so that a flood of messages
+// does not hold back the turn's sends and dispatch.
 constexpr int kMaxMessagesPerTurn = 4096;
+constexpr std::chrono::milliseconds kMaxReceivingPerTurn{10};
 constexpr int kMaxPollMs = 100;
 // Candidates kept ready per credit of the connected workers (and at least this many).
 constexpr size_t kReadyPerCredit = 2;
@@ -189,9 +192,12 @@ class Coordinator::Impl {
   // Workers whose record changed. A worker's result counts are written in the batch of
   // the results they count, so after any crash they agree with the store.
   std::unordered_set<std::string> dirty_workers_;
-  // False while messages are still waiting in the socket after a turn: then silence
-  // may be the backlog's, not the workers', and nobody is declared dead.
-  bool socket_drained_ = true;
+  // When the loop last caught up with every peer: a turn emptied the socket, or read a
+  // peer twice (the ROUTER fair-queues its peers: every other peer with a message
+  // waiting was read in between). A worker not heard from for the liveness window
+  // before then is silent, not behind a backlog; while the loop does not catch up,
+  // nobody is declared dead.
+  int64_t caught_up_ms_ = 0;
 
   std::string lease_prefix_;
   uint64_t next_lease_ = 1;
@@ -335,8 +341,16 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
       continue;  // a signal (SIGTERM sets `stop`)
     }
     const auto turn_start = std::chrono::steady_clock::now();
+    if (metrics_) metrics_->TurnStarted();
     int taken = 0;
+    std::unordered_set<std::string> peers_read;
+    bool peer_read_twice = false;
     for (; taken < kMaxMessagesPerTurn; ++taken) {
+      if (taken % 64 == 63 &&
+          std::chrono::steady_clock::now() - turn_start > kMaxReceivingPerTurn) {
+        taken = kMaxMessagesPerTurn;  // the rest waits, as past the count
+        break;
+      }
       zmq::message_t peer;
       zmq::message_t body;
       if (!router_->recv(peer, zmq::recv_flags::dontwait)) break;
@@ -348,9 +362,11 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
         if (!router_->recv(rest, zmq::recv_flags::dontwait)) break;
         extra = rest.more();
       }
-      HandleFrame(peer.to_string(), body.to_string_view());
+      std::string from = peer.to_string();
+      peer_read_twice |= !peers_read.insert(from).second;
+      HandleFrame(from, body.to_string_view());
     }
-    socket_drained_ = taken < kMaxMessagesPerTurn;
+    if (taken < kMaxMessagesPerTurn || peer_read_twice) caught_up_ms_ = UnixMillis();
     Tick(UnixMillis());
     // Freed credits are fed from the ready queue first, and the results go to the
     // writer, which syncs them while the loop proposes the candidates that replace them.
@@ -363,10 +379,7 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
     ReleaseWritten(&store_error);
     if (!store_error.ok()) return store_error;
     FlushQueued();
-    if (metrics_) {
-      metrics_->LoopTurn(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - turn_start).count());
-    }
+    if (metrics_) metrics_->TurnEnded();
   }
   HandOver();
   while (committer_->busy()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -635,7 +648,7 @@ void Coordinator::Impl::Tick(int64_t now_ms) {
   const std::string heartbeat = EncodeEnvelope(MakeHeartbeat());
   for (auto& [id, worker] : workers_) {
     if (!worker.alive) continue;
-    if (socket_drained_ && now_ms - worker.last_heard_ms > silent_limit) {
+    if (caught_up_ms_ - worker.last_heard_ms > silent_limit) {
       WorkerDead(worker, "silent for " + std::to_string(now_ms - worker.last_heard_ms) + " ms");
       continue;
     }
@@ -718,7 +731,9 @@ void Coordinator::Impl::Dispatch(int64_t now_ms) {
           leases_.erase(lease_id);
           run.Unlease(record->candidate().pipeline_id(), slot, lease_id);
           if (metrics_) metrics_->LeaseRequeued("unsent");
-          break;  // the worker is gone; its liveness settles it
+          // The worker is gone; its liveness settles it. Not fed again until heard from.
+          hungry_.erase(worker_id);
+          break;
         }
         worker.leases.insert(lease_id);
         ++leases_sent_;

@@ -1,11 +1,14 @@
 #include "coordinator/metrics.h"
 
+#include <time.h>
+
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <chrono>
 #include <mutex>
 #include <set>
 
@@ -21,10 +24,17 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
 }
 
-// Turn buckets from 50 us to 2.5 s, with 50 ms (the loop's stall limit) among them.
+// Turn buckets from 50 us to 2.5 s, finer around 50 ms (the loop's stall limit).
 prometheus::Histogram::BucketBoundaries TurnBuckets() {
-  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-          0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02,
+          0.03,    0.04,   0.05,    0.075,  0.1,   0.25,   0.5,   1,    2.5};
+}
+
+// CPU seconds of the calling thread.
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 }  // namespace
@@ -122,7 +132,17 @@ struct CoordinatorMetrics::Impl {
                                     .Help("The longest turn of the coordinator's loop since start")
                                     .Register(*registry)
                                     .Add({});
-  double longest_turn = 0;  // the loop thread's
+  prometheus::Histogram& turn_cpu_seconds =
+      BuildHistogram()
+          .Name("schedfarm_coordinator_loop_iteration_cpu_seconds")
+          .Help("CPU time of the loop's thread in each turn: the turn's own work, without the "
+                "time it waited for a core")
+          .Register(*registry)
+          .Add({}, TurnBuckets());
+  // The loop thread's.
+  std::chrono::steady_clock::time_point turn_start;
+  double turn_cpu_start = 0;
+  double longest_turn = 0;
   std::mutex mu;  // Refresh's label sets
   std::set<std::string> active;  // campaigns with per-campaign gauges
 };
@@ -179,11 +199,20 @@ void CoordinatorMetrics::LeaseRequeued(const std::string& reason) {
   impl_->leases_requeued.Add({{"reason", reason}}).Increment();
 }
 
-void CoordinatorMetrics::LoopTurn(double seconds) {
-  impl_->turn_seconds.Observe(seconds);
-  if (seconds <= impl_->longest_turn) return;
-  impl_->longest_turn = seconds;
-  impl_->turn_max.Set(seconds);
+void CoordinatorMetrics::TurnStarted() {
+  impl_->turn_start = std::chrono::steady_clock::now();
+  impl_->turn_cpu_start = ThreadCpuSeconds();
+}
+
+void CoordinatorMetrics::TurnEnded() {
+  Impl& m = *impl_;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - m.turn_start).count();
+  m.turn_seconds.Observe(seconds);
+  m.turn_cpu_seconds.Observe(ThreadCpuSeconds() - m.turn_cpu_start);
+  if (seconds <= m.longest_turn) return;
+  m.longest_turn = seconds;
+  m.turn_max.Set(seconds);
 }
 
 void CoordinatorMetrics::Refresh(const Snapshot& snapshot) {

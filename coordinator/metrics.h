@@ -46,8 +46,10 @@ class CoordinatorMetrics {
   // "unsent" (its send failed: no attempt counted), "worker_lost" (its worker died or
   // restarted), "refused" (by the worker).
   void LeaseRequeued(const std::string& reason);
-  // One turn of the loop, from the poll's return to its last send. Loop thread only.
-  void LoopTurn(double seconds);
+  // A turn of the loop starts (the poll returned) and ends (its last send): its wall
+  // time and the loop thread's CPU time in it. Loop thread only.
+  void TurnStarted();
+  void TurnEnded();
 
   struct Campaign {
     std::string id;

@@ -25,6 +25,7 @@
 #include "tests/support/metrics_scrape.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/simulated_worker.h"
+#include "tests/support/slow_consumer.h"
 
 namespace schedfarm {
 namespace {
@@ -37,6 +38,7 @@ using testing_support::HttpGet;
 using testing_support::MetricsPort;
 using testing_support::Sample;
 using testing_support::SimulatedWorker;
+using testing_support::SlowConsumer;
 using testing_support::TestClient;
 
 // Fast liveness (a silent worker is dead after 1 s) and retries, so that churn runs in
@@ -55,17 +57,26 @@ std::string CampaignYaml(int budget) {
          "measurement: {samples: 3, max_samples: 3, min_sample_time: 1ms}\n";
 }
 
-// Lines of `event` in a structured log, and those that also hold `text`.
-int CountEvents(const std::string& log, const std::string& event, const std::string& text = "") {
+// The lines of `event` in a structured log that hold `text`.
+std::vector<std::string> EventLines(const std::string& log, const std::string& event,
+                                    const std::string& text = "") {
   std::istringstream lines(log);
-  int n = 0;
+  std::vector<std::string> found;
   for (std::string line; std::getline(lines, line);) {
     if (line.find(" event=" + event + " ") != std::string::npos &&
         line.find(text) != std::string::npos) {
-      ++n;
+      found.push_back(line);
     }
   }
-  return n;
+  return found;
+}
+
+// The one line of the death of `worker`, or "" (and a failure) when there are none or
+// several.
+std::string DeathOf(const std::string& log, const std::string& worker) {
+  const std::vector<std::string> lines = EventLines(log, "worker_dead", "worker=" + worker + " ");
+  EXPECT_EQ(lines.size(), 1u) << worker;
+  return lines.size() == 1 ? lines[0] : "";
 }
 
 class ChurnTest : public ::testing::Test {
@@ -138,6 +149,23 @@ class ChurnTest : public ::testing::Test {
     return static_cast<int>(rows.size());
   }
 
+  // Reads `worker`'s messages until it holds `credits` leases, then no more: its
+  // thread is wedged, its connection open. The candidates it holds.
+  std::vector<Candidate> TakeLeasesThenWedge(SimulatedWorker& worker, int credits) {
+    std::vector<Candidate> held;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (static_cast<int>(held.size()) < credits && std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item = {worker.socket().handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+      while (std::optional<DecodedFrame> frame = worker.Receive()) {
+        if (frame->ok() && frame->envelope.has_lease()) {
+          held.push_back(frame->envelope.lease().candidate());
+        }
+      }
+    }
+    return held;
+  }
+
   ScratchDir dir_;
   std::unique_ptr<CoordinatorProcess> coordinator_;
   std::unique_ptr<TestClient> client_;
@@ -152,7 +180,7 @@ void ExpectEveryLeaseAccountedFor(const std::string& scrape, const std::string& 
   const double lost = Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}");
   const double refused = Sample(scrape, "schedfarm_leases_requeued_total{reason=\"refused\"}");
   EXPECT_EQ(sent, results + lost + refused) << scrape;
-  EXPECT_EQ(CountEvents(log, "lease_lost"), lost + refused);
+  EXPECT_EQ(EventLines(log, "lease_lost").size(), lost + refused);
 }
 
 std::string Describe(const ChurnCounts& c) {
@@ -210,23 +238,14 @@ TEST_F(ChurnTest, AWorkerThatStopsReadingIsDroppedAndCountedWhileTheOthersGoOn) 
   const std::string id = Submit(1000000);
   ASSERT_FALSE(id.empty());
   zmq::context_t context;
-  zmq::socket_t slow(context, zmq::socket_type::dealer);
-  slow.set(zmq::sockopt::linger, 0);
-  slow.set(zmq::sockopt::rcvhwm, 1);     // it takes next to nothing in
-  slow.set(zmq::sockopt::rcvbuf, 4096);  // (the kernel's buffer too)
-  slow.set(zmq::sockopt::sndhwm, 100000);
-  slow.connect(coordinator_->endpoint());
   constexpr int kCredits = 2;
-  const HostFingerprint host = testing_support::SimulatedHost("slow", "slow-host");
-  slow.send(zmq::buffer(testing_support::RegisterFrame(host, kCredits, "1")));
-
-  const std::string heartbeat = EncodeEnvelope(MakeHeartbeat());
+  SlowConsumer slow(context, coordinator_->endpoint(), "slow", kCredits, kHeartbeatMs);
   ChurnFarm farm(Settings(/*workers=*/8, /*max_leases_per_life=*/0));
   // Until the slow worker holds its leases (it reads none of them).
   bool holding = false;
   for (int i = 0; i < 100 && !holding; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    slow.send(zmq::buffer(heartbeat));
+    slow.Heartbeat();
     ClientRequest request;
     request.mutable_workers();
     std::optional<ClientReply> reply = client_->Call(request);
@@ -237,46 +256,33 @@ TEST_F(ChurnTest, AWorkerThatStopsReadingIsDroppedAndCountedWhileTheOthersGoOn) 
   }
   ASSERT_TRUE(holding) << coordinator_->Log();
 
-  // Status requests, and a heartbeat every so often (it is alive, only not reading),
-  // until the coordinator drops it.
-  ClientRequest status;
-  status.mutable_status()->set_campaign(id);
+  // Status requests, at most 100,000 a second, until the coordinator drops it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  auto next_heartbeat = std::chrono::steady_clock::now();
-  int requests = 0;
   bool dropped = false;
   while (!dropped && std::chrono::steady_clock::now() < deadline) {
-    for (int k = 0; k < 500; ++k) {
-      status.set_request_id("s" + std::to_string(requests++));
-      Envelope envelope;
-      *envelope.mutable_client_request() = status;
-      slow.send(zmq::buffer(EncodeEnvelope(envelope)));
-    }
-    if (std::chrono::steady_clock::now() >= next_heartbeat) {
-      next_heartbeat += std::chrono::milliseconds(kHeartbeatMs);
-      slow.send(zmq::buffer(heartbeat));
-    }
+    slow.Ask(id, 500);
     dropped = Sample(Scrape(), "schedfarm_peers_dropped_total") >= 1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // at most 100,000 a second
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_TRUE(dropped) << requests << " requests\n" << Scrape();
+  ASSERT_TRUE(dropped) << slow.requests() << " requests\n" << Scrape();
   const int64_t results_at_drop = farm.counts().results;
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_GT(farm.counts().results, results_at_drop + 100) << "the other workers stopped";
 
   const std::string scrape = Scrape();
   const std::string log = coordinator_->Log();
-  EXPECT_EQ(Sample(scrape, "schedfarm_peers_dropped_total"), CountEvents(log, "peer_dropped"));
+  EXPECT_EQ(Sample(scrape, "schedfarm_peers_dropped_total"),
+            EventLines(log, "peer_dropped").size());
   // Its queue had reached the limit (10,000 frames) when it was dropped.
   EXPECT_GE(Sample(scrape, "schedfarm_frames_dropped_total{reason=\"peer_dropped\"}"), 10000)
       << scrape;
-  EXPECT_EQ(CountEvents(log, "worker_dead", "worker=slow"), 1) << log.substr(0, 20000);
-  EXPECT_EQ(CountEvents(log, "worker_dead", "does not read its messages"), 1);
-  EXPECT_EQ(CountEvents(log, "worker_dead", "leases_requeued=" + std::to_string(kCredits)), 1);
+  const std::string death = DeathOf(log, "slow");
+  EXPECT_NE(death.find("does not read its messages"), std::string::npos) << death;
+  EXPECT_NE(death.find("leases_requeued=" + std::to_string(kCredits)), std::string::npos) << death;
   EXPECT_GE(Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}"), kCredits);
   EXPECT_EQ(farm.counts().disconnects, 0) << Describe(farm.counts());
-  std::printf("slow consumer dropped after %d status requests; others: %s\n", requests,
-              Describe(farm.counts()).c_str());
+  std::printf("slow consumer dropped after %lld status requests; others: %s\n",
+              static_cast<long long>(slow.requests()), Describe(farm.counts()).c_str());
 }
 
 // Row 4: a worker whose protocol thread is wedged while its connection stays up: it
@@ -291,17 +297,7 @@ TEST_F(ChurnTest, AWedgedWorkerIsDeclaredDeadByTheHeartbeatAndItsLeasesRequeued)
   const std::string id = Submit(kBudget);
   ASSERT_FALSE(id.empty());
   // It is the only worker: it takes its leases, then its thread stops.
-  std::vector<Candidate> held;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (static_cast<int>(held.size()) < kCredits && std::chrono::steady_clock::now() < deadline) {
-    zmq::pollitem_t item = {wedged.socket().handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(20));
-    while (std::optional<DecodedFrame> frame = wedged.Receive()) {
-      if (frame->ok() && frame->envelope.has_lease()) {
-        held.push_back(frame->envelope.lease().candidate());
-      }
-    }
-  }
+  const std::vector<Candidate> held = TakeLeasesThenWedge(wedged, kCredits);
   ASSERT_EQ(static_cast<int>(held.size()), kCredits) << coordinator_->Log();
 
   std::optional<CampaignStatus> done;
@@ -313,9 +309,9 @@ TEST_F(ChurnTest, AWedgedWorkerIsDeclaredDeadByTheHeartbeatAndItsLeasesRequeued)
   EXPECT_EQ(done->campaign().counters().measured(), kBudget);
 
   const std::string log = coordinator_->Log();
-  EXPECT_EQ(CountEvents(log, "worker_dead", "worker=wedged"), 1) << log.substr(0, 20000);
-  EXPECT_EQ(CountEvents(log, "worker_dead", "leases_requeued=" + std::to_string(kCredits)), 1);
-  EXPECT_EQ(CountEvents(log, "worker_dead", "why=\"silent for"), 1);
+  const std::string death = DeathOf(log, "wedged");
+  EXPECT_NE(death.find("why=\"silent for"), std::string::npos) << death;
+  EXPECT_NE(death.find("leases_requeued=" + std::to_string(kCredits)), std::string::npos) << death;
   // Its candidates were measured by the others, once each.
   std::set<std::string> measured_by_others;
   for (const StoredMeasurementRecord& row : client_->Export(id)) {
@@ -331,6 +327,51 @@ TEST_F(ChurnTest, AWedgedWorkerIsDeclaredDeadByTheHeartbeatAndItsLeasesRequeued)
   EXPECT_EQ(Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}"), kCredits);
   // Its connection stayed up: no send to it failed.
   EXPECT_EQ(Sample(scrape, "schedfarm_frames_dropped_total{reason=\"unroutable\"}"), 0) << scrape;
+}
+
+// Liveness under a flood: a client keeps thousands of status requests waiting, so the
+// socket is never empty; a wedged worker is still declared dead on time (in a turn the
+// loop reads the client many times, and the ROUTER fair-queues its peers: whoever
+// else has a message waiting is read in between), and the client is answered.
+TEST_F(ChurnTest, AFloodOfRequestsDoesNotHoldBackTheHeartbeat) {
+  const std::string id = Submit(1000000);
+  ASSERT_FALSE(id.empty());
+  zmq::context_t context;
+  SimulatedWorker wedged(context, coordinator_->endpoint(), "wedged", 2, "1");
+  ASSERT_TRUE(wedged.SendRegister());
+  ASSERT_EQ(TakeLeasesThenWedge(wedged, 2).size(), 2u) << coordinator_->Log();
+
+  zmq::socket_t client(context, zmq::socket_type::dealer);
+  client.set(zmq::sockopt::linger, 0);
+  client.set(zmq::sockopt::sndhwm, 100000);
+  client.connect(coordinator_->endpoint());
+  Envelope request;
+  request.mutable_client_request()->mutable_status()->set_campaign(id);
+  const std::string frame = EncodeEnvelope(request);
+  int64_t sent = 0, answered = 0;
+  bool dead = false;
+  const auto start = std::chrono::steady_clock::now();
+  auto next_look = start;
+  while (!dead && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    while (sent - answered < 10000) {
+      client.send(zmq::buffer(frame));
+      ++sent;
+    }
+    zmq::message_t reply;
+    while (client.recv(reply, zmq::recv_flags::dontwait)) ++answered;
+    if (std::chrono::steady_clock::now() >= next_look) {
+      next_look += std::chrono::milliseconds(100);
+      dead = !EventLines(coordinator_->Log(), "worker_dead", "worker=wedged ").empty();
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Silent for 1 s (4 heartbeats of 250 ms), and the next heartbeat's check.
+  EXPECT_TRUE(dead) << "not declared dead in " << seconds << " s; " << answered << " of " << sent
+                    << " requests answered";
+  EXPECT_LT(seconds, 3);
+  EXPECT_GT(sent - answered, 1000) << "the socket was not kept full";
+  EXPECT_GT(answered, 0);
 }
 
 }  // namespace

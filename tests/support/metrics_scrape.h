@@ -1,6 +1,6 @@
 // The coordinator's Prometheus metrics (coordinator/metrics.h) as the tests and
 // benchmarks read them: the port from farm-coordinator's log, a scrape over plain
-// HTTP, a sample's value and a histogram's quantile from its buckets.
+// HTTP, a sample's value, and a histogram's buckets with their quantiles.
 #pragma once
 
 #include <arpa/inet.h>
@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -57,29 +59,54 @@ inline int MetricsPort(const std::string& coordinator_log) {
   return at == std::string::npos ? 0 : std::stoi(coordinator_log.substr(at + 13));
 }
 
-// The q-quantile of the unlabelled histogram `name` in a scrape, as Prometheus's
-// histogram_quantile estimates it: linear within the bucket that holds it. -1 when the
-// histogram is absent or empty; the last finite bound when the quantile is past it.
-inline double HistogramQuantile(const std::string& scrape, const std::string& name, double q) {
-  std::vector<std::pair<double, double>> buckets;  // upper bound, cumulative count
+// The buckets of the unlabelled histogram `name` in a scrape: upper bound (+Inf as
+// infinity) and cumulative count, in order; empty when it is absent.
+using HistogramBuckets = std::vector<std::pair<double, double>>;
+inline HistogramBuckets ScrapeHistogram(const std::string& scrape, const std::string& name) {
+  HistogramBuckets buckets;
   const std::string prefix = name + "_bucket{le=\"";
   std::istringstream lines(scrape);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(prefix, 0) != 0) continue;
-    const size_t end = line.find('"', prefix.size());
-    const std::string bound = line.substr(prefix.size(), end - prefix.size());
-    const double le = bound == "+Inf" ? 1e300 : std::stod(bound);
+    const std::string bound =
+        line.substr(prefix.size(), line.find('"', prefix.size()) - prefix.size());
+    const double le = bound == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(bound);
     buckets.emplace_back(le, std::stod(line.substr(line.find("} ") + 2)));
   }
+  return buckets;
+}
+
+// The observations between two scrapes of a histogram: `after` less `before`.
+inline HistogramBuckets Subtract(HistogramBuckets after, const HistogramBuckets& before) {
+  for (size_t i = 0; i < after.size() && i < before.size(); ++i)
+    after[i].second -= before[i].second;
+  return after;
+}
+
+// The q-quantile of `buckets` as Prometheus's histogram_quantile estimates it: linear
+// within the bucket that holds it (from 0 in the first). -1 when there is no
+// observation; the last finite bound when the quantile is past it.
+inline double Quantile(const HistogramBuckets& buckets, double q) {
   if (buckets.empty() || buckets.back().second <= 0) return -1;
   const double rank = q * buckets.back().second;
   double lower = 0, below = 0;
   for (const auto& [le, count] : buckets) {
     if (count >= rank) {
-      if (le >= 1e300) return lower;
+      if (std::isinf(le)) return lower;
       return count == below ? le : lower + (le - lower) * (rank - below) / (count - below);
     }
     lower = le;
+    below = count;
+  }
+  return lower;
+}
+
+// The upper bound of the highest bucket with an observation: the longest one is at
+// most this. 0 when there is none.
+inline double LongestBound(const HistogramBuckets& buckets) {
+  double below = 0, lower = 0;
+  for (const auto& [le, count] : buckets) {
+    if (count > below) lower = le;
     below = count;
   }
   return lower;
