@@ -1,13 +1,14 @@
-// The coordinator under churn, a slow consumer and a wedged worker: the real
-// farm-coordinator process on a real store, a campaign submitted as farmctl submits
-// it, and simulated workers in this process speaking the real wire code
-// (tests/support/churn_farm.h), so the coordinator is the one component under test.
-// Its Prometheus counters are read over HTTP and held against its log and the store:
-// every lease sent ends as a recorded result or is requeued and counted, every frame it
-// could not deliver is counted, and every candidate has exactly one result.
+// The coordinator under churn, a slow consumer, a wedged worker and a flood of
+// requests: the real farm-coordinator process on a real store, a campaign submitted as
+// farmctl submits it, and simulated workers in this process speaking the real wire
+// code (tests/support/churn_farm.h), so the coordinator is the one component under
+// test. Its Prometheus counters are read over HTTP and held against its log and the
+// store: every lease sent ends as a recorded result or is requeued and counted, every
+// frame it could not deliver is counted, and every candidate has exactly one result.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <optional>

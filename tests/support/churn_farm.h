@@ -35,8 +35,6 @@ struct ChurnSettings {
   int liveness = kLiveness;
   // A worker vanishes after 1 to this many leases; 0: never (no churn).
   int max_leases_per_life = 40;
-  std::string id_prefix = "churn";  // worker ids are <prefix>-<n>
-  uint64_t seed = 1;
 };
 
 struct ChurnCounts {
@@ -111,7 +109,7 @@ class ChurnFarm {
 
   void StartWorker() {
     Member m;
-    const std::string id = settings_.id_prefix + "-" + std::to_string(counts_.workers++);
+    const std::string id = "churn-" + std::to_string(counts_.workers++);
     m.worker = std::make_unique<SimulatedWorker>(context_, settings_.endpoint, id,
                                                  settings_.credits, std::to_string(rng_()));
     if (settings_.max_leases_per_life > 0) {
@@ -186,7 +184,7 @@ class ChurnFarm {
   zmq::context_t context_;
   std::vector<Member> live_;
   std::vector<Member> silent_;
-  std::mt19937_64 rng_{settings_.seed};
+  std::mt19937_64 rng_{1};
   ChurnCounts counts_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

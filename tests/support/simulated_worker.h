@@ -89,12 +89,7 @@ class SimulatedWorker {
         instance_(instance) {}
 
   zmq::socket_t& socket() { return *socket_; }
-  const HostFingerprint& host() const { return host_; }
-  const std::string& id() const { return host_.worker_id(); }
 
-  bool Send(const std::string& frame) {
-    return socket_->send(zmq::buffer(frame), zmq::send_flags::dontwait).has_value();
-  }
   bool SendRegister() { return Send(RegisterFrame(host_, credits_, instance_)); }
   bool SendHeartbeat() { return Send(EncodeEnvelope(MakeHeartbeat())); }
   // Answers `lease` with its synthetic result.
@@ -115,6 +110,10 @@ class SimulatedWorker {
   bool closed() const { return socket_ == nullptr; }
 
  private:
+  bool Send(const std::string& frame) {
+    return socket_->send(zmq::buffer(frame), zmq::send_flags::dontwait).has_value();
+  }
+
   std::unique_ptr<zmq::socket_t> socket_;
   HostFingerprint host_;
   int credits_;
