@@ -47,14 +47,17 @@
 #include "common/log.h"
 #include "protocol/wire.h"
 #include "storage/store.h"
+#include "bench/proc_stats.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/simulated_worker.h"
 
 namespace schedfarm {
 namespace {
 
 using testing_support::CoordinatorProcess;
 using testing_support::TestClient;
+namespace sim = testing_support;
 
 constexpr char kUsage[] =
     "usage: coordinator_bench [options]\n"
@@ -163,19 +166,10 @@ class WorkerThread {
     const int64_t start = NowNs();
     for (int i = 0; i < count_; ++i) {
       SimWorker& w = workers_[i];
-      w.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
-      w.socket->set(zmq::sockopt::linger, 0);
-      w.socket->set(zmq::sockopt::sndhwm, 10000);
-      w.socket->set(zmq::sockopt::rcvhwm, 10000);
-      w.socket->connect(shared_.endpoint);
+      w.socket = sim::SimulatedWorkerSocket(context_, shared_.endpoint);
       char id[32];
       std::snprintf(id, sizeof(id), "bench-w%05d", first_ + i);
-      w.host.set_worker_id(id);
-      w.host.set_hostname(std::string("bench-host-") + std::to_string((first_ + i) % 64));
-      w.host.set_cpu_model("simulated");
-      w.host.set_cores(8);
-      for (const char* isa : {"sse4_1", "avx", "avx2", "fma"}) w.host.add_isa_flags(isa);
-      w.host.set_halide_target("x86-64-linux-avx2-fma");
+      w.host = sim::SimulatedHost(id, "bench-host-" + std::to_string((first_ + i) % 64));
       w.instance = std::to_string(rng_());
       // Heartbeats spread over the interval, as independent workers send them.
       w.next_heartbeat_ns = start + static_cast<int64_t>(rng_() % kHeartbeatNs);
@@ -232,12 +226,7 @@ class WorkerThread {
   }
 
   void SendRegister(int i) {
-    Envelope envelope;
-    Register* reg = envelope.mutable_register_();
-    *reg->mutable_host() = workers_[i].host;
-    reg->set_credits(shared_.credits);
-    reg->set_instance(workers_[i].instance);
-    Send(i, EncodeEnvelope(std::move(envelope)));
+    Send(i, sim::RegisterFrame(workers_[i].host, shared_.credits, workers_[i].instance));
   }
 
   bool Send(int i, const std::string& frame) {
@@ -305,29 +294,12 @@ class WorkerThread {
 
   // The encoded synthetic Result of a lease.
   std::string ResultFrame(const SimWorker& w, Lease* lease) {
-    Envelope envelope;
-    Measurement* m = envelope.mutable_result()->mutable_measurement();
-    m->mutable_candidate()->Swap(lease->mutable_candidate());
-    *m->mutable_host() = w.host;
-    m->set_status(OK);
-    m->set_compile_seconds(0.05);
     const double base = 1e-3 * (1 + static_cast<double>(next_sample_++ % 997) / 997);
-    for (int s = 0; s < 3; ++s) m->add_samples_seconds(base * (1 + 0.01 * s));
-    SampleStats* stats = m->mutable_stats();
-    stats->set_min_seconds(base);
-    stats->set_median_seconds(base * 1.01);
-    stats->set_mean_seconds(base * 1.01);
-    stats->set_stddev_seconds(base * 0.01);
-    stats->set_cv(0.0099);
-    m->set_output_checksum("0123abcd");
-    m->set_lease_id(lease->lease_id());
-    m->set_finished_unix_ms(UnixMillis());
-    m->mutable_settings()->Swap(lease->mutable_settings());
-    m->set_repeats_per_sample(1);
+    Envelope envelope = sim::SyntheticResult(w.host, lease, base);
     if (!sample_taken_) {
       sample_taken_ = true;
       std::lock_guard<std::mutex> lock(shared_.sample_mu);
-      if (!shared_.sample) shared_.sample = *m;
+      if (!shared_.sample) shared_.sample = envelope.result().measurement();
     }
     return EncodeEnvelope(std::move(envelope));
   }
@@ -346,61 +318,6 @@ class WorkerThread {
   bool sample_taken_ = false;
   std::thread thread_;
 };
-
-// ---------------------------------------------------------------------------
-// CPU time of processes and threads, from /proc
-
-// CPU seconds per thread of `pid` ("main" for the thread whose id is the pid's, else
-// its name; threads of the same name are summed).
-std::map<std::string, double> ThreadCpuSeconds(pid_t pid) {
-  std::map<std::string, double> seconds;
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = opendir(task_dir.c_str());
-  if (dir == nullptr) return seconds;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    std::ifstream in(task_dir + "/" + entry->d_name + "/stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    const size_t open = line.find('('), close = line.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    std::string name = line.substr(open + 1, close - open - 1);
-    if (std::to_string(pid) == entry->d_name) name = "main";
-    std::istringstream fields(line.substr(close + 2));
-    std::vector<std::string> f;
-    for (std::string v; fields >> v;) f.push_back(v);
-    if (f.size() < 13) continue;  // f[0] is field 3 (state): utime is field 14, stime 15
-    seconds[name] += (std::stod(f[11]) + std::stod(f[12])) / tick;
-  }
-  closedir(dir);
-  return seconds;
-}
-
-double Total(const std::map<std::string, double>& seconds) {
-  double total = 0;
-  for (const auto& [name, s] : seconds) total += s;
-  return total;
-}
-
-// Busy CPU seconds of the whole machine (all cores), from /proc/stat.
-double MachineBusySeconds() {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  in >> cpu;
-  std::vector<double> v;
-  for (double x; v.size() < 8 && in >> x;) v.push_back(x);
-  if (v.size() < 8) return 0;
-  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
-  return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 // ---------------------------------------------------------------------------
 // The raw store rate

@@ -6,6 +6,7 @@
 #include <deque>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 #include <zmq.hpp>
@@ -27,8 +28,11 @@ namespace schedfarm {
 
 namespace {
 
-// Messages taken from the socket per loop turn before the turn's writes are handed over.
+// Messages taken from the socket per loop turn before the turn's writes are handed over,
+// and the time a turn may spend on them (checked every 64), so that a flood of messages
+// does not hold back the turn's sends and dispatch.
 constexpr int kMaxMessagesPerTurn = 4096;
+constexpr std::chrono::milliseconds kMaxReceivingPerTurn{10};
 constexpr int kMaxPollMs = 100;
 
 // An endpoint a local client can connect to, for the secure-mode self-test.
@@ -54,7 +58,7 @@ class Coordinator::Impl final : public Outbox {
   Status Run(const std::atomic<bool>& stop);
 
   bool Send(const std::string& peer, std::string frame) override;
-  void Forget(const std::string& peer) override { queued_frames_.erase(peer); }
+  void Forget(const std::string& peer) override;
 
   CoordinatorOptions options_;
   std::string endpoint_;
@@ -80,6 +84,10 @@ class Coordinator::Impl final : public Outbox {
   std::unique_ptr<ZapAllowList> zap_;
   std::unique_ptr<zmq::socket_t> router_;
   std::unordered_map<std::string, std::deque<std::string>> queued_frames_;
+  // When the loop last caught up with every peer: a turn emptied the socket, or read a
+  // peer twice (the ROUTER fair-queues its peers: every other peer with a message
+  // waiting was read in between). Liveness is judged as of then (WorkerProtocol::Tick).
+  int64_t caught_up_ms_ = 0;
   int64_t next_metrics_ms_ = 0;
 };
 
@@ -171,8 +179,17 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
       if (e.num() != EINTR) throw;
       continue;  // a signal (SIGTERM sets `stop`)
     }
+    const auto turn_start = std::chrono::steady_clock::now();
+    if (metrics_) metrics_->TurnStarted();
     int taken = 0;
+    std::unordered_set<std::string> peers_read;
+    bool peer_read_twice = false;
     for (; taken < kMaxMessagesPerTurn; ++taken) {
+      if (taken % 64 == 63 &&
+          std::chrono::steady_clock::now() - turn_start > kMaxReceivingPerTurn) {
+        taken = kMaxMessagesPerTurn;  // the rest waits, as past the count
+        break;
+      }
       zmq::message_t peer;
       zmq::message_t body;
       if (!router_->recv(peer, zmq::recv_flags::dontwait)) break;
@@ -184,9 +201,12 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
         if (!router_->recv(rest, zmq::recv_flags::dontwait)) break;
         extra = rest.more();
       }
-      HandleFrame(peer.to_string(), body.to_string_view());
+      std::string from = peer.to_string();
+      peer_read_twice |= !peers_read.insert(from).second;
+      HandleFrame(from, body.to_string_view());
     }
-    protocol_->Tick(/*socket_drained=*/taken < kMaxMessagesPerTurn);
+    if (taken < kMaxMessagesPerTurn || peer_read_twice) caught_up_ms_ = clock_.NowMs();
+    protocol_->Tick(caught_up_ms_);
     if (metrics_ && clock_.NowMs() >= next_metrics_ms_) {
       next_metrics_ms_ = clock_.NowMs() + 1000;
       RefreshMetrics();
@@ -202,6 +222,7 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
     ReleaseWritten(&store_error);
     if (!store_error.ok()) return store_error;
     FlushQueued();
+    if (metrics_) metrics_->TurnEnded();
   }
   HandOver();
   while (committer_->busy()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -275,7 +296,11 @@ void Coordinator::Impl::ReleaseWritten(Status* error) {
     }
     auto it = farm_.workers.find(reply.to);
     // A worker that is gone resends the result when it registers again.
-    if (it != farm_.workers.end() && it->second.alive) Send(it->second.peer, std::move(reply.frame));
+    if (it != farm_.workers.end() && it->second.alive) {
+      Send(it->second.peer, std::move(reply.frame));
+    } else if (metrics_) {
+      metrics_->FramesDropped("worker_dead", 1);
+    }
     if (metrics_ && reply.received_ms > 0) {
       metrics_->ResultAcknowledged((clock_.NowMs() - reply.received_ms) / 1000.0);
     }
@@ -296,6 +321,9 @@ bool Coordinator::Impl::Send(const std::string& peer, std::string frame) {
       }
     } catch (const zmq::error_t& e) {
       if (e.num() != EHOSTUNREACH) LogEvent("warn", "send_failed", {{"error", e.what()}});
+      if (metrics_) {
+        metrics_->FramesDropped(e.num() == EHOSTUNREACH ? "unroutable" : "send_error", 1);
+      }
       return false;
     }
     queued = queued_frames_.emplace(peer, std::deque<std::string>()).first;
@@ -303,12 +331,20 @@ bool Coordinator::Impl::Send(const std::string& peer, std::string frame) {
   if (queued->second.size() >= options_.max_queued_frames_per_peer) {
     LogEvent("warn", "peer_dropped",
              {{"why", "outbound queue full"}, {"frames", std::to_string(queued->second.size())}});
+    if (metrics_) metrics_->PeerDropped(static_cast<int64_t>(queued->second.size()) + 1);
     queued_frames_.erase(queued);
     protocol_->PeerDropped(peer, "does not read its messages");
     return false;
   }
   queued->second.push_back(std::move(frame));
   return true;
+}
+
+void Coordinator::Impl::Forget(const std::string& peer) {
+  auto queued = queued_frames_.find(peer);
+  if (queued == queued_frames_.end()) return;
+  if (metrics_) metrics_->FramesDropped("worker_dead", static_cast<int64_t>(queued->second.size()));
+  queued_frames_.erase(queued);
 }
 
 void Coordinator::Impl::FlushQueued() {
@@ -323,6 +359,7 @@ void Coordinator::Impl::FlushQueued() {
         router_->send(body, zmq::send_flags::none);
       } catch (const zmq::error_t&) {
         gone = true;
+        if (metrics_) metrics_->FramesDropped("unroutable", static_cast<int64_t>(frames.size()));
         break;
       }
       frames.pop_front();

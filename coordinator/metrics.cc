@@ -1,11 +1,14 @@
 #include "coordinator/metrics.h"
 
+#include <time.h>
+
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <chrono>
 #include <mutex>
 #include <set>
 
@@ -19,6 +22,19 @@ using prometheus::BuildHistogram;
 // Latency buckets from 1 ms to about 2 minutes.
 prometheus::Histogram::BucketBoundaries LatencyBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+}
+
+// Turn buckets from 50 us to 2.5 s, finer around 50 ms (the loop's stall limit).
+prometheus::Histogram::BucketBoundaries TurnBuckets() {
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02,
+          0.03,    0.04,   0.05,    0.075,  0.1,   0.25,   0.5,   1,    2.5};
+}
+
+// CPU seconds of the calling thread.
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 }  // namespace
@@ -88,6 +104,45 @@ struct CoordinatorMetrics::Impl {
                                   .Help("Model versions stored by farm-learner")
                                   .Register(*registry)
                                   .Add({});
+  prometheus::Family<prometheus::Counter>& frames_dropped =
+      BuildCounter()
+          .Name("schedfarm_frames_dropped_total")
+          .Help("Frames not delivered to a peer, by reason")
+          .Register(*registry);
+  prometheus::Counter& peers_dropped = BuildCounter()
+                                           .Name("schedfarm_peers_dropped_total")
+                                           .Help("Peers dropped for not reading their messages")
+                                           .Register(*registry)
+                                           .Add({});
+  prometheus::Family<prometheus::Counter>& leases_requeued =
+      BuildCounter()
+          .Name("schedfarm_leases_requeued_total")
+          .Help("Leases ended without a result whose candidate went back to the queue, by reason")
+          .Register(*registry);
+  prometheus::Histogram& turn_seconds =
+      BuildHistogram()
+          .Name("schedfarm_coordinator_loop_iteration_seconds")
+          .Help(
+              "Duration of each turn of the coordinator's loop, from the poll's return to its "
+              "last send")
+          .Register(*registry)
+          .Add({}, TurnBuckets());
+  prometheus::Gauge& turn_max = BuildGauge()
+                                    .Name("schedfarm_coordinator_loop_iteration_max_seconds")
+                                    .Help("The longest turn of the coordinator's loop since start")
+                                    .Register(*registry)
+                                    .Add({});
+  prometheus::Histogram& turn_cpu_seconds =
+      BuildHistogram()
+          .Name("schedfarm_coordinator_loop_iteration_cpu_seconds")
+          .Help("CPU time of the loop's thread in each turn: the turn's own work, without the "
+                "time it waited for a core")
+          .Register(*registry)
+          .Add({}, TurnBuckets());
+  // The loop thread's.
+  std::chrono::steady_clock::time_point turn_start;
+  double turn_cpu_start = 0;
+  double longest_turn = 0;
   std::mutex mu;  // Refresh's label sets
   std::set<std::string> active;  // campaigns with per-campaign gauges
 };
@@ -100,6 +155,13 @@ StatusOr<std::unique_ptr<CoordinatorMetrics>> CoordinatorMetrics::Start(
   } catch (const std::exception& e) {
     return Status::Error("--metrics-endpoint " + address + ": cannot serve metrics there (" +
                          e.what() + ")");
+  }
+  // Every reason from the start, at 0, so that a scrape shows what has not happened yet.
+  for (const char* reason : {"unroutable", "send_error", "worker_dead", "peer_dropped"}) {
+    impl->frames_dropped.Add({{"reason", reason}});
+  }
+  for (const char* reason : {"unsent", "worker_lost", "refused"}) {
+    impl->leases_requeued.Add({{"reason", reason}});
   }
   impl->exposer->RegisterCollectable(impl->registry);
   return std::unique_ptr<CoordinatorMetrics>(new CoordinatorMetrics(std::move(impl)));
@@ -123,6 +185,35 @@ void CoordinatorMetrics::ResultRecorded(const std::string& status, double lease_
 void CoordinatorMetrics::ResultAcknowledged(double seconds) { impl_->ack_seconds.Observe(seconds); }
 
 void CoordinatorMetrics::StoreWrite(double seconds) { impl_->write_seconds.Observe(seconds); }
+
+void CoordinatorMetrics::FramesDropped(const std::string& reason, int64_t frames) {
+  impl_->frames_dropped.Add({{"reason", reason}}).Increment(static_cast<double>(frames));
+}
+
+void CoordinatorMetrics::PeerDropped(int64_t frames) {
+  impl_->peers_dropped.Increment();
+  FramesDropped("peer_dropped", frames);
+}
+
+void CoordinatorMetrics::LeaseRequeued(const std::string& reason) {
+  impl_->leases_requeued.Add({{"reason", reason}}).Increment();
+}
+
+void CoordinatorMetrics::TurnStarted() {
+  impl_->turn_start = std::chrono::steady_clock::now();
+  impl_->turn_cpu_start = ThreadCpuSeconds();
+}
+
+void CoordinatorMetrics::TurnEnded() {
+  Impl& m = *impl_;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - m.turn_start).count();
+  m.turn_seconds.Observe(seconds);
+  m.turn_cpu_seconds.Observe(ThreadCpuSeconds() - m.turn_cpu_start);
+  if (seconds <= m.longest_turn) return;
+  m.longest_turn = seconds;
+  m.turn_max.Set(seconds);
+}
 
 void CoordinatorMetrics::Refresh(const Snapshot& snapshot) {
   Impl& m = *impl_;

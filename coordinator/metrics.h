@@ -2,8 +2,9 @@
 // prometheus-cpp's exposer on its own thread when farm-coordinator gets
 // --metrics-endpoint ADDRESS. The loop observes events as they happen (leases sent,
 // results by status with their lease latency, acknowledgements after the durable
-// write, store writes from the group-commit thread) and refreshes the gauges from its
-// state about once a second. Names follow Prometheus conventions (the README lists
+// write, store writes from the group-commit thread, frames it could not deliver, leases
+// back in the queue, the duration of each of its turns) and refreshes the gauges from
+// its state about once a second. Names follow Prometheus conventions (the README lists
 // them). Thread-safe: the exposer and the writer thread read and write it.
 #pragma once
 
@@ -35,6 +36,20 @@ class CoordinatorMetrics {
   // A worker's result acknowledged, `seconds` after it arrived (its durable write).
   void ResultAcknowledged(double seconds);
   void StoreWrite(double seconds);
+  // Frames not delivered, by why: "unroutable" (the peer's connection is gone),
+  // "send_error", "worker_dead" (for a worker declared dead, queued or not yet sent),
+  // "peer_dropped" (the queue of a peer dropped, PeerDropped).
+  void FramesDropped(const std::string& reason, int64_t frames);
+  // A peer dropped for not reading its messages, with the `frames` of its queue.
+  void PeerDropped(int64_t frames);
+  // A lease ended without a result and its candidate went back to the queue, by why:
+  // "unsent" (its send failed: no attempt counted), "worker_lost" (its worker died or
+  // restarted), "refused" (by the worker).
+  void LeaseRequeued(const std::string& reason);
+  // A turn of the loop starts (the poll returned) and ends (its last send): its wall
+  // time and the loop thread's CPU time in it. Loop thread only.
+  void TurnStarted();
+  void TurnEnded();
 
   struct Campaign {
     std::string id;

@@ -302,6 +302,9 @@ void WorkerProtocol::ReleaseLease(const std::string& lease_id, MeasurementStatus
   std::optional<CandidateRecord> record =
       run->FailLease(lease.pipeline_id, lease.slot, lease_id, status, why, options_.retry, now);
   if (!record) return;
+  if (metrics_ && record->state() != CANDIDATE_QUARANTINED) {
+    metrics_->LeaseRequeued(status == WORKER_LOST ? "worker_lost" : "refused");
+  }
   writes_.batch().PutCandidate(*record);
   writes_.CampaignChanged(run->id());
   writes_.AddEvent(now, record->state() == CANDIDATE_QUARANTINED ? "quarantined" : "lease_lost",
@@ -331,7 +334,7 @@ void WorkerProtocol::PeerDropped(const std::string& peer, const std::string& why
   if (WorkerEntry* worker = WorkerOfPeer(peer)) WorkerDead(*worker, why);
 }
 
-void WorkerProtocol::Tick(bool socket_drained) {
+void WorkerProtocol::Tick(int64_t caught_up_ms) {
   const int64_t now = clock_.NowMs();
   const int64_t elapsed = std::max<int64_t>(0, now - last_tick_ms_);
   last_tick_ms_ = now;
@@ -354,7 +357,7 @@ void WorkerProtocol::Tick(bool socket_drained) {
   const std::string heartbeat = EncodeEnvelope(MakeHeartbeat());
   for (auto& [id, worker] : farm_.workers) {
     if (!worker.alive) continue;
-    if (socket_drained && now - worker.last_heard_ms > silent_limit) {
+    if (caught_up_ms - worker.last_heard_ms > silent_limit) {
       WorkerDead(worker, "silent for " + std::to_string(now - worker.last_heard_ms) + " ms");
       continue;
     }
@@ -420,7 +423,10 @@ void WorkerProtocol::Dispatch() {
         if (!outbox_.Send(worker.peer, std::move(frame))) {
           farm_.leases.erase(lease_id);
           run.Unlease(record->candidate().pipeline_id(), slot, lease_id);
-          break;  // the worker is gone; its liveness settles it
+          if (metrics_) metrics_->LeaseRequeued("unsent");
+          // The worker is gone; its liveness settles it. Not fed again until heard from.
+          farm_.hungry.erase(worker_id);
+          break;
         }
         worker.leases.insert(lease_id);
         ++leases_sent_;

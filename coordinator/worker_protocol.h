@@ -50,10 +50,10 @@ class WorkerProtocol {
   // registered worker is told to register again.
   void HandleMessage(const std::string& peer, const Envelope& envelope);
   // Campaigns past their wall time are done; once per heartbeat interval, heartbeats go
-  // out and workers silent for `liveness` intervals are dead, their leases requeued.
-  // `socket_drained` false: messages still wait in the socket, so silence may be the
-  // backlog's, and nobody is declared dead.
-  void Tick(bool socket_drained);
+  // out and workers silent for `liveness` intervals before `caught_up_ms` are dead,
+  // their leases requeued. `caught_up_ms`: when the loop last read every peer's waiting
+  // messages; while a backlog waits, silence may be the backlog's, not the worker's.
+  void Tick(int64_t caught_up_ms);
   // Keeps enough candidates ready for the credits of the connected workers.
   void Propose();
   // Leases ready candidates to workers with free credits, campaigns in turn.

@@ -3,24 +3,20 @@
 // the workers, and at the end the counters and histograms agree with the store (every
 // result counted by status, one lease latency and one acknowledgement latency per
 // result). An endpoint that cannot be bound stops the coordinator with its address.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
 #include "tests/support/farm_rig.h"
+#include "tests/support/metrics_scrape.h"
 #include "tests/support/scratch_dir.h"
 
 namespace schedfarm {
@@ -28,6 +24,9 @@ namespace {
 
 using testing_support::ChildProcess;
 using testing_support::CoordinatorProcess;
+using testing_support::HttpGet;
+using testing_support::MetricsPort;
+using testing_support::Sample;
 using testing_support::TestClient;
 
 constexpr char kCampaign[] = R"(name: scraped
@@ -38,52 +37,12 @@ budget: {benchmarks: 6}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
 
-// GET http://127.0.0.1:port/path with HTTP/1.0: the body, or nullopt.
-std::optional<std::string> HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return std::nullopt;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-      char buffer[4096];
-      for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
-    }
-  }
-  close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.", 0) != 0 || response.find(" 200 ") == std::string::npos ||
-      body == std::string::npos) {
-    return std::nullopt;
-  }
-  return response.substr(body + 4);
-}
-
-// The value of the sample `name` (with its labels, as exposed) in a scrape, or -1.
-double Sample(const std::string& scrape, const std::string& name) {
-  std::istringstream lines(scrape);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  }
-  return -1;
-}
-
-int MetricsPort(const CoordinatorProcess& coordinator) {
-  const std::string log = coordinator.Log();
-  const size_t at = log.find("metrics_port=");
-  return at == std::string::npos ? 0 : std::stoi(log.substr(at + 13));
-}
-
 TEST(CoordinatorMetricsTest, ScrapedWhileACampaignRunsAndAgreeingWithTheStore) {
   ScratchDir dir;
   CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"), "tcp://127.0.0.1:*",
                                  {"--metrics-endpoint", "127.0.0.1:0"});
   ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
-  const int port = MetricsPort(coordinator);
+  const int port = MetricsPort(coordinator.Log());
   ASSERT_GT(port, 0) << coordinator.Log();
   std::optional<std::string> scrape = HttpGet(port, "/metrics");
   ASSERT_TRUE(scrape.has_value());
@@ -160,7 +119,7 @@ TEST(CoordinatorMetricsTest, AnEndpointThatCannotBeBoundStopsTheCoordinator) {
   ScratchDir dir;
   CoordinatorProcess first(FARM_COORDINATOR_BIN, dir.Sub("a"), "tcp://127.0.0.1:*",
                            {"--metrics-endpoint", "127.0.0.1:0"});
-  const int port = MetricsPort(first);
+  const int port = MetricsPort(first.Log());
   ASSERT_GT(port, 0) << first.Log();
   const std::string taken = "127.0.0.1:" + std::to_string(port);
   ChildProcess second(FARM_COORDINATOR_BIN, {"--store", dir.Sub("b"), "--endpoint",

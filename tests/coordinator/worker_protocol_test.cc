@@ -144,8 +144,10 @@ class WorkerProtocolTest : public ::testing::Test {
 
   // One turn of the loop as the coordinator runs it, with the turn's writes committed
   // and the replies they released collected in released_.
-  void Turn(bool socket_drained = true) {
-    protocol_->Tick(socket_drained);
+  // `caught_up`: the loop read every peer's waiting messages in this turn.
+  void Turn(bool caught_up = true) {
+    if (caught_up) caught_up_ms_ = clock_.NowMs();
+    protocol_->Tick(caught_up_ms_);
     protocol_->Dispatch();
     protocol_->Propose();
     protocol_->Dispatch();
@@ -250,6 +252,7 @@ class WorkerProtocolTest : public ::testing::Test {
   PendingWrites writes_;
   std::unique_ptr<WorkerProtocol> protocol_;
   std::vector<DeferredReply> released_;
+  int64_t caught_up_ms_ = 0;
 };
 
 TEST_F(WorkerProtocolTest, LeasesAgainstCreditsAndAcknowledgesEachResultAfterItsWrite) {
@@ -330,10 +333,10 @@ TEST_F(WorkerProtocolTest, NobodyIsDeclaredDeadWhileMessagesWaitInTheSocket) {
   Register("peer-a", "a", "i1", 1);
   Turn();
   clock_.Advance(kHeartbeatMs * (kLiveness + 2));
-  Turn(/*socket_drained=*/false);
+  Turn(/*caught_up=*/false);
   EXPECT_TRUE(farm_.workers["a"].alive) << "the silence may be the backlog's";
   clock_.Advance(kHeartbeatMs);
-  Turn(/*socket_drained=*/true);
+  Turn(/*caught_up=*/true);
   EXPECT_FALSE(farm_.workers["a"].alive);
 }
 

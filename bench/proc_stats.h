@@ -1,0 +1,68 @@
+// CPU time of processes and threads and the machine's load, from /proc, for the
+// benchmarks that drive a process (the coordinator's) and report where the CPU went.
+#pragma once
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace schedfarm {
+
+// CPU seconds per thread of `pid` ("main" for the thread whose id is the pid's, else
+// its name; threads of the same name are summed).
+inline std::map<std::string, double> ThreadCpuSeconds(pid_t pid) {
+  std::map<std::string, double> seconds;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = opendir(task_dir.c_str());
+  if (dir == nullptr) return seconds;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(task_dir + "/" + entry->d_name + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const size_t open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::string name = line.substr(open + 1, close - open - 1);
+    if (std::to_string(pid) == entry->d_name) name = "main";
+    std::istringstream fields(line.substr(close + 2));
+    std::vector<std::string> f;
+    for (std::string v; fields >> v;) f.push_back(v);
+    if (f.size() < 13) continue;  // f[0] is field 3 (state): utime is field 14, stime 15
+    seconds[name] += (std::stod(f[11]) + std::stod(f[12])) / tick;
+  }
+  closedir(dir);
+  return seconds;
+}
+
+inline double Total(const std::map<std::string, double>& seconds) {
+  double total = 0;
+  for (const auto& [name, s] : seconds) total += s;
+  return total;
+}
+
+// Busy CPU seconds of the whole machine (all cores), from /proc/stat.
+inline double MachineBusySeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;
+  std::vector<double> v;
+  for (double x; v.size() < 8 && in >> x;) v.push_back(x);
+  if (v.size() < 8) return 0;
+  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+  return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+inline std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+}  // namespace schedfarm

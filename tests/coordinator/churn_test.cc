@@ -1,0 +1,379 @@
+// The coordinator under churn, a slow consumer, a wedged worker and a flood of
+// requests: the real farm-coordinator process on a real store, a campaign submitted as
+// farmctl submits it, and simulated workers in this process speaking the real wire
+// code (tests/support/churn_farm.h), so the coordinator is the one component under
+// test. Its Prometheus counters are read over HTTP and held against its log and the
+// store: every lease sent ends as a recorded result or is requeued and counted, every
+// frame it could not deliver is counted, and every candidate has exactly one result.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+#include <zmq.hpp>
+
+#include "farmctl/submission.h"
+#include "tests/support/churn_farm.h"
+#include "tests/support/farm_rig.h"
+#include "tests/support/metrics_scrape.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/simulated_worker.h"
+#include "tests/support/slow_consumer.h"
+
+namespace schedfarm {
+namespace {
+
+using testing_support::ChurnCounts;
+using testing_support::ChurnFarm;
+using testing_support::ChurnSettings;
+using testing_support::CoordinatorProcess;
+using testing_support::HttpGet;
+using testing_support::MetricsPort;
+using testing_support::Sample;
+using testing_support::SimulatedWorker;
+using testing_support::SlowConsumer;
+using testing_support::TestClient;
+
+// Fast liveness (a silent worker is dead after 1 s) and retries, so that churn runs in
+// seconds; no quarantine of candidates that lose several workers.
+constexpr int kHeartbeatMs = 250;
+constexpr int kLiveness = 4;
+
+std::string CampaignYaml(int budget) {
+  return "name: churn\n"
+         "pipelines:\n"
+         "  - random: {seeds: [1, 16], max_ops: 4, max_elements: 65536}\n"
+         "strategy: {name: random, settings: {seed: 5}}\n"
+         "budget: {benchmarks: " +
+         std::to_string(budget) +
+         "}\n"
+         "measurement: {samples: 3, max_samples: 3, min_sample_time: 1ms}\n";
+}
+
+// The lines of `event` in a structured log that hold `text`.
+std::vector<std::string> EventLines(const std::string& log, const std::string& event,
+                                    const std::string& text = "") {
+  std::istringstream lines(log);
+  std::vector<std::string> found;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" event=" + event + " ") != std::string::npos &&
+        line.find(text) != std::string::npos) {
+      found.push_back(line);
+    }
+  }
+  return found;
+}
+
+// The one line of the death of `worker`, or "" (and a failure) when there are none or
+// several.
+std::string DeathOf(const std::string& log, const std::string& worker) {
+  const std::vector<std::string> lines = EventLines(log, "worker_dead", "worker=" + worker + " ");
+  EXPECT_EQ(lines.size(), 1u) << worker;
+  return lines.size() == 1 ? lines[0] : "";
+}
+
+class ChurnTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    coordinator_ = std::make_unique<CoordinatorProcess>(
+        FARM_COORDINATOR_BIN, dir_.Sub("store"), "tcp://127.0.0.1:*",
+        std::vector<std::string>{"--heartbeat-ms", std::to_string(kHeartbeatMs), "--liveness",
+                                 std::to_string(kLiveness), "--retry-backoff-ms", "10",
+                                 "--quarantine-after", "100", "--metrics-endpoint", "127.0.0.1:0"});
+    ASSERT_FALSE(coordinator_->endpoint().empty()) << coordinator_->Log();
+    port_ = MetricsPort(coordinator_->Log());
+    ASSERT_GT(port_, 0) << coordinator_->Log();
+    client_ = std::make_unique<TestClient>(coordinator_->endpoint());
+  }
+
+  ChurnSettings Settings(int workers, int max_leases_per_life) const {
+    ChurnSettings settings;
+    settings.endpoint = coordinator_->endpoint();
+    settings.workers = workers;
+    settings.heartbeat_ms = kHeartbeatMs;
+    settings.liveness = kLiveness;
+    settings.max_leases_per_life = max_leases_per_life;
+    return settings;
+  }
+
+  // Submits a campaign of `budget` benchmarks as farmctl does; its id.
+  std::string Submit(int budget) {
+    const std::string path = dir_.Sub("churn.yaml");
+    std::ofstream(path) << CampaignYaml(budget);
+    StatusOr<SubmitCampaign> submission = BuildSubmission(path);
+    EXPECT_TRUE(submission.ok()) << submission.status().message();
+    if (!submission.ok()) return "";
+    ClientRequest request;
+    *request.mutable_submit() = *submission;
+    std::optional<ClientReply> reply = client_->Call(request, 30000);
+    EXPECT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
+    return reply ? reply->submitted().id() : "";
+  }
+
+  // The campaign's status once it is done, or nothing after `seconds`.
+  std::optional<CampaignStatus> WaitDone(const std::string& id, int seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::optional<ClientReply> status = client_->Status(id);
+      if (status && status->code() == CLIENT_OK && status->status().campaigns_size() == 1 &&
+          status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE) {
+        return status->status().campaigns(0);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return std::nullopt;
+  }
+
+  std::string Scrape() {
+    std::optional<std::string> scrape = HttpGet(port_, "/metrics");
+    EXPECT_TRUE(scrape.has_value());
+    return scrape.value_or("");
+  }
+
+  // Every measurement of the campaign is of a distinct candidate; their number.
+  int DistinctResults(const std::string& id) {
+    std::set<std::tuple<std::string, std::string, int>> candidates;
+    const std::vector<StoredMeasurementRecord> rows = client_->Export(id);
+    for (const StoredMeasurementRecord& row : rows) {
+      const Candidate& c = row.measurement().candidate();
+      EXPECT_TRUE(candidates.emplace(c.pipeline_id(), c.schedule_hash(), c.repeat()).second)
+          << "two results of " << c.pipeline_id() << " " << c.schedule_hash();
+    }
+    return static_cast<int>(rows.size());
+  }
+
+  // Reads `worker`'s messages until it holds `credits` leases, then no more: its
+  // thread is wedged, its connection open. The candidates it holds.
+  std::vector<Candidate> TakeLeasesThenWedge(SimulatedWorker& worker, int credits) {
+    std::vector<Candidate> held;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (static_cast<int>(held.size()) < credits && std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item = {worker.socket().handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+      while (std::optional<DecodedFrame> frame = worker.Receive()) {
+        if (frame->ok() && frame->envelope.has_lease()) {
+          held.push_back(frame->envelope.lease().candidate());
+        }
+      }
+    }
+    return held;
+  }
+
+  ScratchDir dir_;
+  std::unique_ptr<CoordinatorProcess> coordinator_;
+  std::unique_ptr<TestClient> client_;
+  int port_ = 0;
+};
+
+// Every lease sent ended as a recorded result or was requeued (none is in flight once
+// the campaign is done), and each requeue is in the log as a lease_lost event.
+void ExpectEveryLeaseAccountedFor(const std::string& scrape, const std::string& log) {
+  const double sent = Sample(scrape, "schedfarm_leases_sent_total");
+  const double results = Sample(scrape, "schedfarm_results_total{status=\"OK\"}");
+  const double lost = Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}");
+  const double refused = Sample(scrape, "schedfarm_leases_requeued_total{reason=\"refused\"}");
+  EXPECT_EQ(sent, results + lost + refused) << scrape;
+  EXPECT_EQ(EventLines(log, "lease_lost").size(), lost + refused);
+}
+
+std::string Describe(const ChurnCounts& c) {
+  return "workers " + std::to_string(c.workers) + ", leases " + std::to_string(c.leases) +
+         ", results " + std::to_string(c.results) + ", acks " + std::to_string(c.acks) +
+         ", closed " + std::to_string(c.closed) + ", silenced " + std::to_string(c.silenced) +
+         ", abandoned " + std::to_string(c.abandoned) + ", disconnects " +
+         std::to_string(c.disconnects) + ", refused sends " + std::to_string(c.refused_sends) +
+         ", bad frames " + std::to_string(c.bad_frames);
+}
+
+// Row 5 of docs/RELIABILITY.md: 10,000 candidates, so at least as many dispatches,
+// while workers vanish (closing their socket mid-lease or going silent) and new ones
+// connect.
+TEST_F(ChurnTest, TenThousandDispatchesWhileWorkersComeAndGoLoseNothing) {
+  constexpr int kBudget = 10000;
+  const std::string id = Submit(kBudget);
+  ASSERT_FALSE(id.empty());
+  std::optional<CampaignStatus> done;
+  std::string counts;
+  int64_t abandoned = 0;
+  {
+    ChurnFarm farm(Settings(/*workers=*/16, /*max_leases_per_life=*/40));
+    done = WaitDone(id, 50);
+    counts = Describe(farm.counts());
+    abandoned = farm.counts().abandoned;
+    EXPECT_GT(farm.counts().closed, 0) << counts;
+    EXPECT_GT(farm.counts().silenced, 0) << counts;
+  }
+  ASSERT_TRUE(done.has_value()) << counts;
+  const CampaignCounters& counters = done->campaign().counters();
+  EXPECT_EQ(counters.measured(), kBudget) << counts;
+  EXPECT_EQ(counters.quarantined() + counters.failed(), 0);
+  EXPECT_EQ(DistinctResults(id), kBudget);
+
+  const std::string scrape = Scrape();
+  const std::string log = coordinator_->Log();
+  EXPECT_GE(Sample(scrape, "schedfarm_leases_sent_total"), kBudget) << scrape;
+  ExpectEveryLeaseAccountedFor(scrape, log);
+  // Each lease a vanished worker held went back to the queue, and more: those in flight
+  // to it, and those whose result died with its socket.
+  EXPECT_GE(Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}"), abandoned)
+      << counts;
+  // Frames sent to closed workers before the coordinator declared them dead.
+  EXPECT_GT(Sample(scrape, "schedfarm_frames_dropped_total{reason=\"unroutable\"}"), 0) << scrape;
+  EXPECT_EQ(Sample(scrape, "schedfarm_peers_dropped_total"), 0) << scrape;
+  std::printf("churn: %s\n", counts.c_str());
+}
+
+// Row 6: a worker that stops reading while asking for status without pause. Its
+// replies fill its pipe and then its queue in the coordinator; past the queue's limit
+// it is dropped (logged, counted with its frames), declared dead, its leases requeued,
+// and the other workers go on.
+TEST_F(ChurnTest, AWorkerThatStopsReadingIsDroppedAndCountedWhileTheOthersGoOn) {
+  const std::string id = Submit(1000000);
+  ASSERT_FALSE(id.empty());
+  zmq::context_t context;
+  constexpr int kCredits = 2;
+  SlowConsumer slow(context, coordinator_->endpoint(), "slow", kCredits, kHeartbeatMs);
+  ChurnFarm farm(Settings(/*workers=*/8, /*max_leases_per_life=*/0));
+  // Until the slow worker holds its leases (it reads none of them).
+  bool holding = false;
+  for (int i = 0; i < 100 && !holding; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    slow.Heartbeat();
+    ClientRequest request;
+    request.mutable_workers();
+    std::optional<ClientReply> reply = client_->Call(request);
+    if (!reply) continue;
+    for (const WorkerStatus& w : reply->workers().workers()) {
+      holding |= w.record().host().worker_id() == "slow" && w.leases() == kCredits;
+    }
+  }
+  ASSERT_TRUE(holding) << coordinator_->Log();
+
+  // Status requests, at most 100,000 a second, until the coordinator drops it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool dropped = false;
+  while (!dropped && std::chrono::steady_clock::now() < deadline) {
+    slow.Ask(id, 500);
+    dropped = Sample(Scrape(), "schedfarm_peers_dropped_total") >= 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(dropped) << slow.requests() << " requests\n" << Scrape();
+  const int64_t results_at_drop = farm.counts().results;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_GT(farm.counts().results, results_at_drop + 100) << "the other workers stopped";
+
+  const std::string scrape = Scrape();
+  const std::string log = coordinator_->Log();
+  EXPECT_EQ(Sample(scrape, "schedfarm_peers_dropped_total"),
+            EventLines(log, "peer_dropped").size());
+  // Its queue had reached the limit (10,000 frames) when it was dropped.
+  EXPECT_GE(Sample(scrape, "schedfarm_frames_dropped_total{reason=\"peer_dropped\"}"), 10000)
+      << scrape;
+  const std::string death = DeathOf(log, "slow");
+  EXPECT_NE(death.find("does not read its messages"), std::string::npos) << death;
+  EXPECT_NE(death.find("leases_requeued=" + std::to_string(kCredits)), std::string::npos) << death;
+  EXPECT_GE(Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}"), kCredits);
+  EXPECT_EQ(farm.counts().disconnects, 0) << Describe(farm.counts());
+  std::printf("slow consumer dropped after %lld status requests; others: %s\n",
+              static_cast<long long>(slow.requests()), Describe(farm.counts()).c_str());
+}
+
+// Row 4: a worker whose protocol thread is wedged while its connection stays up: it
+// holds its leases, sends and reads nothing. The application heartbeat declares it
+// dead and its leases go to the other workers; its connection never failed a send.
+TEST_F(ChurnTest, AWedgedWorkerIsDeclaredDeadByTheHeartbeatAndItsLeasesRequeued) {
+  constexpr int kBudget = 300;
+  constexpr int kCredits = 3;
+  zmq::context_t context;
+  SimulatedWorker wedged(context, coordinator_->endpoint(), "wedged", kCredits, "1");
+  ASSERT_TRUE(wedged.SendRegister());
+  const std::string id = Submit(kBudget);
+  ASSERT_FALSE(id.empty());
+  // It is the only worker: it takes its leases, then its thread stops.
+  const std::vector<Candidate> held = TakeLeasesThenWedge(wedged, kCredits);
+  ASSERT_EQ(static_cast<int>(held.size()), kCredits) << coordinator_->Log();
+
+  std::optional<CampaignStatus> done;
+  {
+    ChurnFarm farm(Settings(/*workers=*/4, /*max_leases_per_life=*/0));
+    done = WaitDone(id, 30);
+  }
+  ASSERT_TRUE(done.has_value()) << coordinator_->Log();
+  EXPECT_EQ(done->campaign().counters().measured(), kBudget);
+
+  const std::string log = coordinator_->Log();
+  const std::string death = DeathOf(log, "wedged");
+  EXPECT_NE(death.find("why=\"silent for"), std::string::npos) << death;
+  EXPECT_NE(death.find("leases_requeued=" + std::to_string(kCredits)), std::string::npos) << death;
+  // Its candidates were measured by the others, once each.
+  std::set<std::string> measured_by_others;
+  for (const StoredMeasurementRecord& row : client_->Export(id)) {
+    if (row.measurement().host().worker_id() != "wedged") {
+      measured_by_others.insert(row.measurement().candidate().schedule_hash());
+    }
+  }
+  for (const Candidate& c : held) EXPECT_EQ(measured_by_others.count(c.schedule_hash()), 1u);
+  EXPECT_EQ(DistinctResults(id), kBudget);
+
+  const std::string scrape = Scrape();
+  ExpectEveryLeaseAccountedFor(scrape, log);
+  EXPECT_EQ(Sample(scrape, "schedfarm_leases_requeued_total{reason=\"worker_lost\"}"), kCredits);
+  // Its connection stayed up: no send to it failed.
+  EXPECT_EQ(Sample(scrape, "schedfarm_frames_dropped_total{reason=\"unroutable\"}"), 0) << scrape;
+}
+
+// Liveness under a flood: a client keeps thousands of status requests waiting, so the
+// socket is never empty; a wedged worker is still declared dead on time (in a turn the
+// loop reads the client many times, and the ROUTER fair-queues its peers: whoever
+// else has a message waiting is read in between), and the client is answered.
+TEST_F(ChurnTest, AFloodOfRequestsDoesNotHoldBackTheHeartbeat) {
+  const std::string id = Submit(1000000);
+  ASSERT_FALSE(id.empty());
+  zmq::context_t context;
+  SimulatedWorker wedged(context, coordinator_->endpoint(), "wedged", 2, "1");
+  ASSERT_TRUE(wedged.SendRegister());
+  ASSERT_EQ(TakeLeasesThenWedge(wedged, 2).size(), 2u) << coordinator_->Log();
+
+  zmq::socket_t client(context, zmq::socket_type::dealer);
+  client.set(zmq::sockopt::linger, 0);
+  client.set(zmq::sockopt::sndhwm, 100000);
+  client.connect(coordinator_->endpoint());
+  Envelope request;
+  request.mutable_client_request()->mutable_status()->set_campaign(id);
+  const std::string frame = EncodeEnvelope(request);
+  int64_t sent = 0, answered = 0;
+  bool dead = false;
+  const auto start = std::chrono::steady_clock::now();
+  auto next_look = start;
+  while (!dead && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    while (sent - answered < 10000) {
+      client.send(zmq::buffer(frame));
+      ++sent;
+    }
+    zmq::message_t reply;
+    while (client.recv(reply, zmq::recv_flags::dontwait)) ++answered;
+    if (std::chrono::steady_clock::now() >= next_look) {
+      next_look += std::chrono::milliseconds(100);
+      dead = !EventLines(coordinator_->Log(), "worker_dead", "worker=wedged ").empty();
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Silent for 1 s (4 heartbeats of 250 ms), and the next heartbeat's check.
+  EXPECT_TRUE(dead) << "not declared dead in " << seconds << " s; " << answered << " of " << sent
+                    << " requests answered";
+  EXPECT_LT(seconds, 3);
+  EXPECT_GT(sent - answered, 1000) << "the socket was not kept full";
+  EXPECT_GT(answered, 0);
+}
+
+}  // namespace
+}  // namespace schedfarm
