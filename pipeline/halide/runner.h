@@ -25,6 +25,18 @@ enum class HalideErrorKind {
   kOutOfMemory,      // Halide's "Out of memory" runtime error, or std::bad_alloc
 };
 
+// The input and parameter buffers a pipeline runs on. kExact: each is its tensor, so
+// a schedule that reads outside a tensor fails Halide's bounds check (what the
+// schedule-space checks want to see). kCoverScheduleReads: each covers what the
+// compiled schedule reads, the tensor's values in the middle and zeros around them.
+// Halide 14's autoschedulers shift the tail of a split whose factor exceeds the
+// producer's extent below 0 (ShiftInwards), and those points read small parameters
+// and the input outside their tensors; the values computed there are never used, so
+// the run computes the same outputs. Halide bakes a parameter's shape into the
+// compiled code, so kCoverScheduleReads compiles twice: once with the parameters as
+// unbound ImageParams to ask Halide what is read (a bounds query), then for good.
+enum class InputBuffers { kExact, kCoverScheduleReads };
+
 // A pipeline JIT-compiled for the host, bound to its input values and to output
 // buffers it owns. Realize() runs it again over the same buffers, so a benchmark
 // compiles once and realizes as often as it likes. Halide's thread pool is sized to
@@ -36,10 +48,13 @@ class CompiledPipeline {
   // Compiles `lowered` (scheduled as the caller wants) for the JIT target, binds
   // `inputs` (spec order; deterministic inputs when empty) and allocates the
   // outputs. On failure `error_kind`, when given, receives the class of the error.
+  // With kCoverScheduleReads, the Funcs of `lowered` read the padded parameters
+  // afterwards.
   static StatusOr<CompiledPipeline> Compile(const PipelineGraph& graph,
                                             const LoweredPipeline& lowered, int threads = 0,
                                             std::vector<HostTensor> inputs = {},
-                                            HalideErrorKind* error_kind = nullptr);
+                                            HalideErrorKind* error_kind = nullptr,
+                                            InputBuffers input_buffers = InputBuffers::kExact);
 
   // Seconds spent in Halide's JIT compile.
   double compile_seconds() const;
@@ -74,6 +89,7 @@ struct RunOptions {
                                   // once, after the warm-up) to last at least this long
   int threads = 0;                // Halide thread pool size; 0 = Halide's default.
                                   // Process-wide: it applies to every JIT pipeline.
+  InputBuffers input_buffers = InputBuffers::kExact;
 };
 
 struct RunResult {
