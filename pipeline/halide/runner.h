@@ -27,14 +27,16 @@ enum class HalideErrorKind {
 
 // The input and parameter buffers a pipeline runs on. kExact: each is its tensor, so
 // a schedule that reads outside a tensor fails Halide's bounds check (what the
-// schedule-space checks want to see). kCoverScheduleReads: each covers what the
-// compiled schedule reads, the tensor's values in the middle and zeros around them.
-// Halide 14's autoschedulers shift the tail of a split whose factor exceeds the
-// producer's extent below 0 (ShiftInwards), and those points read small parameters
-// and the input outside their tensors; the values computed there are never used, so
-// the run computes the same outputs. Halide bakes a parameter's shape into the
-// compiled code, so kCoverScheduleReads compiles twice: once with the parameters as
-// unbound ImageParams to ask Halide what is read (a bounds query), then for good.
+// schedule-space checks want to see; the farm's own schedules and the reference run
+// so). kCoverScheduleReads (the autoscheduler baselines): each covers what the
+// compiled schedule reads, the tensor's values at their own coordinates and zeros
+// around them. Halide 14's autoschedulers shift the tail of a split whose factor
+// exceeds the producer's extent below 0 (ShiftInwards), and those points read small
+// parameters and the input outside their tensors; the values computed there are never
+// used, so the run computes the same outputs. Halide bakes a parameter's shape into
+// the compiled code, so kCoverScheduleReads compiles twice: once with the parameters
+// read from unbound buffer Parameters to ask Halide what is read (a bounds query),
+// then for good. A schedule that reads only inside its tensors gets them unchanged.
 enum class InputBuffers { kExact, kCoverScheduleReads };
 
 // A pipeline JIT-compiled for the host, bound to its input values and to output
@@ -56,7 +58,7 @@ class CompiledPipeline {
                                             HalideErrorKind* error_kind = nullptr,
                                             InputBuffers input_buffers = InputBuffers::kExact);
 
-  // Seconds spent in Halide's JIT compile.
+  // Seconds spent in Halide's JIT compile (both compiles with kCoverScheduleReads).
   double compile_seconds() const;
 
   // One realization into the output buffers; returns its wall time in seconds.
