@@ -51,6 +51,8 @@ const char kUsage[] =
     "  --min-sample-seconds S repeat each sample until it lasts S seconds (default 0)\n"
     "  --autoschedulers LIST  comma-separated subset of adams2019,li2018,mullapudi2016\n"
     "  --beam-size B          Adams2019's beam width (default 32, Halide's)\n"
+    "  --spatial-scale X      multiplies the default spatial size (zoo blocks)\n"
+    "  --channel-scale X      multiplies the default channel counts (zoo blocks)\n"
     "  --details              also print each schedule source and what the schedule\n"
     "                         space leaves out of it\n";
 
@@ -65,6 +67,7 @@ struct Args {
   std::vector<std::string> autoschedulers = AutoschedulerNames();
   int beam_size = 32;
   bool details = false;
+  PipelineSourceOptions source_options;
   std::vector<std::string> sources;
 };
 
@@ -75,6 +78,16 @@ int64_t ParseInt(const std::string& flag, const std::string& text, int64_t min, 
   if (text.empty() || *end != '\0' || errno != 0 || v < min || v > max) {
     UsageError("option " + flag + ": '" + text + "' is not an integer in [" + std::to_string(min) +
                ", " + std::to_string(max) + "]");
+  }
+  return v;
+}
+
+double ParseDouble(const std::string& flag, const std::string& text, double min, double max) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min || v > max) {
+    UsageError("option " + flag + ": '" + text + "' is not a number in [" +
+               FormatNumber("%g", min) + ", " + FormatNumber("%g", max) + "]");
   }
   return v;
 }
@@ -110,12 +123,11 @@ Args ParseArgs(int argc, char** argv) {
     } else if (arg == "--samples") {
       args.run.timing_samples = static_cast<int>(ParseInt(arg, value, 1, 100000));
     } else if (arg == "--min-sample-seconds") {
-      char* end = nullptr;
-      const double v = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 3600) {
-        UsageError("option --min-sample-seconds: '" + value + "' is not a number in [0, 3600]");
-      }
-      args.run.min_sample_seconds = v;
+      args.run.min_sample_seconds = ParseDouble(arg, value, 0, 3600);
+    } else if (arg == "--spatial-scale") {
+      args.source_options.spatial_scale = ParseDouble(arg, value, 1e-3, 64);
+    } else if (arg == "--channel-scale") {
+      args.source_options.channel_scale = ParseDouble(arg, value, 1e-3, 64);
     } else if (arg == "--beam-size") {
       args.beam_size = static_cast<int>(ParseInt(arg, value, 1, 4096));
     } else if (arg == "--autoschedulers") {
@@ -136,7 +148,7 @@ Args ParseArgs(int argc, char** argv) {
       for (const std::string& name : ZooNames()) expanded.push_back(name);
       continue;
     }
-    const Status usage = CheckPipelineSource(source, {});
+    const Status usage = CheckPipelineSource(source, args.source_options);
     if (!usage.ok()) UsageError(usage.message());
     expanded.push_back(source);
   }
@@ -203,7 +215,7 @@ int Main(int argc, char** argv) {
   TextTable summary = NumericTable(summary_header);
 
   for (const std::string& source : args.sources) {
-    StatusOr<PipelineGraph> graph = LoadPipelineSource(source);
+    StatusOr<PipelineGraph> graph = LoadPipelineSource(source, args.source_options);
     if (!graph.ok()) {
       std::cerr << "farm-baselines: " << graph.status().message() << "\n";
       exit_code = kExitFailure;

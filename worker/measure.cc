@@ -174,7 +174,7 @@ CompiledCandidate::CompiledCandidate(CompiledPipeline compiled, const PipelineGr
 
 StatusOr<CompiledCandidate> CompiledCandidate::CompileWith(
     const PipelineGraph& graph, const MeasurementSettings& settings, MeasurementStatus* failure,
-    const std::function<Status(LoweredPipeline&)>& schedule,
+    InputBuffers input_buffers, const std::function<Status(LoweredPipeline&)>& schedule,
     const std::function<void(const LoweredPipeline&)>& after_compile) {
   const MeasurementSettings filled = WithDefaults(settings);
   MeasurementStatus status = COMPILE_ERROR;
@@ -190,7 +190,7 @@ StatusOr<CompiledCandidate> CompiledCandidate::CompileWith(
     if (!scheduled.ok()) return failed(scheduled);
     HalideErrorKind kind = HalideErrorKind::kCompile;
     StatusOr<CompiledPipeline> compiled =
-        CompiledPipeline::Compile(graph, *lowered, filled.threads(), {}, &kind);
+        CompiledPipeline::Compile(graph, *lowered, filled.threads(), {}, &kind, input_buffers);
     if (!compiled.ok()) {
       status = StatusOfCompileError(kind);
       return failed(compiled.status());
@@ -210,7 +210,7 @@ StatusOr<CompiledCandidate> CompiledCandidate::Compile(const PipelineGraph& grap
                                                        const MeasurementSettings& settings,
                                                        MeasurementStatus* failure) {
   return CompileWith(
-      graph, settings, failure,
+      graph, settings, failure, InputBuffers::kExact,
       [&](LoweredPipeline& lowered) { return ApplySchedule(graph, lowered, schedule); }, nullptr);
 }
 
@@ -226,7 +226,7 @@ StatusOr<CompiledCandidate> CompiledCandidate::CompileBaseline(const PipelineGra
   BaselineSchedule baseline;
   bool autoscheduled = false;
   StatusOr<CompiledCandidate> candidate = CompileWith(
-      graph, filled, failure,
+      graph, filled, failure, InputBuffers::kCoverScheduleReads,
       [&](LoweredPipeline& lowered) -> Status {
         StatusOr<HalideAutoscheduleResult> result =
             ApplyAutoscheduler(lowered, request.autoscheduler, options);

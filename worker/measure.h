@@ -98,7 +98,9 @@ class CompiledCandidate {
                                              MeasurementStatus* failure = nullptr);
 
   // A baseline: lowers `graph`, runs the autoscheduler on it (settings.threads cores,
-  // this host's machine parameters; see autoschedulers.h), JIT-compiles it, then
+  // this host's machine parameters; see autoschedulers.h), JIT-compiles it on input
+  // and parameter buffers that cover what its schedule reads (kCoverScheduleReads,
+  // pipeline/halide/runner.h: Halide 14's shifted tails read outside them), then
   // imports its schedule into the schedule space (ImportHalideSchedule; a failed import
   // is noted, not an error). compile_seconds() covers lowering, autoscheduling and
   // compiling. `chosen`, when given, receives the schedule as soon as the autoscheduler
@@ -129,11 +131,11 @@ class CompiledCandidate {
                     const MeasurementSettings& settings, double compile_seconds);
 
   // Lowers `graph`, schedules the lowering with `schedule`, JIT-compiles it with
-  // settings.threads (compile_seconds covers these), then calls `after_compile` (when
-  // set) on the lowering. bad_alloc anywhere is OUT_OF_MEMORY.
+  // settings.threads on `input_buffers` (compile_seconds covers these), then calls
+  // `after_compile` (when set) on the lowering. bad_alloc anywhere is OUT_OF_MEMORY.
   static StatusOr<CompiledCandidate> CompileWith(
       const PipelineGraph& graph, const MeasurementSettings& settings, MeasurementStatus* failure,
-      const std::function<Status(LoweredPipeline&)>& schedule,
+      InputBuffers input_buffers, const std::function<Status(LoweredPipeline&)>& schedule,
       const std::function<void(const LoweredPipeline&)>& after_compile);
 
   CompiledPipeline compiled_;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <new>
 
@@ -103,6 +105,100 @@ auto Guarded(const std::string& what, HalideErrorKind phase_kind, HalideErrorKin
   return Status::Error(what + ": " + message);
 }
 
+// Rewrites the reads of parameter buffers, found by name, into reads of a Parameter
+// (to query what a schedule reads) or of another Buffer.
+class ReplaceParameterReads : public Halide::Internal::IRMutator {
+ public:
+  std::map<std::string, Halide::Internal::Parameter> to_parameter;
+  std::map<std::string, Halide::Buffer<>> to_buffer;
+
+  // Applies the rewrite to every Func of `pipeline`, the wrappers' included.
+  void ApplyTo(const Halide::Pipeline& pipeline) {
+    std::map<std::string, Halide::Internal::Function> functions;
+    for (const Halide::Func& output : pipeline.outputs()) {
+      functions.emplace(output.name(), output.function());
+      for (const auto& called : Halide::Internal::find_transitive_calls(output.function())) {
+        functions.insert(called);
+      }
+    }
+    std::vector<Halide::Internal::Function> wrappers;
+    for (auto& [name, function] : functions) {
+      for (const auto& [wrapped, wrapper] : function.schedule().wrappers()) {
+        wrappers.emplace_back(wrapper);
+      }
+    }
+    for (auto& [name, function] : functions) function.mutate(this);
+    for (Halide::Internal::Function& wrapper : wrappers) wrapper.mutate(this);
+  }
+
+ protected:
+  using Halide::Internal::IRMutator::visit;
+
+  Halide::Expr visit(const Halide::Internal::Call* op) override {
+    if (op->call_type != Halide::Internal::Call::Image) return IRMutator::visit(op);
+    const auto parameter = to_parameter.find(op->name);
+    const auto buffer = to_buffer.find(op->name);
+    if (parameter == to_parameter.end() && buffer == to_buffer.end()) {
+      return IRMutator::visit(op);
+    }
+    std::vector<Halide::Expr> args;
+    for (const Halide::Expr& arg : op->args) args.push_back(mutate(arg));
+    return parameter != to_parameter.end() ? Halide::Internal::Call::make(parameter->second, args)
+                                           : Halide::Internal::Call::make(buffer->second, args);
+  }
+};
+
+// `exact` when `read` (a buffer a bounds query bound) lies inside it, otherwise a
+// buffer over both, with `exact`'s values and zeros around them.
+Halide::Buffer<> CoverRead(const Halide::Buffer<>& exact, const Halide::Buffer<>& read) {
+  std::vector<int> mins, extents;
+  bool inside = true;
+  for (int d = 0; d < exact.dimensions(); ++d) {
+    const int lo = std::min(exact.dim(d).min(), read.dim(d).min());
+    const int hi = std::max(exact.dim(d).max(), read.dim(d).max());
+    inside = inside && lo == exact.dim(d).min() && hi == exact.dim(d).max();
+    mins.push_back(lo);
+    extents.push_back(hi - lo + 1);
+  }
+  if (inside) return exact;
+  Halide::Buffer<> padded(exact.type(), extents, exact.name());
+  padded.set_min(mins);
+  std::memset(padded.data(), 0, padded.size_in_bytes());
+  padded.get()->copy_from(*exact.get());
+  return padded;
+}
+
+// InputBuffers::kCoverScheduleReads for `lowered`, scheduled and not compiled yet:
+// compiles it with its parameters read from unbound Parameters and its inputs
+// unbound, asks Halide what the schedule reads of each (a bounds query for
+// `realization`), then makes the Funcs read parameter buffers that cover it and
+// widens `inputs` (spec order) likewise.
+void CoverScheduleReads(LoweredPipeline& lowered, const Halide::Target& target,
+                        Halide::Realization& realization, std::vector<Halide::Buffer<>>& inputs) {
+  ReplaceParameterReads to_query;
+  std::vector<Halide::Internal::Parameter> queries;
+  for (const Halide::Buffer<>& parameter : lowered.parameters) {
+    queries.emplace_back(parameter.type(), /*is_buffer=*/true, parameter.dimensions(),
+                         parameter.name());
+    to_query.to_parameter.emplace(parameter.name(), queries.back());
+  }
+  to_query.ApplyTo(lowered.pipeline);
+  for (Halide::ImageParam& input : lowered.inputs) input.reset();
+  lowered.pipeline.invalidate_cache();
+  lowered.pipeline.compile_jit(target);
+  lowered.pipeline.infer_input_bounds(realization, target);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = CoverRead(inputs[i], lowered.inputs[i].get());
+  }
+  ReplaceParameterReads to_padded;
+  for (size_t i = 0; i < queries.size(); ++i) {
+    const Halide::Buffer<>& exact = lowered.parameters[i];
+    to_padded.to_buffer.emplace(exact.name(), CoverRead(exact, queries[i].buffer()));
+  }
+  to_padded.ApplyTo(lowered.pipeline);
+  lowered.pipeline.invalidate_cache();
+}
+
 }  // namespace
 
 struct CompiledPipeline::Impl {
@@ -124,7 +220,8 @@ CompiledPipeline::~CompiledPipeline() = default;
 StatusOr<CompiledPipeline> CompiledPipeline::Compile(const PipelineGraph& graph,
                                                      const LoweredPipeline& lowered, int threads,
                                                      std::vector<HostTensor> inputs,
-                                                     HalideErrorKind* error_kind) {
+                                                     HalideErrorKind* error_kind,
+                                                     InputBuffers input_buffers) {
   const PipelineSpec& spec = graph.spec();
   const std::string where = "pipeline '" + spec.name() + "'";
   auto invalid = [&](const Status& status) {
@@ -148,12 +245,6 @@ StatusOr<CompiledPipeline> CompiledPipeline::Compile(const PipelineGraph& graph,
     impl->target = HostJitTarget();
     impl->lowered = lowered;
     impl->threads = threads;
-    const Clock::time_point start = Clock::now();
-    impl->lowered.pipeline.compile_jit(impl->target);
-    impl->compile_seconds = SecondsSince(start);
-    for (int i = 0; i < spec.inputs_size(); ++i) {
-      impl->lowered.inputs[i].set(ToHalideBuffer(inputs[i]));
-    }
     for (int s : graph.output_stages()) {
       const Value& v = graph.value(graph.stage_value(s));
       impl->output_dtypes.push_back(v.dtype);
@@ -161,6 +252,15 @@ StatusOr<CompiledPipeline> CompiledPipeline::Compile(const PipelineGraph& graph,
           ToHalideBuffer(HostTensor{v.dtype, v.shape, std::vector<double>(NumElements(v.shape))}));
     }
     impl->realization = std::make_unique<Halide::Realization>(impl->outputs);
+    std::vector<Halide::Buffer<>> input_values;
+    for (const HostTensor& input : inputs) input_values.push_back(ToHalideBuffer(input));
+    const Clock::time_point start = Clock::now();
+    if (input_buffers == InputBuffers::kCoverScheduleReads) {
+      CoverScheduleReads(impl->lowered, impl->target, *impl->realization, input_values);
+    }
+    impl->lowered.pipeline.compile_jit(impl->target);
+    impl->compile_seconds = SecondsSince(start);
+    for (int i = 0; i < spec.inputs_size(); ++i) impl->lowered.inputs[i].set(input_values[i]);
     return CompiledPipeline(std::move(impl));
   });
 }
@@ -215,7 +315,8 @@ StatusOr<RunResult> Run(const PipelineGraph& graph, LoweredPipeline& lowered,
   }
   SCHEDFARM_ASSIGN_OR_RETURN(
       CompiledPipeline compiled,
-      CompiledPipeline::Compile(graph, lowered, options.threads, std::move(inputs)));
+      CompiledPipeline::Compile(graph, lowered, options.threads, std::move(inputs), nullptr,
+                                options.input_buffers));
   RunResult result;
   result.compile_seconds = compiled.compile_seconds();
   SCHEDFARM_ASSIGN_OR_RETURN(const double warm_up, compiled.Realize());

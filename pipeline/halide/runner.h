@@ -25,6 +25,20 @@ enum class HalideErrorKind {
   kOutOfMemory,      // Halide's "Out of memory" runtime error, or std::bad_alloc
 };
 
+// The input and parameter buffers a pipeline runs on. kExact: each is its tensor, so
+// a schedule that reads outside a tensor fails Halide's bounds check (what the
+// schedule-space checks want to see; the farm's own schedules and the reference run
+// so). kCoverScheduleReads (the autoscheduler baselines): each covers what the
+// compiled schedule reads, the tensor's values at their own coordinates and zeros
+// around them. Halide 14's autoschedulers shift the tail of a split whose factor
+// exceeds the producer's extent below 0 (ShiftInwards), and those points read small
+// parameters and the input outside their tensors; the values computed there are never
+// used, so the run computes the same outputs. Halide bakes a parameter's shape into
+// the compiled code, so kCoverScheduleReads compiles twice: once with the parameters
+// read from unbound buffer Parameters to ask Halide what is read (a bounds query),
+// then for good. A schedule that reads only inside its tensors gets them unchanged.
+enum class InputBuffers { kExact, kCoverScheduleReads };
+
 // A pipeline JIT-compiled for the host, bound to its input values and to output
 // buffers it owns. Realize() runs it again over the same buffers, so a benchmark
 // compiles once and realizes as often as it likes. Halide's thread pool is sized to
@@ -36,12 +50,15 @@ class CompiledPipeline {
   // Compiles `lowered` (scheduled as the caller wants) for the JIT target, binds
   // `inputs` (spec order; deterministic inputs when empty) and allocates the
   // outputs. On failure `error_kind`, when given, receives the class of the error.
+  // With kCoverScheduleReads, the Funcs of `lowered` read the padded parameters
+  // afterwards.
   static StatusOr<CompiledPipeline> Compile(const PipelineGraph& graph,
                                             const LoweredPipeline& lowered, int threads = 0,
                                             std::vector<HostTensor> inputs = {},
-                                            HalideErrorKind* error_kind = nullptr);
+                                            HalideErrorKind* error_kind = nullptr,
+                                            InputBuffers input_buffers = InputBuffers::kExact);
 
-  // Seconds spent in Halide's JIT compile.
+  // Seconds spent in Halide's JIT compile (both compiles with kCoverScheduleReads).
   double compile_seconds() const;
 
   // One realization into the output buffers; returns its wall time in seconds.
@@ -74,6 +91,7 @@ struct RunOptions {
                                   // once, after the warm-up) to last at least this long
   int threads = 0;                // Halide thread pool size; 0 = Halide's default.
                                   // Process-wide: it applies to every JIT pipeline.
+  InputBuffers input_buffers = InputBuffers::kExact;
 };
 
 struct RunResult {

@@ -239,6 +239,7 @@ StatusOr<BaselineResult> RunAutoscheduler(const PipelineGraph& graph,
   result.autoschedule_seconds = scheduled->seconds;
   RunOptions run = options.run;
   run.threads = ResolveThreads(options.threads);
+  run.input_buffers = InputBuffers::kCoverScheduleReads;
   StatusOr<RunResult> ran = RunScheduled(graph, *lowered, run);
   if (ran.ok()) {
     result.run = std::move(*ran);

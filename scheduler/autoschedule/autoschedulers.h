@@ -55,7 +55,9 @@ struct AutoscheduleOptions {
   // Adams2019's beam width (HL_BEAM_SIZE); 32 is Halide's default and the real
   // baseline, 1 is its greedy search. The other autoschedulers have no settings.
   int beam_size = 32;
-  // Timing of the scheduled pipeline (RunScheduled). timing_samples 0 runs once.
+  // Timing of the scheduled pipeline (RunScheduled). timing_samples 0 runs once; the
+  // input and parameter buffers always cover what the schedule reads
+  // (run.input_buffers is overridden with kCoverScheduleReads).
   RunOptions run;
   // RunAutoscheduler also imports the schedule (BaselineResult::imported).
   bool import_schedule = false;

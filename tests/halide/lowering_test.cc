@@ -344,6 +344,82 @@ TEST(HalideRunner, RejectsMismatchedInputsAndOptions) {
   EXPECT_FALSE(RunReference(graph, bad).ok());
 }
 
+// relu(x) -> conv with bias -> relu, 2 channels each.
+StatusOr<PipelineSpec> TwoChannelPipeline() {
+  PipelineBuilder b("two_channels");
+  b.Output(b.Relu(b.Conv2d(b.Relu(b.Input("x", {1, 2, 6, 5})), 2, 3, 1, 1)));
+  return b.Finish();
+}
+
+// A schedule of TwoChannelPipeline as Halide 14's autoschedulers make them: stage `s`
+// (0 the first relu, 1 the conv) at root, its channel loop split by 8 with a shifted tail, which
+// computes channels -6..1: the relu reads the input there, the conv its bias.
+LoweredPipeline ShiftedTailOfStage(const PipelineGraph& graph, int s) {
+  StatusOr<LoweredPipeline> lowered = LowerToHalide(graph);
+  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
+  if (!lowered.ok()) return LoweredPipeline();
+  ApplyReferenceSchedule(graph, *lowered);
+  LoweredStage& stage = lowered->stages[s];
+  const Halide::Var channel = stage.pure_vars[2];  // innermost first: d3, d2, d1, d0
+  Halide::Var outer("outer"), inner("inner");
+  stage.func.split(channel, outer, inner, 8, Halide::TailStrategy::ShiftInwards);
+  return *lowered;
+}
+
+// The exact buffers refuse the shifted tails' reads (what the schedule-space checks
+// rely on); buffers that cover them give the reference outputs.
+TEST(HalideRunner, CoverScheduleReadsRunsShiftedTailsOnTheReferenceValues) {
+  const PipelineGraph graph = BuildGraph(TwoChannelPipeline());
+  ASSERT_EQ(graph.num_stages(), 3);
+  RunOptions options;
+  options.timing_samples = 0;
+  StatusOr<RunResult> reference = RunReference(graph, options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  const StatusOr<LoweredPipeline> plain = LowerToHalide(graph);
+  ASSERT_TRUE(plain.ok());
+  for (int s : {0, 1}) {
+    SCOPED_TRACE(graph.stage(s).name());
+    // The buffer the stage's shifted tail reads: the input, or the conv's bias.
+    const std::string read = s == 0 ? plain->inputs[0].name() : plain->parameters[1].name();
+    LoweredPipeline exact = ShiftedTailOfStage(graph, s);
+    StatusOr<RunResult> refused = RunScheduled(graph, exact, options);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("Input buffer " + read + " is accessed at -6"),
+              std::string::npos)
+        << refused.status().message();
+
+    RunOptions covering = options;
+    covering.input_buffers = InputBuffers::kCoverScheduleReads;
+    LoweredPipeline covered = ShiftedTailOfStage(graph, s);
+    StatusOr<RunResult> run = RunScheduled(graph, covered, covering);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_EQ(run->outputs.size(), 1u);
+    const Comparison c =
+        CompareTensors(run->outputs[0], reference->outputs[0], DefaultTolerance(FLOAT32));
+    EXPECT_TRUE(c.match) << c.message;
+    EXPECT_GT(run->compile_seconds, 0);
+  }
+}
+
+// A schedule that reads only inside the tensors runs on them unchanged.
+TEST(HalideRunner, CoverScheduleReadsKeepsTheReferenceScheduleExact) {
+  const PipelineGraph graph = BuildGraph(TwoChannelPipeline());
+  RunOptions options;
+  options.timing_samples = 0;
+  StatusOr<RunResult> exact = RunReference(graph, options);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  options.input_buffers = InputBuffers::kCoverScheduleReads;
+  StatusOr<LoweredPipeline> lowered = LowerToHalide(graph);
+  ASSERT_TRUE(lowered.ok());
+  ApplyReferenceSchedule(graph, *lowered);
+  StatusOr<RunResult> covered = RunScheduled(graph, *lowered, options);
+  ASSERT_TRUE(covered.ok()) << covered.status().ToString();
+  EXPECT_EQ(TensorChecksum(covered->outputs[0]), TensorChecksum(exact->outputs[0]));
+  const Halide::Buffer<> input = lowered->inputs[0].get();
+  for (int d = 0; d < input.dimensions(); ++d) EXPECT_EQ(input.dim(d).min(), 0);
+  EXPECT_EQ(input.dim(2).extent(), 2);
+}
+
 TEST(HalideRunner, HostTargetString) {
   const std::string target = HalideHostTarget();
   EXPECT_TRUE(Halide::Target::validate_target_string(target)) << target;

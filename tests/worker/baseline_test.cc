@@ -2,8 +2,9 @@
 // Mullapudi2016) measured in process and through a real farm-worker driven by the
 // stand-in coordinator: the schedule source and its import come back with the
 // samples, a short compile timeout covers the autoscheduler, and a lease with an
-// empty schedule is refused unless its origin is a baseline. libtorch's baseline runs
-// through the worker in farm-torch-baseline.
+// empty schedule is refused unless its origin is a baseline; a baseline whose shifted
+// tails read outside the tensors runs on buffers that cover them. libtorch's baseline
+// runs through the worker in farm-torch-baseline.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -93,6 +94,31 @@ TEST(BaselineInProcess, CompilesRunsAndRecordsTheSchedule) {
   EXPECT_EQ(m.candidate().schedule().SerializeAsString(),
             baseline->imported_spec.SerializeAsString());
   EXPECT_GE(m.compile_seconds(), baseline->autoschedule_seconds);
+}
+
+// Li2018 splits the 2-channel convolutions of inception_module (a quarter of its
+// spatial size, half its channels) by 8 with shifted tails, which read their biases
+// at channel -6, outside the tensors (a runtime error on the tensors themselves, see
+// HalideRunner.CoverScheduleReadsRunsShiftedTailsOnTheReferenceValues): on buffers
+// that cover those reads the baseline runs and matches the reference.
+TEST(BaselineInProcess, ShiftedTailsThatReadOutsideTheTensorsRunAndMatch) {
+  ZooOptions options;
+  options.spatial_scale = 0.25;
+  options.channel_scale = 0.5;
+  StatusOr<PipelineSpec> spec = MakeZooBlock("inception_module", options);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const PipelineGraph graph = MustBuild(*spec);
+  ReferenceCache cache;
+  StatusOr<std::shared_ptr<const ReferenceOutputs>> reference = cache.Get(graph);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  MeasurementStatus failure = OK;
+  StatusOr<CompiledCandidate> candidate = CompiledCandidate::CompileBaseline(
+      graph, BaselineRequest{"li2018", 32}, QuickSettings(), &failure);
+  ASSERT_TRUE(candidate.ok()) << candidate.status().ToString();
+  const std::string& source = candidate->baseline()->schedule_source;
+  EXPECT_NE(source.find(",8,ShiftInwards)"), std::string::npos) << source;
+  const Measurement m = candidate->Run(**reference);
+  EXPECT_EQ(m.status(), OK) << m.error();
 }
 
 TEST(BaselineInProcess, UnknownAutoschedulerIsACompileError) {

@@ -61,9 +61,38 @@ TEST(FarmBaselinesCli, UsageErrors) {
   r = RunCli("--bogus 1 vgg_block");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(Contains(r.err, "unknown option '--bogus'")) << r.err;
+  r = RunCli("--spatial-scale 0 vgg_block");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Contains(r.err, "option --spatial-scale: '0' is not a number in [0.001, 64]"))
+      << r.err;
+  r = RunCli("--channel-scale half vgg_block");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Contains(r.err, "option --channel-scale: 'half' is not a number")) << r.err;
+  r = RunCli("--spatial-scale 0.5 random:3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Contains(r.err, "option --spatial-scale applies to zoo blocks only")) << r.err;
   r = RunCli("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_TRUE(Contains(r.out, "--beam-size B")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "--spatial-scale X")) << r.out;
+}
+
+// The pipeline id farm-baselines prints for its (only) pipeline.
+std::string PipelineIdIn(const std::string& out) {
+  const size_t at = out.find(", id ");
+  return at == std::string::npos ? "" : out.substr(at + 5, out.find(')', at) - at - 5);
+}
+
+// The zoo options build the block at another size: another pipeline id.
+TEST(FarmBaselinesCli, ZooOptionsScaleTheBlock) {
+  const std::string run = "--samples 1 --threads 1 --autoschedulers li2018 --channel-scale 0.5 ";
+  const CliResult quarter = RunCli(run + "--spatial-scale 0.25 vgg_block");
+  ASSERT_EQ(quarter.code, 0) << quarter.err << quarter.out;
+  EXPECT_TRUE(Contains(quarter.out, "li2018: 1 pipelines, 0 failed, 1 correct")) << quarter.out;
+  const CliResult eighth = RunCli(run + "--spatial-scale 0.125 vgg_block");
+  ASSERT_EQ(eighth.code, 0) << eighth.err << eighth.out;
+  EXPECT_FALSE(PipelineIdIn(quarter.out).empty()) << quarter.out;
+  EXPECT_NE(PipelineIdIn(quarter.out), PipelineIdIn(eighth.out));
 }
 
 TEST(FarmBaselinesCli, MissingFileFailsThatPipelineOnly) {
