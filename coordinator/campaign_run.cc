@@ -139,9 +139,45 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   if (it == entry_by_id_.end() || measurement.status() != OK) return;
   const double median = measurement.stats().median_seconds();
   if (!std::isfinite(median) || median <= 0) return;
-  entries_[it->second].ok_results.push_back({measurement.candidate().schedule_hash(),
-                                             measurement.candidate().origin(),
-                                             measurement.host().worker_id(), std::log(median)});
+  PipelineEntry& entry = entries_[it->second];
+  entry.ok_results.push_back({measurement.candidate().schedule_hash(),
+                              measurement.candidate().origin(), measurement.host().worker_id(),
+                              median});
+  Count(entry.ok_results.back(), &entry.all_hosts);
+  hosts_measured_.insert(measurement.host().worker_id());
+}
+
+void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
+  PipelineProgress& progress = state->progress;
+  progress.set_measured(progress.measured() + 1);
+  if (Contains(config_.baselines(), result.origin) || result.origin == kReferenceOrigin) {
+    auto& baselines = *progress.mutable_baseline_seconds();
+    auto found = baselines.find(result.origin);
+    if (found == baselines.end() || result.seconds < found->second) {
+      baselines[result.origin] = result.seconds;
+    }
+  }
+  // A schedule measured again stands for the geometric mean of its measurements'
+  // medians, as for the near-tie rule (search/near_ties.h).
+  ProgressState::Runtime& runtime = state->runtimes[result.hash];
+  runtime.sum_log_seconds += std::log(result.seconds);
+  ++runtime.count;
+  if (runtime.origin.empty()) runtime.origin = result.origin;  // of its first measurement
+  const double estimate = runtime.Seconds();
+  if (result.hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
+    progress.set_best_seconds(0);  // the best got slower: the fastest of all again
+    for (const auto& [other, measured] : state->runtimes) {
+      const double seconds = measured.Seconds();
+      if (progress.best_seconds() > 0 && seconds >= progress.best_seconds()) continue;
+      progress.set_best_seconds(seconds);
+      progress.set_best_schedule_hash(other);
+      progress.set_best_origin(measured.origin);
+    }
+  } else if (progress.best_seconds() == 0 || estimate < progress.best_seconds()) {
+    progress.set_best_seconds(estimate);
+    progress.set_best_schedule_hash(result.hash);
+    progress.set_best_origin(runtime.origin);  // a re-measurement's is "remeasure"
+  }
 }
 
 const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {
@@ -493,40 +529,22 @@ bool CampaignRun::Finished(const std::string& pipeline_id, const std::string& sl
 
 std::vector<PipelineProgress> CampaignRun::Progress(
     const std::unordered_set<std::string>& excluded_hosts) const {
+  bool excluding = false;
+  for (const std::string& host : excluded_hosts) excluding |= hosts_measured_.count(host) > 0;
   std::vector<PipelineProgress> all;
   for (const PipelineEntry& entry : entries_) {
-    PipelineProgress& progress = all.emplace_back();
-    progress.set_pipeline_id(entry.id);
-    progress.set_name(entry.spec.name());
-    // A schedule measured again stands for the geometric mean of its measurements'
-    // medians, as for the near-tie rule (search/near_ties.h); its origin is its first's.
-    struct Runtime {
-      double sum_log_seconds = 0;
-      int count = 0;
-      const std::string* origin = nullptr;
-    };
-    std::map<std::string, Runtime> runtimes;
-    auto& baselines = *progress.mutable_baseline_seconds();
-    for (const OkResult& result : entry.ok_results) {
-      if (excluded_hosts.count(result.worker_id)) continue;
-      progress.set_measured(progress.measured() + 1);
-      const double seconds = std::exp(result.log_seconds);
-      if (Contains(config_.baselines(), result.origin) || result.origin == kReferenceOrigin) {
-        auto found = baselines.find(result.origin);
-        if (found == baselines.end() || seconds < found->second) baselines[result.origin] = seconds;
+    if (!excluding) {
+      all.push_back(entry.all_hosts.progress);
+    } else {
+      // Rare (a host flagged by audits): counted again without its results.
+      ProgressState trusted;
+      for (const OkResult& result : entry.ok_results) {
+        if (!excluded_hosts.count(result.worker_id)) Count(result, &trusted);
       }
-      Runtime& runtime = runtimes[result.hash];
-      runtime.sum_log_seconds += result.log_seconds;
-      ++runtime.count;
-      if (runtime.origin == nullptr) runtime.origin = &result.origin;
+      all.push_back(std::move(trusted.progress));
     }
-    for (const auto& [hash, runtime] : runtimes) {
-      const double seconds = std::exp(runtime.sum_log_seconds / runtime.count);
-      if (progress.best_seconds() > 0 && seconds >= progress.best_seconds()) continue;
-      progress.set_best_seconds(seconds);
-      progress.set_best_schedule_hash(hash);
-      progress.set_best_origin(*runtime.origin);
-    }
+    all.back().set_pipeline_id(entry.id);
+    all.back().set_name(entry.spec.name());
   }
   return all;
 }

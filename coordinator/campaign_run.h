@@ -152,7 +152,18 @@ class CampaignRun {
     std::string hash;
     std::string origin;
     std::string worker_id;
-    double log_seconds = 0;  // of its median
+    double seconds = 0;  // its median
+  };
+  // A pipeline's progress over some of its OK measurements, and each schedule's runtime.
+  struct ProgressState {
+    PipelineProgress progress;
+    struct Runtime {
+      double sum_log_seconds = 0;
+      int count = 0;
+      std::string origin;
+      double Seconds() const { return std::exp(sum_log_seconds / count); }
+    };
+    std::map<std::string, Runtime> runtimes;
   };
   struct PipelineEntry {
     PipelineSpec spec;
@@ -160,7 +171,8 @@ class CampaignRun {
     std::unique_ptr<PipelineGraph> graph;
     std::unique_ptr<ScheduleSpace> space;
     RandomSearch random;  // the random strategy's stream of this pipeline
-    std::vector<OkResult> ok_results;
+    ProgressState all_hosts;  // kept as results come
+    std::vector<OkResult> ok_results;  // to count again without a flagged host
   };
 
   CampaignRun(Campaign campaign, CampaignConfig config);
@@ -174,6 +186,8 @@ class CampaignRun {
   // (Measurement.conclusive), quarantined after policy.quarantine_after, else retried.
   void FailAttempt(CandidateRecord& record, MeasurementStatus status, const std::string& error,
                    bool conclusive, const RetryPolicy& policy, int64_t now_ms, bool still_leased);
+  // Adds an OK measurement to a pipeline's progress.
+  void Count(const OkResult& result, ProgressState* state) const;
   // Queues a new candidate and counts it as proposed.
   const CandidateRecord& Add(const std::string& key, CandidateRecord record);
   void ProposeBaselines(int64_t now_ms, const ProposalVisitor& added);
@@ -191,6 +205,7 @@ class CampaignRun {
   std::unordered_map<std::string, CandidateRecord> live_;
   std::unordered_set<std::string> final_;
   std::unordered_set<std::string> live_audits_;  // the keys of live_ that are audits
+  std::unordered_set<std::string> hosts_measured_;  // workers with an OK measurement
   std::deque<std::string> queue_;  // QUEUED keys, oldest first
   // RETRY keys by due time, earliest first.
   std::priority_queue<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, std::string>>,

@@ -284,7 +284,9 @@ TEST_F(FarmTest, CampaignRunsToCompletion) {
 // host; the liar is flagged, the honest hosts are not, and the liar's results leave
 // the best until it is cleared.
 TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
-  StartCoordinator({"--audit-every", "1"});
+  // 35%, not the default 20%: three workers share this test's two cores, and an honest
+  // one timing beside the others' benchmarks is up to a third slower now and then.
+  StartCoordinator({"--audit-every", "1", "--audit-tolerance-pct", "35"});
   std::unique_ptr<ChildProcess> a = StartWorker("honest-a");
   std::unique_ptr<ChildProcess> b = StartWorker("honest-b");
   std::unique_ptr<ChildProcess> liar = StartWorker("liar", {"--test-time-scale", "0.5"});

@@ -435,10 +435,14 @@ TEST_F(WorkerProtocolTest, AnUndeliverableLeaseGoesBackToTheQueueWithoutAnAttemp
   Turn();
   EXPECT_EQ(run.leased(), 0u);
   EXPECT_TRUE(farm_.leases.empty());
-  outbox_.unreachable.clear();
+  // Not offered another lease until it is heard from.
   farm_.dispatch_needed = true;
   Turn();
-  const std::vector<Lease> leases = Leases("peer-a");
+  EXPECT_TRUE(farm_.leases.empty());
+  // It comes back on a new connection.
+  Register("peer-a2", "a", "i1", 1);
+  Turn();
+  const std::vector<Lease> leases = Leases("peer-a2");
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(Stored(run, leases[0].candidate()).failures(), 0);
 }
