@@ -539,6 +539,42 @@ double EffectiveBeta(const Stage& stage) {
   return 1.0;
 }
 
+std::vector<int> ClampedAxes(const Stage& stage, int input_index, const std::vector<Shape>& in) {
+  const Attributes& a = stage.attrs();
+  std::vector<int> axes;
+  switch (stage.op()) {
+    case CONV:
+    case POOL: {
+      if (input_index != 0) break;
+      const int spatial = static_cast<int>(in[0].size()) - 2;
+      for (int sp = 0; sp < spatial; ++sp) {
+        bool clamped = a.pads(sp) > 0 || a.pads(spatial + sp) > 0;
+        if (stage.op() == POOL) {
+          // The last window may end past the input without padding (ceil_mode).
+          const int64_t last = (stage.shape(2 + sp) - 1) * a.strides(sp) - a.pads(sp) +
+                               a.dilations(sp) * (a.kernel(sp) - 1);
+          clamped = clamped || last > in[0][2 + sp] - 1;
+        }
+        if (clamped) axes.push_back(2 + sp);
+      }
+      break;
+    }
+    case PAD: {
+      const int rank = static_cast<int>(in[0].size());
+      for (int d = 0; d < rank; ++d) {
+        if (a.pads(d) > 0 || a.pads(rank + d) > 0) axes.push_back(d);
+      }
+      break;
+    }
+    case CONCAT:
+      axes.push_back(static_cast<int>(a.axis()));
+      break;
+    default:
+      break;
+  }
+  return axes;
+}
+
 StageCost CostOf(const Stage& stage, const std::vector<Shape>& in) {
   StageCost cost;
   int bytes = BytesPerElement(stage.dtype());

@@ -84,6 +84,15 @@ AccessPattern AccessPatternOf(const Stage& stage, int input_index,
                               const std::vector<Shape>& input_shapes);
 const char* AccessPatternName(AccessPattern pattern);
 
+// The axes (row-major) of input `input_index` that the op reads through clamped
+// indices, because it reads outside [0, extent) or selects among pieces: CONV's padded
+// spatial axes of x, POOL's spatial axes of x whose windows leave it, PAD's padded
+// axes, CONCAT's axis of every input. Empty for other ops and inputs. The lowering
+// (pipeline/halide/lowering.h) clamps exactly these; the schedule space needs to know
+// them (Halide's bounds of a clamped region are loose, see docs/SCHEDULES.md).
+std::vector<int> ClampedAxes(const Stage& stage, int input_index,
+                             const std::vector<Shape>& input_shapes);
+
 // Arithmetic and memory traffic of a stage, counted at the algorithm level (no
 // schedule): flops counts multiply-adds as 2; bytes are the sizes of the inputs read
 // and of the output written.

@@ -336,6 +336,21 @@ void ScheduleSpaceImpl::ExtendChain(const StageState& host, int host_stage, bool
   }
 }
 
+bool SpecState::ReadClamped(int stage) {
+  const auto& info = ScheduleSpaceImpl::Info(space_, stage);
+  if (info.read_clamped) return true;
+  for (const auto& [consumer, defs] : info.readers) {
+    if (Location(space_.position(consumer)) == INLINE && ReadClamped(consumer)) return true;
+  }
+  return false;
+}
+
+void ScheduleSpaceImpl::SetClampedWindow(SpecState& state, int stage,
+                                         const ResolvedDefinition& host_def, int q,
+                                         StageState* out) {
+  out->clamped_window = host_def.PureLoopInside(q) && state.ReadClamped(stage);
+}
+
 void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& state, int pos,
                                          StageState* out) {
   const StageSchedule& d = state.spec().stages(pos);
@@ -356,7 +371,9 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
   const bool update = at.update() && space.stages_[host].has_update;
   const int dim = space.stages_[host].defs[update ? 1 : 0].FindDim(at.dim());
   const int q = dim < 0 ? -1 : hs.defs[update ? 1 : 0].Find(dim, at.level());
-  if (q >= 0) ExtendChain(hs, host, update, q, out);
+  if (q < 0) return;
+  ExtendChain(hs, host, update, q, out);
+  SetClampedWindow(state, stage, hs.defs[update ? 1 : 0], q, out);
 }
 
 Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& state, int pos,
@@ -502,7 +519,18 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
     }
   }
 
+  // Halide 14 overestimates the region a stage covers at a loop of a host whose own
+  // region is clamped and spans loops of its host (rule 4 of docs/SCHEDULES.md).
+  if (hs.clamped_window && hres.PureLoopInside(q)) {
+    return Status::Error(
+        at_where() + ": '" + at.stage() + "' is computed at a loop of its consumer with " +
+        "pure loops inside and read through clamped indices (padding), and this loop of " +
+        "it has pure loops inside: Halide 14's bounds of the region computed there are " +
+        "loose and require the pipeline's inputs beyond their extent; compute the stage " +
+        "inside every pure loop of '" + at.stage() + "' or at root");
+  }
   ExtendChain(hs, host, hu == 1, q, out);
+  SetClampedWindow(state, stage, hres, q, out);
 
   // Storage outside the compute loop makes Halide 14 apply its sliding-window and
   // storage-folding passes, which compute wrong values for schedules of this space.

@@ -257,7 +257,12 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
     int mask = 0;
     const std::vector<int>& inputs = graph.stage_inputs(c);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i] == graph.stage_value(s)) mask |= ReadMask(graph.stage(c), static_cast<int>(i));
+      if (inputs[i] != graph.stage_value(s)) continue;
+      const int index = static_cast<int>(i);
+      mask |= ReadMask(graph.stage(c), index);
+      if (!ClampedAxes(graph.stage(c), index, graph.input_shapes(c)).empty()) {
+        info.read_clamped = true;
+      }
     }
     info.readers.push_back({c, mask});
   }
@@ -319,6 +324,13 @@ int ResolvedDefinition::VectorizedPosition() const {
     if (loops[i].vectorized) return static_cast<int>(i);
   }
   return -1;
+}
+
+bool ResolvedDefinition::PureLoopInside(int q) const {
+  for (int i = 0; i < q; ++i) {
+    if (!loops[i].reduction && loops[i].extent > 1) return true;
+  }
+  return false;
 }
 
 std::vector<SpaceLoop> ScheduleSpaceImpl::NaturalLoops(
@@ -712,6 +724,7 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
   for (int q = 0; q < static_cast<int>(loops.size()); ++q) {
     const SpaceLoop& loop = loops[q];
     if (loop.extent <= 1 || loop.vectorized || loop.unrolled || q < vpos) continue;
+    if (host.clamped_window && ctx.host_def->PureLoopInside(q)) continue;
     ctx.at_loops.push_back(q);
   }
   return ctx;

@@ -43,6 +43,15 @@
 //              AT options are the loops of h's D (after h's decision) with extent > 1
 //              that are not vectorized, unrolled, nor inside the vectorized loop.
 //              Several uses: no AT option.
+//              Clamped windows: a stage h computed AT a host loop with a pure loop
+//              of extent > 1 inside it, and read through clamped indices on the way
+//              to that host (ClampedAxes: padding, pool windows leaving the input,
+//              PAD, CONCAT), covers a region whose bounds Halide 14 overestimates;
+//              a stage computed at a loop of h with a pure loop of h of extent > 1
+//              inside it inherits those loose bounds down to the pipeline's inputs,
+//              whose required region then exceeds their extent ("Input buffer x is
+//              accessed at 12, which is beyond the max (6)"). The AT options on such
+//              an h are its loops with no pure loop of extent > 1 inside.
 //   storage    at the compute location only (store COMPUTE_LOCATION_UNSPECIFIED).
 //              Storage outside the compute loop makes Halide 14 slide windows and
 //              fold storage, and its sliding window computes wrong values for
@@ -201,7 +210,8 @@ class ScheduleSpace {
   //    has, and a loop of that definition after its splits; the loop is not
   //    vectorized, unrolled or inside the vectorized loop, and it encloses every use
   //    of the stage (the loop nests of the consumers, through inlined ones, each
-  //    nested in its own compute location).
+  //    nested in its own compute location). If the host is a clamped window (above),
+  //    no pure loop of extent > 1 of the host lies inside the loop.
   //  - store: unset, or equal to the compute location (see storage above).
   //  - splits: dims of the definition (pure dims; the update also has reduction
   //    dims), each at most once, factors >= 2; the product of a dim's factors must not

@@ -43,6 +43,8 @@ struct ResolvedDefinition {
   int Find(int dim, int level) const;
   // Position of the vectorized loop, or -1.
   int VectorizedPosition() const;
+  // Whether a pure loop of extent > 1 lies inside loop `q` (at a position below q).
+  bool PureLoopInside(int q) const;
 };
 
 // The options of one definition of a stage.
@@ -96,6 +98,11 @@ struct StageState {
   ComputeLocation location = ROOT;
   ResolvedDefinition defs[2];    // [0] pure, [1] update
   std::vector<ChainLoop> chain;  // loops enclosing the computation, outermost first
+  // Computed AT a host loop with a pure loop of extent > 1 inside it, and read through
+  // clamped indices (ClampedAxes) on the way to that host: the region it computes
+  // there has bounds Halide 14 overestimates (rule 4 of docs/SCHEDULES.md), so no
+  // stage is computed at one of its loops with a pure loop inside.
+  bool clamped_window = false;
 };
 
 // One use of a stage: a non-inlined consumer reached through inlined ones, and the
@@ -121,6 +128,9 @@ class SpecState {
   const StageState& At(int pos);
   // Uses of `stage`, memoized (all of its consumers must be decided).
   const std::vector<StageUse>& Uses(int stage);
+  // Whether `stage` is read through clamped indices by a consumer, or by one of the
+  // inlined consumers through which its uses are found.
+  bool ReadClamped(int stage);
   const ScheduleSpec& spec() const { return *spec_; }
 
  private:
@@ -163,6 +173,9 @@ class ScheduleSpaceImpl {
   // out->chain and in_parallel for a stage computed at loop `q` of `host`'s definition.
   static void ExtendChain(const StageState& host, int host_stage, bool update, int q,
                           StageState* out);
+  // Sets out->clamped_window for `stage` computed at loop `q` of `host_def`.
+  static void SetClampedWindow(SpecState& state, int stage, const ResolvedDefinition& host_def,
+                               int q, StageState* out);
 
   // Options.
   static NextContext Context(const ScheduleSpace& space, SpecState& state);
@@ -195,6 +208,8 @@ struct ScheduleSpace::StageInfo {
   SpaceDefinition defs[2];  // [0] pure, [1] update (empty without update)
   // Consumers and the definitions of each that read this stage (bit 0 pure, 1 update).
   std::vector<std::pair<int, int>> readers;
+  // Some consumer reads this stage through clamped indices (ClampedAxes).
+  bool read_clamped = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
 };

@@ -514,10 +514,7 @@ class Lowerer {
     const Index args = Reversed(out_idx_);
     f(args) = stage.inputs_size() == 3 ? Read(s, 2, {vars_[1]}) : Const(type_, 0);
 
-    std::vector<int> padded_axes;
-    for (int sp = 0; sp < spatial; ++sp) {
-      if (a.pads(sp) > 0 || a.pads(spatial + sp) > 0) padded_axes.push_back(2 + sp);
-    }
+    const std::vector<int> padded_axes = ClampedAxes(stage, 0, graph_.input_shapes(s));
     const int x_id = graph_.stage_inputs(s)[0];
     Func xb;
     if (!padded_axes.empty()) xb = ConstantExterior(x_id, padded_axes, Const(type_, 0));
@@ -588,13 +585,11 @@ class Lowerer {
     if (!is_max && a.pool() != AVG_POOL) {
       return Status::Error("unsupported pool function " + std::to_string(a.pool()));
     }
-    std::vector<int> outside_axes;  // spatial axes whose windows leave the input
     for (int sp = 0; sp < spatial; ++sp) {
       SCHEDFARM_RETURN_IF_ERROR(CheckExtent(loops, spatial - 1 - sp, a.kernel(sp)));
-      const int64_t last = (out_shape_[2 + sp] - 1) * a.strides(sp) - a.pads(sp) +
-                           a.dilations(sp) * (a.kernel(sp) - 1);
-      if (a.pads(sp) > 0 || last > x[2 + sp] - 1) outside_axes.push_back(2 + sp);
     }
+    // Spatial axes whose windows leave the input.
+    const std::vector<int> outside_axes = ClampedAxes(stage, 0, graph_.input_shapes(s));
     const int x_id = graph_.stage_inputs(s)[0];
     const Expr exterior = is_max ? type_.min() : Const(type_, 0);
     Func xb;

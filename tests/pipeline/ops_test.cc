@@ -92,6 +92,29 @@ TEST(OpsTest, AccessPatterns) {
   EXPECT_STREQ(AccessPatternName(AccessPattern::kStencil), "stencil");
 }
 
+TEST(OpsTest, ClampedAxesAreTheAxesReadOutsideTheInputOrInPieces) {
+  PipelineBuilder b("clamped");
+  auto x = b.Input("x", {1, 2, 7, 7});
+  b.Output(b.Conv2d(x, 3, 3, 1, 1));                              // 0: padded
+  b.Output(b.Conv2d(x, 3, 3));                                    // 1: no padding
+  b.Output(b.MaxPool(x, {2, 2}, {2, 2}, {0, 0, 0, 0}, true));     // 2: ceil_mode, 4 x 4
+  b.Output(b.MaxPool(x, {3, 3}, {2, 2}, {1, 0, 1, 0}));           // 3: pads begin on H
+  b.Output(b.Pad(x, {0, 0, 0, 2, 0, 0, 0, 0}));                   // 4: W padded
+  b.Output(b.Concat({x, x}, 1));                                  // 5
+  b.Output(b.Relu(x));                                            // 6
+  PipelineGraph g = Graph(b);
+  auto axes = [&](int s, int input) { return ClampedAxes(g.stage(s), input, g.input_shapes(s)); };
+  EXPECT_EQ(axes(0, 0), (std::vector<int>{2, 3}));
+  EXPECT_TRUE(axes(0, 1).empty());  // weights
+  EXPECT_TRUE(axes(1, 0).empty());
+  EXPECT_EQ(axes(2, 0), (std::vector<int>{2, 3}));
+  EXPECT_EQ(axes(3, 0), (std::vector<int>{2}));
+  EXPECT_EQ(axes(4, 0), (std::vector<int>{3}));
+  EXPECT_EQ(axes(5, 0), (std::vector<int>{1}));
+  EXPECT_EQ(axes(5, 1), (std::vector<int>{1}));
+  EXPECT_TRUE(axes(6, 0).empty());
+}
+
 TEST(OpsTest, SliceBoundsAreChecked) {
   Stage s;
   s.set_op(SLICE);

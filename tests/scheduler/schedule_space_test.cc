@@ -587,6 +587,96 @@ TEST(ScheduleSpaceTest, AtAConsumerLoopOnlyInnerLevelsAreVectorizedOrUnrolled) {
   EXPECT_TRUE(inner.ok()) << inner.ToString();
 }
 
+// x [1, 4, 10, 10] -> p = exp(x) -> g = relu(p) -> h = neg(g) -> conv 3x3 (pad `pad`)
+// -> out = relu. Decision order: out, conv, h, g, p.
+struct PaddedChain {
+  PipelineSpec spec;
+  std::string p, g, h, conv, out;
+};
+PaddedChain PaddedChainPipeline(int64_t pad) {
+  PipelineBuilder b("padded_chain");
+  PaddedChain c;
+  const std::string x = b.Input("x", {1, 4, 10, 10});
+  c.p = b.Exp(x);
+  c.g = b.Relu(c.p);
+  c.h = b.Unary(NEG, c.g);
+  c.conv = b.Conv2d(c.h, 8, 3, 1, pad);
+  c.out = b.Relu(c.conv);
+  b.Output(c.out);
+  c.spec = b.Finish().value();
+  return c;
+}
+
+// Rule 4 of docs/SCHEDULES.md: a stage read through clamped indices (padding) and
+// computed at a loop of its consumer with pure loops inside covers a region whose
+// bounds Halide 14 overestimates; no stage is computed at one of its loops with a pure
+// loop inside, and only that.
+TEST(ScheduleSpaceTest, NothingIsComputedInsideTheSpanOfAClampedWindow) {
+  // `g_at`: g's compute loop in conv's update (innermost first: rk1, rk0, rc, d3, d2,
+  // d1, d0), or "" for ROOT. h is inlined, so conv reads g through its padding.
+  auto decided = [](const PaddedChain& c, const Fixture& f, const std::string& g_at) {
+    ScheduleSpec spec = f->Empty();
+    for (const std::string& name : {c.out, c.conv, c.h, c.g}) {
+      StageSchedule s;
+      s.set_stage(name);
+      s.set_compute(name == c.h ? INLINE : ROOT);
+      if (name == c.g && !g_at.empty()) {
+        s.set_compute(AT);
+        *s.mutable_compute_at() = Ref(c.conv, g_at, 0, /*update=*/true);
+      }
+      *spec.add_stages() = s;
+    }
+    EXPECT_TRUE(f->Check(spec).ok()) << f->Check(spec).ToString();
+    return spec;
+  };
+  // The AT options of p (loops of g), and Check of p at g's d2 (d3 is inside it).
+  auto p_at_loops = [](const Fixture& f, const ScheduleSpec& partial) {
+    std::set<std::string> loops;
+    f->ForEachOption(partial, [&](const StageSchedule& o) {
+      if (o.compute() == AT) loops.insert(o.compute_at().dim());
+      return true;
+    });
+    return loops;
+  };
+  auto p_at_d2 = [](const PaddedChain& c, const Fixture& f, const ScheduleSpec& partial) {
+    StageSchedule p;
+    p.set_stage(c.p);
+    p.set_compute(AT);
+    *p.mutable_compute_at() = Ref(c.g, "d2", 0);
+    ScheduleSpec spec = With(partial, p);
+    spec.set_partial(false);
+    return f->Check(spec);
+  };
+
+  const PaddedChain padded = PaddedChainPipeline(1);
+  Fixture f = Make(padded.spec);
+  // g at conv's d2: its region spans d3 and is clamped by the padding. p only at g's
+  // innermost pure loop.
+  const ScheduleSpec window = decided(padded, f, "d2");
+  EXPECT_EQ(p_at_loops(f, window), (std::set<std::string>{"d3"}));
+  const Status refused = p_at_d2(padded, f, window);
+  EXPECT_NE(refused.message().find("stage '" + padded.p + "': compute_at " + padded.g +
+                                   ".d2 level 0: '" + padded.g +
+                                   "' is computed at a loop of its consumer with pure loops "
+                                   "inside and read through clamped indices (padding)"),
+            std::string::npos)
+      << refused.ToString();
+
+  // Neighbours: g at conv's innermost pure loop (one point per iteration), g at root,
+  // and the same schedule without padding allow p at every loop of g.
+  const std::set<std::string> all = {"d1", "d2", "d3"};
+  for (const std::string& g_at : {std::string("d3"), std::string()}) {
+    const ScheduleSpec spec = decided(padded, f, g_at);
+    EXPECT_EQ(p_at_loops(f, spec), all) << "g at '" << g_at << "'";
+    EXPECT_TRUE(p_at_d2(padded, f, spec).ok()) << p_at_d2(padded, f, spec).ToString();
+  }
+  const PaddedChain unpadded = PaddedChainPipeline(0);
+  Fixture u = Make(unpadded.spec);
+  const ScheduleSpec spec = decided(unpadded, u, "d2");
+  EXPECT_EQ(p_at_loops(u, spec), all);
+  EXPECT_TRUE(p_at_d2(unpadded, u, spec).ok()) << p_at_d2(unpadded, u, spec).ToString();
+}
+
 TEST(ScheduleSpaceTest, ZooBranchingFactorsAreReported) {
   // Knuth's estimator over 100 random paths per block (tools/space_report does 1,000).
   std::printf("%-32s %9s %12s %12s %12s %14s\n", "block", "decisions", "avg branch", "min branch",

@@ -53,6 +53,26 @@ INSTANTIATE_TEST_SUITE_P(Zoo, ZooSchedules, testing::ValuesIn(ZooNames()),
                            return info.param;
                          });
 
+// Before rule 4 of docs/SCHEDULES.md, seed 1011 of mnasnet_block at a quarter of its
+// spatial size computed batch_norm_1 at relu's d1 loop (d2 and d3 inside it), with relu
+// computed at conv_3's rk1 loop and read through conv_3's padding; it failed with
+// "Input buffer x is accessed at 12, which is beyond the max (6) in dimension 1".
+TEST(RandomSchedules, MnasnetSeedOfTheClampedWindowRuleRuns) {
+  ZooOptions zoo;
+  zoo.spatial_scale = 0.25;
+  zoo.channel_scale = 0.5;
+  const PipelineGraph graph = testing_pipelines::MustBuild(MakeZooBlock("mnasnet_block", zoo));
+  RunOptions options;
+  options.timing_samples = 0;
+  options.threads = 2;
+  StatusOr<RunResult> reference = RunReference(graph, options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  const ScheduleSpace space(graph);
+  const schedule_checks::RunOutcome outcome =
+      schedule_checks::RunAndCompare(space, space.RandomSchedule(1011), reference->outputs, options);
+  EXPECT_TRUE(outcome.pass) << outcome.message;
+}
+
 class RandomPipelineSchedules : public testing::TestWithParam<uint64_t> {};
 
 TEST_P(RandomPipelineSchedules, MatchTheReference) {
