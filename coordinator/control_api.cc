@@ -285,6 +285,7 @@ ClientReply ControlApi::HandleClearWorker(const ClearWorker& request, bool* defe
   const std::string was = record.flagged() ? "flagged: " + record.flag_reason() : "not flagged";
   record.clear_audits_agreed();
   record.clear_audits_deviated();
+  record.clear_audits_deviated_status();
   record.clear_audits_inconclusive();
   record.clear_audit_log_ratio_sum();
   record.clear_audits_timed();

@@ -82,6 +82,7 @@ AuditVerdict JudgeAudit(const Audit& audit, double tolerance) {
     const bool agrees =
         r.status() == majority && (!timed || Within(r.seconds(), reference, tolerance));
     (agrees ? verdict.agreed : verdict.deviated).push_back(r.worker_id());
+    if (r.status() != majority) verdict.deviated_status.push_back(r.worker_id());
   }
   return verdict;
 }
@@ -92,6 +93,9 @@ bool CountAudit(const AuditOptions& options, const AuditVerdict& verdict,
   if (Contains(verdict.deviated, worker_id)) {
     record->set_audits_deviated(record->audits_deviated() + 1);
   }
+  if (Contains(verdict.deviated_status, worker_id)) {
+    record->set_audits_deviated_status(record->audits_deviated_status() + 1);
+  }
   if (Contains(verdict.inconclusive, worker_id)) {
     record->set_audits_inconclusive(record->audits_inconclusive() + 1);
   }
@@ -100,20 +104,24 @@ bool CountAudit(const AuditOptions& options, const AuditVerdict& verdict,
     record->set_audit_log_ratio_sum(record->audit_log_ratio_sum() + log_ratio);
     record->set_audits_timed(record->audits_timed() + 1);
   }
-  // Noise on a busy host makes an honest host deviate now and then; a host that lies
-  // deviates in nearly every audit.
+  // Noise on a busy host makes an honest host deviate now and then, by a lot; over its
+  // audits the noise averages out, while a host that scales its times stays off.
+  const double ratio = AuditTimeRatio(*record);
+  const bool times_off = ratio > 0 && !Within(ratio, 1, options.tolerance);
+  const bool outputs_off = record->audits_deviated_status() >= options.min_deviations;
   if (record->flagged() || record->audits_deviated() < options.min_deviations ||
-      record->audits_deviated() < 3 * record->audits_agreed()) {
+      !(times_off || outputs_off)) {
     return false;
   }
   record->set_flagged(true);
   record->set_flagged_unix_ms(now_ms);
   char reason[160];
   snprintf(reason, sizeof(reason),
-           "deviated from other hosts in %lld of %lld audits; its times %.2fx theirs",
+           "deviated from other hosts in %lld of %lld audits (%lld by status); its times "
+           "%.2fx theirs",
            static_cast<long long>(record->audits_deviated()),
            static_cast<long long>(record->audits_deviated() + record->audits_agreed()),
-           AuditTimeRatio(*record));
+           static_cast<long long>(record->audits_deviated_status()), ratio);
   record->set_flag_reason(reason);
   return true;
 }

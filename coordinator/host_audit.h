@@ -1,13 +1,15 @@
 // Hosts that lie (times scaled, outputs not checked): a sample of each host's OK
 // results is measured again on other hosts of the same CPU model, its first result
-// and every `every`-th after it (farm-coordinator --audit-every). Two hosts that agree settle an audit: the same status,
-// and for OK times within `tolerance` of each other. When they disagree a third host
-// measures the schedule as well, and each host is judged against the majority's status
-// and the median time; with no third host the audit is inconclusive, since two hosts
-// alone cannot tell which of them lies. A host is flagged once `min_deviations` of its
-// audits deviated, in at least three quarters of those it agreed or deviated in; a
-// flagged host's results count neither in the best nor in training until a person
-// clears it.
+// and every `every`-th after it (farm-coordinator --audit-every). Two hosts that agree
+// settle an audit: the same status, and for OK times within `tolerance` of each other.
+// When they disagree a third host measures the schedule as well, and each host is
+// judged against the majority's status and the median time; with no third host the
+// audit is inconclusive, since two hosts alone cannot tell which of them lies. A host
+// is flagged once it deviated in `min_deviations` audits and either its times over the
+// others' (a geometric mean over all its timed audits, which averages out the noise of
+// a busy host) are off by `tolerance` or more, or `min_deviations` of its deviations
+// were of status (outputs). A flagged host's results count neither in the best nor in
+// training until a person clears it.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +42,8 @@ struct AuditVerdict {
   bool needs_another_host = false;  // two hosts disagree: a third one settles it
   std::vector<std::string> agreed;
   std::vector<std::string> deviated;
-  std::vector<std::string> inconclusive;  // no majority
+  std::vector<std::string> deviated_status;  // those of `deviated` whose status differed
+  std::vector<std::string> inconclusive;     // no majority
   // Per host with an OK time: log(its time / the reference time), the reference being
   // the other host's time (two hosts) or the median of the majority's times.
   std::vector<std::pair<std::string, double>> log_ratios;

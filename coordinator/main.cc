@@ -34,8 +34,9 @@ constexpr char kUsage[] =
     "                          times or outputs deviate (default 0: none; 20 costs about 5%\n"
     "                          more benchmarks)\n"
     "  --audit-tolerance-pct P times further apart than P% disagree (default 20)\n"
-    "  --audit-min-deviations N  audits a host must deviate in (and in 3/4 of its audits)\n"
-    "                          before it is flagged (default 3)\n"
+    "  --audit-min-deviations N  audits a host must deviate in before it is flagged, its\n"
+    "                          times off by the tolerance on average or N of them by\n"
+    "                          status (default 3)\n"
     "  --metrics-endpoint HOST:PORT\n"
     "                          serve Prometheus metrics at http://HOST:PORT/metrics (port 0:\n"
     "                          any free one, logged as metrics_port at start)\n";

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -291,7 +294,7 @@ TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
   std::unique_ptr<ChildProcess> b = StartWorker("honest-b");
   std::unique_ptr<ChildProcess> liar = StartWorker("liar", {"--test-time-scale", "0.5"});
   WaitForWorkers(3);
-  const std::string id = Submit(Campaign(9, 5, "5ms"));
+  const std::string id = Submit(Campaign(9, 5, "1ms"));
   std::optional<CampaignStatus> status = WaitFor(id, Done, 400);
   ASSERT_TRUE(status.has_value());
   const CampaignCounters& counters = status->campaign().counters();
@@ -314,6 +317,12 @@ TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
   for (const char* honest : {"honest-a", "honest-b"}) {
     EXPECT_FALSE(records[honest].flagged()) << records[honest].ShortDebugString();
     EXPECT_GT(records[honest].audits_agreed(), 0) << honest;
+  }
+  for (const auto& [id, record] : records) {
+    std::printf("%s: audits agreed %lld, deviated %lld, times %.2fx the others'\n", id.c_str(),
+                static_cast<long long>(record.audits_agreed()),
+                static_cast<long long>(record.audits_deviated()),
+                std::exp(record.audit_log_ratio_sum() / std::max<int64_t>(record.audits_timed(), 1)));
   }
 
   // The best excludes the liar's results, which its halved times would have won.
