@@ -150,7 +150,8 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
       {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
-      {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true}};
+      {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true},
+      {"--clear", true}};
   return kFlags;
 }
 

@@ -115,6 +115,9 @@ TEST(FarmctlCliTest, UsageErrorsNameTheFlagOrArgument) {
   ExpectUsageError({"export", "c1", "--format", "xml"}, "flag --format");
   ExpectUsageError({"status", "--coordinator", "nowhere"}, "--coordinator");
   ExpectUsageError({"cancel", ""}, "CAMPAIGN of 'cancel' is empty");
+  ExpectUsageError({"workers", "--clear"}, "flag --clear needs a value");
+  ExpectUsageError({"status", "--clear", "w1"}, "flag --clear does not apply to 'status'");
+  ExpectUsageError({"workers", "--clear", ""}, "--clear needs a worker id");
 }
 
 TEST(FarmctlCliTest, BadCampaignFileExitsThreeWithLineAndColumn) {

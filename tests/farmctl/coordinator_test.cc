@@ -105,6 +105,9 @@ TEST(FarmctlCoordinatorTest, CampaignLifecycle) {
   const CliResult workers = Farmctl({"workers"}, endpoint);
   EXPECT_EQ(workers.code, kExitOk) << workers.err;
   EXPECT_TRUE(Contains(workers.out, "0 workers")) << workers.out;
+  const CliResult clear = Farmctl({"workers", "--clear", "nobody"}, endpoint);
+  EXPECT_EQ(clear.code, kExitFailed) << clear.err;
+  EXPECT_TRUE(Contains(clear.err, "no worker 'nobody'")) << clear.err;
 
   const CliResult cancelled = Farmctl({"cancel", id}, endpoint);
   EXPECT_EQ(cancelled.code, kExitOk) << cancelled.err;
