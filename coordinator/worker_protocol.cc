@@ -169,8 +169,14 @@ void WorkerProtocol::HandleResult(WorkerEntry& worker, const Measurement& measur
     writes_.DeferToWorker(worker.id, ack);  // nothing to record: the worker may forget it
     return;
   }
-  Measurement stored = measurement;
-  if (stored.host().worker_id().empty()) *stored.mutable_host() = worker.record.host();
+  // A result names its host; one that does not is the worker's (copied only then: this
+  // runs for every result).
+  Measurement with_host;
+  if (measurement.host().worker_id().empty()) {
+    with_host = measurement;
+    *with_host.mutable_host() = worker.record.host();
+  }
+  const Measurement& stored = with_host.has_host() ? with_host : measurement;
   CandidateRecord record;
   const CampaignRun::ResultOutcome outcome = run->RecordResult(stored, options_.retry, now, &record);
   if (outcome == CampaignRun::ResultOutcome::kRecorded) {
@@ -229,11 +235,11 @@ bool WorkerProtocol::QueueAudit(CampaignRun& run, const Candidate& audited, cons
   if (run.campaign().state() != CAMPAIGN_RUNNING) return false;
   Candidate probe;
   *probe.mutable_audit() = audit;
-  bool host = false;
-  for (const auto& [id, worker] : farm_.workers) {
-    host = host || (worker.alive && run.Accepts(worker.record.host()) &&
-                    CampaignRun::AuditFor(probe, worker.record.host()));
-  }
+  const bool host = std::any_of(farm_.workers.begin(), farm_.workers.end(), [&](const auto& entry) {
+    const WorkerEntry& worker = entry.second;
+    return worker.alive && run.Accepts(worker.record.host()) &&
+           CampaignRun::AuditFor(probe, worker.record.host());
+  });
   if (!host) return false;
   const bool added = run.AddAudit(audited, audit, clock_.NowMs(), [&](const CandidateRecord& record) {
     writes_.batch().PutCandidate(record);

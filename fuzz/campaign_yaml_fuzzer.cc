@@ -17,6 +17,7 @@ namespace {
 
 constexpr size_t kMaxInputBytes = 64 << 10;
 using schedfarm::fuzz::Require;
+using schedfarm::fuzz::RequireProtobufRoundTrip;
 
 }  // namespace
 
@@ -33,8 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)LearnerProposes(*config);
   Require(CampaignConfigFromJson(CampaignConfigToJson(*config)).ok(),
           "an accepted campaign reads back from its canonical JSON");
-  CampaignConfig decoded;
-  Require(decoded.ParseFromString(config->SerializeAsString()),
-          "an accepted campaign reads back from its protobuf encoding");
+  RequireProtobufRoundTrip(*config,
+                           "an accepted campaign reads back from its protobuf encoding");
   return 0;
 }

@@ -16,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxInputBytes = 256 << 10;
 using schedfarm::fuzz::Require;
+using schedfarm::fuzz::RequireProtobufRoundTrip;
 
 }  // namespace
 
@@ -29,8 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   Require(PipelineGraph::Build(*spec).ok(), "an imported pipeline builds");
-  PipelineSpec decoded;
-  Require(decoded.ParseFromString(spec->SerializeAsString()),
-          "an imported pipeline reads back from its protobuf encoding");
+  RequireProtobufRoundTrip(*spec,
+                           "an imported pipeline reads back from its protobuf encoding");
   return 0;
 }

@@ -16,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxInputBytes = 64 << 10;
 using schedfarm::fuzz::Require;
+using schedfarm::fuzz::RequireProtobufRoundTrip;
 
 }  // namespace
 
@@ -31,9 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
   Require(graph.ok(), "an accepted pipeline builds");
   (void)graph->total_cost();
-  PipelineSpec decoded;
-  Require(decoded.ParseFromString(spec->SerializeAsString()),
-          "an accepted pipeline reads back from its protobuf encoding");
+  RequireProtobufRoundTrip(*spec,
+                           "an accepted pipeline reads back from its protobuf encoding");
   Require(PipelineFromYaml(PipelineToYaml(*spec), "fuzz-written.yaml").ok(),
           "an accepted pipeline reads back from the YAML it writes");
   return 0;

@@ -5,9 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -19,6 +17,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "coordinator/host_audit.h"
 #include "pipeline/graph.h"
 #include "pipeline/yaml_io.h"
 #include "protocol/security.h"
@@ -321,8 +320,7 @@ TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
   for (const auto& [id, record] : records) {
     std::printf("%s: audits agreed %lld, deviated %lld, times %.2fx the others'\n", id.c_str(),
                 static_cast<long long>(record.audits_agreed()),
-                static_cast<long long>(record.audits_deviated()),
-                std::exp(record.audit_log_ratio_sum() / std::max<int64_t>(record.audits_timed(), 1)));
+                static_cast<long long>(record.audits_deviated()), AuditTimeRatio(record));
   }
 
   // The best excludes the liar's results, which its halved times would have won.
