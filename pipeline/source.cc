@@ -99,6 +99,16 @@ Status CheckPipelineSource(const std::string& source, const PipelineSourceOption
         return Status::Error(std::string("option ") + flag + " applies to zoo blocks only");
     }
   }
+  if (kind != Kind::kRandom) {
+    const std::vector<std::pair<const char*, bool>> random_only = {
+        {"--max-ops", options.max_ops.has_value()},
+        {"--max-elements", options.max_elements.has_value()},
+        {"--max-flops", options.max_flops.has_value()}};
+    for (const auto& [flag, given] : random_only) {
+      if (given)
+        return Status::Error(std::string("option ") + flag + " applies to random pipelines only");
+    }
+  }
   if (kind == Kind::kZoo && !IsZooName(ZooNameOf(source))) {
     StatusOr<PipelineSpec> error = MakeZooBlock(ZooNameOf(source));
     return Status::Error(error.ok() ? "unknown zoo block '" + ZooNameOf(source) + "'"
@@ -130,6 +140,9 @@ StatusOr<PipelineGraph> LoadPipelineSource(const std::string& source,
       SCHEDFARM_ASSIGN_OR_RETURN(const uint64_t seed, SeedOf(source));
       RandomPipelineOptions random;
       random.math = math;
+      random.max_ops = options.max_ops.value_or(random.max_ops);
+      random.max_elements = options.max_elements.value_or(random.max_elements);
+      random.max_flops = options.max_flops.value_or(random.max_flops);
       SCHEDFARM_ASSIGN_OR_RETURN(spec, RandomPipeline(seed, random));
       break;
     }

@@ -22,11 +22,15 @@ struct PipelineSourceOptions {
   std::optional<double> spatial_scale;
   std::optional<double> channel_scale;
   std::optional<int64_t> batch;
+  // Random pipelines only (RandomPipelineOptions); an error for any other source.
+  std::optional<int> max_ops;
+  std::optional<int64_t> max_elements;
+  std::optional<double> max_flops;
 };
 
 // Errors of the command line itself, found without building anything: a SOURCE of
 // no known kind, an unknown zoo block, a malformed seed, zoo options for a non-zoo
-// source. Callers report these as usage errors.
+// source, generator options for a non-random one. Callers report these as usage errors.
 Status CheckPipelineSource(const std::string& source, const PipelineSourceOptions& options);
 
 // Builds and validates the pipeline. Errors: those of CheckPipelineSource, unreadable

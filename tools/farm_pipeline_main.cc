@@ -52,6 +52,8 @@ const char kUsage[] =
     "  --spatial-scale X    multiplies the default spatial size (zoo blocks)\n"
     "  --channel-scale X    multiplies the default channel counts (zoo blocks)\n"
     "  --batch N            batch size (zoo blocks)\n"
+    "  --max-ops N, --max-elements N, --max-flops F   the generator's size limits\n"
+    "                       (random pipelines; defaults 30, 262144, 2e8)\n"
     "\n"
     "tasks: the network's tasks, the unit whole-network tuning tunes (docs/NETWORKS.md).\n"
     "run: one warm-up run, then N timed samples (default 5; 0 runs once, untimed), each\n"
@@ -81,8 +83,9 @@ struct Args {
 };
 
 const std::map<std::string, std::set<std::string>>& OptionsByCommand() {
-  static const std::set<std::string> kSource = {"--math", "--dtype", "--spatial-scale",
-                                                "--channel-scale", "--batch"};
+  static const std::set<std::string> kSource = {
+      "--math",  "--dtype",   "--spatial-scale", "--channel-scale",
+      "--batch", "--max-ops", "--max-elements",  "--max-flops"};
   static const std::map<std::string, std::set<std::string>> kOptions = [] {
     std::map<std::string, std::set<std::string>> m;
     m["list"] = {};
@@ -202,6 +205,15 @@ PipelineGraph LoadSource(const Args& args) {
     options.channel_scale = DoubleOption(args, "--channel-scale", 1.0, 1e-3, 64);
   }
   if (Option(args, "--batch")) options.batch = IntOption(args, "--batch", 1, 1, 4096);
+  if (Option(args, "--max-ops")) {
+    options.max_ops = static_cast<int>(IntOption(args, "--max-ops", 1, 1, 200));
+  }
+  if (Option(args, "--max-elements")) {
+    options.max_elements = IntOption(args, "--max-elements", 1, 1, int64_t{1} << 32);
+  }
+  if (Option(args, "--max-flops")) {
+    options.max_flops = DoubleOption(args, "--max-flops", 1, 1, 1e15);
+  }
   const Status usage = CheckPipelineSource(args.source, options);
   if (!usage.ok()) UsageError(usage.message());
   StatusOr<PipelineGraph> graph = LoadPipelineSource(args.source, options);

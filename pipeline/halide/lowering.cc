@@ -697,10 +697,17 @@ class Lowerer {
           idx.push_back(Halide::clamp(i, 0, last));
           break;
         case REFLECT: {
-          // Mirror about 0 and about `last` without repeating the edge (pads < extent).
-          // (Halide's abs of an int is unsigned: cast back before subtracting.)
-          auto iabs = [](const Expr& e) { return Halide::cast(Halide::Int(32), Halide::abs(e)); };
-          idx.push_back(Halide::clamp(last - iabs(last - iabs(i)), 0, last));
+          // Mirror about 0 and about `last` without repeating the edge (pads < extent):
+          // last - |last - |i||, with |x| as max(x, -x). Not Halide's abs: it is unsigned,
+          // and Halide 14 bounds abs(x) over [lo, hi] as max(uint(-lo), uint(hi)), which
+          // wraps for lo > 0; inside a loop nest that folds to a signed overflow (random
+          // pipeline 231 of the schedule check). i is clamped to where it is read so the
+          // bounds stay finite, and the result to the input, as max(x, -x) bounds a range
+          // that spans 0 from below by its minimum.
+          auto magnitude = [](const Expr& e) { return Halide::max(e, -e); };
+          const Expr reflected =
+              last - magnitude(last - magnitude(Halide::clamp(i, -last, 2 * last)));
+          idx.push_back(Halide::clamp(reflected, 0, last));
           break;
         }
         default:

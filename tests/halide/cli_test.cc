@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "pipeline/graph.h"
+#include "pipeline/random_pipeline.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 
@@ -96,6 +97,9 @@ TEST(FarmPipelineCli, BadArguments) {
   ExpectUsageError("show vgg_block --dtype f16", "option --dtype: 'f16'");
   ExpectUsageError("show vgg_block extra", "unexpected argument 'extra'");
   ExpectUsageError("show random:1 --dtype f64", "--dtype applies to zoo blocks only");
+  ExpectUsageError("show vgg_block --max-ops 12", "--max-ops applies to random pipelines only");
+  ExpectUsageError("show random:1 --max-ops 0", "option --max-ops: '0'");
+  ExpectUsageError("show random:1 --max-flops -5", "option --max-flops: '-5'");
   ExpectUsageError("export vgg_block", "--yaml FILE or --proto FILE");
   ExpectUsageError("show random:xyz", "random:xyz");
   ExpectUsageError("show random:-3", "random:-3");
@@ -155,6 +159,26 @@ TEST(FarmPipelineCli, ShowAndExportRoundTrip) {
   r = RunCli("export random:5 --yaml -");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "name:")) << r.out;
+}
+
+// The generator's limits select the pipeline the schedule check names: the same seed
+// under other limits is another pipeline, and that one is the library's.
+TEST(FarmPipelineCli, GeneratorLimitsSelectTheRandomPipeline) {
+  RandomPipelineOptions small;
+  small.max_ops = 12;
+  small.max_elements = int64_t{1} << 15;
+  small.max_flops = 2e7;
+  StatusOr<PipelineSpec> spec = RandomPipeline(231, small);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const CliResult limited =
+      RunCli("show random:231 --max-ops 12 --max-elements 32768 --max-flops 2e7");
+  EXPECT_EQ(limited.code, 0) << limited.err;
+  EXPECT_TRUE(Contains(limited.out, "id        " + PipelineId(*graph))) << limited.out;
+  const CliResult plain = RunCli("show random:231");
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(Contains(plain.out, "id        " + PipelineId(*graph))) << plain.out;
 }
 
 // An ONNX model of the backend test data (Debian package libonnx-testdata).

@@ -9,6 +9,10 @@
 //
 // Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
 //          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
+//          [--source 1]
+// A failure names its pipeline's number P: --first-pipeline P --count K reruns it and
+// the schedules before it on that pipeline; --source 1 prints the Halide source of
+// each failed schedule (scheduler/schedule_source.h).
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +26,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "pipeline/zoo.h"
+#include "scheduler/schedule_source.h"
 #include "scheduler/schedule_space.h"
 #include "tests/scheduler/halide/schedule_checks.h"
 #include "tests/support/run_in_child.h"
@@ -37,13 +42,15 @@ struct Flags {
   int threads = 2;
   int samples = 3;
   int timeout_seconds = 300;
+  bool source = false;  // print the Halide source of each failed schedule
 };
 
 void Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--count N] [--first-pipeline P] [--per-pipeline K]\n"
                "          [--pipelines zoo|random|mixed] [--threads T] [--samples S]"
-               " [--timeout S]\n",
+               " [--timeout S]\n"
+               "          [--source 0|1]\n",
                argv0);
 }
 
@@ -74,6 +81,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.samples = static_cast<int>(n);
     } else if (arg == "--timeout") {
       flags.timeout_seconds = static_cast<int>(n);
+    } else if (arg == "--source" && n <= 1) {
+      flags.source = n == 1;
     } else {
       return false;
     }
@@ -235,6 +244,7 @@ int Main(int argc, char** argv) {
       char buffer[512];
       std::string line;
       Outcome outcome;
+      std::string failed_source;
       if (!graph.ok() || !reference.ok()) {
         SetMessage(outcome,
                    "pipeline: " + (graph.ok() ? reference.status() : graph.status()).message());
@@ -245,6 +255,10 @@ int Main(int argc, char** argv) {
         const ScheduleSpec spec = space.RandomSchedule(schedule_checks::ScheduleSeed(
             graph->spec().name(), k + flags.per_pipeline * pipeline.round));
         outcome = CheckInChild(space, spec, reference->outputs, flags);
+        if (!outcome.pass && flags.source) {
+          const StatusOr<std::string> source = ScheduleSource(*graph, spec);
+          failed_source = "\n" + (source.ok() ? *source : source.status().message());
+        }
         std::snprintf(buffer, sizeof(buffer), "#%-5d %-24s stages %3d  schedule %s", done,
                       pipeline.name.c_str(), graph->num_stages(),
                       ScheduleHash(space, spec).substr(0, 12).c_str());
@@ -262,8 +276,9 @@ int Main(int argc, char** argv) {
         run_seconds.push_back(outcome.run_seconds);
       } else {
         ++failed;
-        line += std::string("  ") + outcome.message;
+        line += "  [pipeline " + std::to_string(p) + "] " + outcome.message;
         failures.push_back(line);
+        line += failed_source;
         ++causes[Cause(outcome.message)];
       }
       std::printf("%s\n", line.c_str());
