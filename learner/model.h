@@ -43,7 +43,8 @@ struct TrainOptions {
 class PerformanceModel {
  public:
   virtual ~PerformanceModel() = default;
-  // "gcn", "gcn0" (no message passing), "lann", "bilstm", "roofline", "gbt".
+  // "gcn", "gcn-rank", "gcn0" (no message passing), "sage", "lann", "bilstm",
+  // "roofline", "gbt".
   virtual std::string kind() const = 0;
   // Trains on `train` (every sample's features from CurrentFeatureSchema()), from
   // scratch unless options.warm_start.

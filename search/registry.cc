@@ -203,6 +203,13 @@ const std::vector<ModelKindInfo>& ModelKinds() {
   static const std::vector<ModelKindInfo> kinds = {
       {"gcn", "graph-convolutional network of the GNN paper, seed ensemble",
        PartialMeaning::kDefaultCompletion, true},
+      {"gcn-rank",
+       "the GCN trained on a pairwise rank loss within each pipeline, seed ensemble",
+       PartialMeaning::kDefaultCompletion, true},
+      {"sage",
+       "GraphSAGE of the TPU paper with a pairwise rank loss within each pipeline, seed "
+       "ensemble",
+       PartialMeaning::kDefaultCompletion, true},
       {"gcn0", "the GCN without message passing, seed ensemble",
        PartialMeaning::kDefaultCompletion, true},
       {"lann", "lightweight augmented network, seed ensemble", PartialMeaning::kDefaultCompletion,

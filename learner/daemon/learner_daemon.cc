@@ -55,7 +55,7 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::stri
   if (kind == "roofline") {
     return std::unique_ptr<PerformanceModel>(std::make_unique<RooflineModel>());
   }
-  return MakeTorchModel(kind);  // gcn, gcn0, lann, bilstm
+  return MakeTorchModel(kind);  // gcn, gcn-rank, gcn0, sage, lann, bilstm
 }
 
 StatusOr<ClientReply> LearnerDaemon::State::Call(ClientRequest request) {

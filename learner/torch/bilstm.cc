@@ -131,8 +131,9 @@ Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberP
       }
       std::shuffle(batches.begin(), batches.end(), rng);
       for (const std::vector<int64_t>& batch : batches) {
-        SCHEDFARM_RETURN_IF_ERROR(TrainStep(optimizer, net->forward(Gather(rows, batch)),
-                                            targets, LongTensor(batch), k, epoch));
+        SCHEDFARM_RETURN_IF_ERROR(
+            TrainStep(optimizer, PositiveRuntime(net->forward(Gather(rows, batch))).log(),
+                      targets, LongTensor(batch), Loss::kRegression, k, epoch));
       }
     }
     net->eval();

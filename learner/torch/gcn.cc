@@ -20,15 +20,18 @@ constexpr double kWeightDecay = 1e-4;
 // than 1024 (bench/search_bench), which spent half its time in page faults.
 constexpr int64_t kPredictBatch = 64;
 
-// The rows of rownorm(A + I) of one graph as messages (target, source, weight).
-void AddMessages(const PipelineFeatures& f, GcnEdges edges, GraphSet* set) {
+// The rows of rownorm(A + I) of one graph as messages (target, source, weight), or of
+// rownorm(A) without self loops.
+void AddMessages(const PipelineFeatures& f, GcnEdges edges, bool self_loops, GraphSet* set) {
   std::vector<std::pair<int64_t, int64_t>> pairs;  // (target, source)
   for (const auto& [producer, consumer] : f.edges) {
     if (producer == consumer) continue;
     if (edges != GcnEdges::kConsumers) pairs.emplace_back(consumer, producer);
     if (edges != GcnEdges::kProducers) pairs.emplace_back(producer, consumer);
   }
-  for (int64_t s = 0; s < f.num_stages; ++s) pairs.emplace_back(s, s);
+  if (self_loops) {
+    for (int64_t s = 0; s < f.num_stages; ++s) pairs.emplace_back(s, s);
+  }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   std::vector<int64_t> count(f.num_stages, 0);
@@ -41,9 +44,11 @@ void AddMessages(const PipelineFeatures& f, GcnEdges edges, GraphSet* set) {
   set->first_message.push_back(set->message_target.size());
 }
 
-GraphSet Normalize(const StackedStages& stacked,
-                   const std::vector<const PipelineFeatures*>& features, GcnEdges edges,
-                   const StageStats& stats) {
+}  // namespace
+
+GraphSet MakeGraphSet(const StackedStages& stacked,
+                      const std::vector<const PipelineFeatures*>& features, GcnEdges edges,
+                      bool self_loops, const StageStats& stats) {
   GraphSet set;
   set.invariant = stats.Invariant(stacked);
   set.dependent = stats.Dependent(stacked);
@@ -51,10 +56,12 @@ GraphSet Normalize(const StackedStages& stacked,
   set.first_message.push_back(0);
   for (const PipelineFeatures* f : features) {
     set.first_stage.push_back(set.first_stage.back() + f->num_stages);
-    AddMessages(*f, edges, &set);
+    AddMessages(*f, edges, self_loops, &set);
   }
   return set;
 }
+
+namespace {
 
 Status CheckOptions(const GcnOptions& o) {
   if (o.layers < 0 || o.layers > kMaxGcnLayers) {
@@ -116,20 +123,23 @@ GcnNetImpl::GcnNetImpl(int64_t invariant_columns, int64_t dependent_inputs, int 
   readout = register_module("readout", torch::nn::Linear(kNodeWidth * (layers + 1), 1));
 }
 
+torch::Tensor SumOverGraphs(const GraphBatch& batch, const torch::Tensor& x) {
+  return torch::zeros({batch.num_graphs, x.size(1)}, x.options())
+      .index_add(0, batch.graph_index, x);
+}
+
+torch::Tensor Propagate(const GraphBatch& batch, const torch::Tensor& x) {
+  return torch::zeros_like(x).index_add(
+      0, batch.target, x.index_select(0, batch.source) * batch.weight.unsqueeze(1));
+}
+
 torch::Tensor GcnNetImpl::forward(const GraphBatch& batch) {
-  auto pool = [&batch](const torch::Tensor& x) {
-    return torch::zeros({batch.num_graphs, x.size(1)}, x.options())
-        .index_add(0, batch.graph_index, x);
-  };
   torch::Tensor e = torch::relu(torch::cat(
       {Dense(embed_invariant, batch.invariant), Dense(embed_dependent, batch.dependent)}, 1));
-  std::vector<torch::Tensor> pooled = {pool(e)};
+  std::vector<torch::Tensor> pooled = {SumOverGraphs(batch, e)};
   for (size_t l = 0; l < convolutions.size(); ++l) {
-    torch::Tensor h = Dense(convolutions[l], e);
-    h = torch::zeros_like(h).index_add(0, batch.target,
-                                       h.index_select(0, batch.source) * batch.weight.unsqueeze(1));
-    e = torch::relu(norms[l]->forward(h));
-    pooled.push_back(pool(e));
+    e = torch::relu(norms[l]->forward(Propagate(batch, Dense(convolutions[l], e))));
+    pooled.push_back(SumOverGraphs(batch, e));
   }
   return Dense(readout, torch::cat(pooled, 1)).squeeze(1);
 }
@@ -144,8 +154,9 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
                          " stage in all; BatchNorm needs at least 2");
   }
   const StageStats stats = StageStats::Fit(stacked);
-  const GraphSet set = Normalize(stacked, features, options_.edges, stats);
+  const GraphSet set = MakeGraphSet(stacked, features, options_.edges, true, stats);
   const Targets targets = MakeTargets(train);
+  const int per_pipeline = options_.loss == Loss::kRank ? kRankRunLength : 1;
 
   std::vector<GcnNet> members;
   for (int k = 0; k < plan.members; ++k) {
@@ -155,20 +166,15 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
         net->parameters(), torch::optim::AdagradOptions(kLearningRate).weight_decay(kWeightDecay));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
-    std::vector<int64_t> order(train.size());
-    std::iota(order.begin(), order.end(), 0);
     net->train();
     for (int epoch = 0; epoch < plan.epochs && (epoch == 0 || !budget.Expired()); ++epoch) {
-      std::shuffle(order.begin(), order.end(), rng);
-      for (size_t begin = 0; begin < order.size(); begin += options_.batch_size) {
-        const std::vector<int64_t> graphs(
-            order.begin() + begin,
-            order.begin() + std::min(order.size(), begin + options_.batch_size));
+      for (const std::vector<int64_t>& graphs :
+           PipelineBatches(targets, options_.batch_size, per_pipeline, rng)) {
         const GraphBatch batch = MakeBatch(set, graphs);
         // BatchNorm needs two stages; only a last batch of one 1-stage graph has fewer.
         if (batch.invariant.size(0) < 2) continue;
-        SCHEDFARM_RETURN_IF_ERROR(
-            TrainStep(optimizer, net->forward(batch), targets, LongTensor(graphs), k, epoch));
+        SCHEDFARM_RETURN_IF_ERROR(TrainStep(optimizer, PositiveRuntime(net->forward(batch)).log(),
+                                            targets, LongTensor(graphs), options_.loss, k, epoch));
       }
     }
     net->eval();
@@ -181,8 +187,8 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
 }
 
 torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*>& features) const {
-  const GraphSet set = Normalize(Stack(features, invariant_columns(), dependent_columns()),
-                                 features, options_.edges, stats_);
+  const GraphSet set = MakeGraphSet(Stack(features, invariant_columns(), dependent_columns()),
+                                    features, options_.edges, true, stats_);
   const int64_t n = features.size();
   torch::Tensor seconds = torch::empty({static_cast<int64_t>(members_.size()), n});
   for (int64_t begin = 0; begin < n; begin += kPredictBatch) {
@@ -205,6 +211,7 @@ void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {
   archive.write("batch_size", c10::IValue(static_cast<int64_t>(options_.batch_size)));
   archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
   archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
+  archive.write("loss", c10::IValue(static_cast<int64_t>(options_.loss)));
   archive.write("time_scale", c10::IValue(time_scale_));
   stats_.Write(archive);
   WriteMembers(archive, members_);
@@ -217,11 +224,13 @@ Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
   SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch_size, ReadInt(archive, "batch_size"));
   SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
   SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
+  SCHEDFARM_ASSIGN_OR_RETURN(Loss loss, ReadLoss(archive));
   options.layers = layers;
   options.edges = static_cast<GcnEdges>(edges);
   options.batch_size = batch_size;
   options.epochs = epochs;
   options.ensemble = ensemble;
+  options.loss = loss;
   SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
   SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
   SCHEDFARM_ASSIGN_OR_RETURN(StageStats stats,

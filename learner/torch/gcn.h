@@ -47,7 +47,17 @@ struct GraphBatch {
   torch::Tensor graph_index;     // int64 [stages]
   int64_t num_graphs = 0;
 };
+// The stages of `features` normalized by `stats`, with the messages of `edges`: each
+// stage's own (weight 1 / (neighbours + 1)) when `self_loops`, and without them the mean
+// of its neighbours alone (a stage with none gets no message).
+GraphSet MakeGraphSet(const StackedStages& stacked,
+                      const std::vector<const PipelineFeatures*>& features, GcnEdges edges,
+                      bool self_loops, const StageStats& stats);
 GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs);
+// A batch's sum of the rows of x over each graph's stages: [graphs, columns].
+torch::Tensor SumOverGraphs(const GraphBatch& batch, const torch::Tensor& x);
+// The messages of a batch applied to x: each row the weighted sum of its sources' rows.
+torch::Tensor Propagate(const GraphBatch& batch, const torch::Tensor& x);
 
 // Embedding (Linear to 220 and to 60, concatenated, ReLU), `layers` graph convolutions
 // (Linear, rownorm(A + I), BatchNorm over the stages of the batch, ReLU), the sum over
@@ -71,7 +81,9 @@ class GcnModel : public TorchEnsembleModel {
   GcnModel(const GcnOptions& options, const FeatureSchema& schema)
       : TorchEnsembleModel(schema), options_(options) {}
 
-  std::string kind() const override { return options_.layers == 0 ? "gcn0" : "gcn"; }
+  std::string kind() const override {
+    return options_.layers == 0 ? "gcn0" : options_.loss == Loss::kRank ? "gcn-rank" : "gcn";
+  }
   const GcnOptions& options() const { return options_; }
 
   // The trained state, for the TorchScript export.

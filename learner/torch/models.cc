@@ -15,9 +15,16 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& ki
     options.layers = 0;
     return MakeGcnModel(options);
   }
+  if (kind == "gcn-rank") {
+    GcnOptions options;
+    options.loss = Loss::kRank;
+    return MakeGcnModel(options);
+  }
+  if (kind == "sage") return MakeSageModel();
   if (kind == "lann") return MakeLannModel();
   if (kind == "bilstm") return MakeBilstmModel();
-  return Status::Error("unknown Torch model kind '" + kind + "' (known: gcn, gcn0, lann, bilstm)");
+  return Status::Error("unknown Torch model kind '" + kind +
+                       "' (known: gcn, gcn-rank, gcn0, sage, lann, bilstm)");
 }
 
 int TorchThreads() { return at::get_num_threads(); }

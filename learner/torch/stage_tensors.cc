@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <random>
 #include <string>
 
 namespace schedfarm {
@@ -64,8 +65,7 @@ torch::Tensor StageStats::Invariant(const StackedStages& stacked) const {
 }
 
 torch::Tensor StageStats::Dependent(const StackedStages& stacked) const {
-  return torch::cat({dependent.Apply(stacked.dependent) * stacked.scheduled, stacked.scheduled},
-                    1);
+  return torch::cat({dependent.Apply(stacked.dependent) * stacked.scheduled, stacked.scheduled}, 1);
 }
 
 void StageStats::Write(torch::serialize::OutputArchive& archive) const {
@@ -104,30 +104,82 @@ Targets MakeTargets(const std::vector<Sample>& train, double time_scale) {
   }
   t.time_scale = time_scale > 0 ? time_scale : std::exp(log_sum / train.size());
   std::vector<float> log_runtime, alpha, beta;
+  std::vector<int64_t> pipeline;
+  std::map<std::string, int64_t> pipeline_index;
   for (const Sample& s : train) {
+    pipeline.push_back(pipeline_index.emplace(s.pipeline_id, pipeline_index.size()).first->second);
     log_runtime.push_back(static_cast<float>(std::log(s.seconds / t.time_scale)));
     alpha.push_back(static_cast<float>(best[s.pipeline_id] / s.seconds));
     beta.push_back(static_cast<float>(1.0 / std::max(s.stddev_seconds / s.seconds, kMinVariation)));
   }
   torch::Tensor beta_t = FloatTensor(beta);
   t.log_runtime = FloatTensor(log_runtime);
+  t.pipeline = LongTensor(pipeline);
   t.weight = FloatTensor(alpha) * beta_t / beta_t.mean();
   return t;
 }
 
-Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& output,
-                 const Targets& targets, const torch::Tensor& index, int member, int epoch) {
+std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets, int batch_size,
+                                                  int per_pipeline, std::mt19937_64& rng) {
+  std::map<int64_t, std::vector<int64_t>> by_pipeline;
+  const auto pipeline = targets.pipeline.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < pipeline.size(0); ++i) by_pipeline[pipeline[i]].push_back(i);
+  std::vector<std::vector<int64_t>> runs;
+  for (auto& [unused, samples] : by_pipeline) {
+    std::shuffle(samples.begin(), samples.end(), rng);
+    for (size_t begin = 0; begin < samples.size(); begin += per_pipeline) {
+      runs.emplace_back(samples.begin() + begin,
+                        samples.begin() + std::min(samples.size(), begin + per_pipeline));
+    }
+  }
+  std::shuffle(runs.begin(), runs.end(), rng);
+  std::vector<std::vector<int64_t>> batches(1);
+  for (const std::vector<int64_t>& run : runs) {
+    for (int64_t sample : run) {
+      if (static_cast<int>(batches.back().size()) == batch_size) batches.emplace_back();
+      batches.back().push_back(sample);
+    }
+  }
+  if (batches.back().empty()) batches.pop_back();
+  return batches;
+}
+
+StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive) {
+  c10::IValue value;
+  if (!archive.try_read("loss", value)) return Loss::kRegression;
+  if (!value.isInt() || (value.toInt() != static_cast<int64_t>(Loss::kRegression) &&
+                         value.toInt() != static_cast<int64_t>(Loss::kRank))) {
+    return Status::Error("saved model: field 'loss' is not a known loss (0 regression, 1 rank)");
+  }
+  return static_cast<Loss>(value.toInt());
+}
+
+Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& log_predicted,
+                 const Targets& targets, const torch::Tensor& index, Loss loss, int member,
+                 int epoch) {
+  const torch::Tensor log_runtime = targets.log_runtime.index_select(0, index);
   // xi = |log(predicted / measured)|, weighted by C x D.
-  const torch::Tensor xi =
-      (PositiveRuntime(output).log() - targets.log_runtime.index_select(0, index)).abs();
-  const torch::Tensor loss = (xi * targets.weight.index_select(0, index)).mean();
+  torch::Tensor value =
+      ((log_predicted - log_runtime).abs() * targets.weight.index_select(0, index)).mean();
+  if (loss == Loss::kRank) {
+    const torch::Tensor pipeline = targets.pipeline.index_select(0, index);
+    // Pair (i, j): i measured slower than j by more than the gap, in one pipeline.
+    const torch::Tensor pairs = (pipeline.unsqueeze(1) == pipeline.unsqueeze(0)) &
+                                (log_runtime.unsqueeze(1) - log_runtime.unsqueeze(0) > kRankMinGap);
+    const torch::Tensor margin =
+        (log_predicted.unsqueeze(1) - log_predicted.unsqueeze(0)) / kRankTemperature;
+    const torch::Tensor count = pairs.sum().clamp_min(1);
+    const torch::Tensor rank =
+        torch::nn::functional::softplus(-margin).masked_fill(~pairs, 0).sum() / count;
+    value = rank + kRankRegressionShare * value;
+  }
   optimizer.zero_grad();
-  loss.backward();
+  value.backward();
   optimizer.step();
-  const float value = loss.item<float>();
-  if (!std::isfinite(value)) {
+  const float number = value.item<float>();
+  if (!std::isfinite(number)) {
     return Status::Error("member " + std::to_string(member) + " diverged (loss " +
-                         std::to_string(value) + " in epoch " + std::to_string(epoch) + ")");
+                         std::to_string(number) + " in epoch " + std::to_string(epoch) + ")");
   }
   return Status::Ok();
 }

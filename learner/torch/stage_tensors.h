@@ -7,10 +7,12 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "learner/model.h"
 #include "learner/torch/ensemble.h"
+#include "learner/torch/torch_models.h"
 
 namespace schedfarm {
 namespace torch_models {
@@ -54,15 +56,38 @@ struct StageStats {
 struct Targets {
   torch::Tensor log_runtime;  // float32 [samples]
   torch::Tensor weight;       // float32 [samples]
+  torch::Tensor pipeline;     // int64 [samples], the pipeline's index in the set
   double time_scale = 1;
 };
 Targets MakeTargets(const std::vector<Sample>& train, double time_scale = 0);
 
-// One training step of member `member` on the samples `index` (int64) whose network
-// outputs are `output`: the loss mean(|log(PositiveRuntime(output)) - log_runtime| x
-// weight) and an optimizer step; an error when the loss is not finite.
-Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& output,
-                 const Targets& targets, const torch::Tensor& index, int member, int epoch);
+// Minibatches of at most `batch_size` samples for one epoch, made of runs of up to
+// `per_pipeline` samples of one pipeline, so that a batch holds pairs to rank: the
+// samples of each pipeline are shuffled and cut into runs, and the runs shuffled.
+std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets, int batch_size,
+                                                  int per_pipeline, std::mt19937_64& rng);
+
+// Samples of one pipeline in a run of a rank-loss minibatch (PipelineBatches).
+inline constexpr int kRankRunLength = 8;
+
+// The saved field "loss" (a Loss); absent in models saved before it was written, which
+// were all trained on the regression loss.
+StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive);
+
+// One training step of member `member` on the samples `index` (int64), whose
+// predicted runtimes, in units of the time scale, have the logarithm `log_predicted`,
+// then an optimizer step; an error when the loss is not finite. The loss (Loss):
+//   regression  mean(|log_predicted - log_runtime| x weight)
+//   rank        the pairwise logistic loss log(1 + exp(-(p_i - p_j) / kRankTemperature))
+//               averaged over the pairs of one pipeline where i was measured slower than
+//               j by more than kRankMinGap, plus kRankRegressionShare of the
+//               regression loss, which keeps the predictions in seconds.
+inline constexpr double kRankTemperature = 0.1;
+inline constexpr double kRankMinGap = 0.01;
+inline constexpr double kRankRegressionShare = 0.1;
+Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& log_predicted,
+                 const Targets& targets, const torch::Tensor& index, Loss loss, int member,
+                 int epoch);
 
 // The runtime, in units of the time scale, that a network's output o stands for:
 // softplus(o), positive, about o for large outputs and about exp(o) for very negative

@@ -22,9 +22,18 @@ enum class GcnEdges {
   kConsumers = 2,  // its consumers only
 };
 
+// What training fits (learner/torch/stage_tensors.h, TrainStep, has the formulas).
+enum class Loss {
+  kRegression = 0,  // the runtime: |log(predicted / measured)|, weighted (the GNN paper)
+  kRank = 1,        // the order of a pipeline's schedules: a pairwise logistic loss (the
+                    // TPU paper), with a small share of the regression loss
+};
+
 struct GcnOptions {
   int layers = 2;  // graph-convolution layers, 0 to 8; 0 is kind "gcn0"
   GcnEdges edges = GcnEdges::kBoth;
+  Loss loss = Loss::kRegression;  // kRank with layers > 0 is kind "gcn-rank"
+
   int batch_size = 32;  // schedules (graphs) per minibatch
   int epochs = 80;      // when TrainOptions.epochs is 0
   int ensemble = 5;     // members when TrainOptions.ensemble is 0
@@ -35,6 +44,20 @@ struct LannOptions {
   int epochs = 1500;            // full-batch Adam steps when TrainOptions.epochs is 0
   double learning_rate = 0.01;  // Adam
   int ensemble = 5;             // members when TrainOptions.ensemble is 0
+};
+
+// GraphSAGE of the TPU paper (docs/MODELS.md): a per-stage embedding, `layers`
+// GraphSAGE layers (the stage's embedding beside the mean of its producers' and of its
+// consumers', each through its own layer, then L2-normalized), two per-stage layers,
+// and the mean, max and sum over the stages to the log of the runtime. Kind "sage".
+struct SageOptions {
+  int hidden = 128;    // width of every stage embedding
+  int layers = 3;      // GraphSAGE layers, 0 to 8
+  Loss loss = Loss::kRank;
+  int batch_size = 32;  // schedules per minibatch, in runs of up to 8 of one pipeline
+  int epochs = 60;      // when TrainOptions.epochs is 0
+  double learning_rate = 0.001;  // Adam
+  int ensemble = 5;     // members when TrainOptions.ensemble is 0
 };
 
 // The value function of the value-learning paper (docs/MODELS.md): an embedding, a
@@ -55,10 +78,12 @@ std::unique_ptr<PerformanceModel> MakeGcnModel(
     const GcnOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
 std::unique_ptr<PerformanceModel> MakeLannModel(
     const LannOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
+std::unique_ptr<PerformanceModel> MakeSageModel(
+    const SageOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
 std::unique_ptr<PerformanceModel> MakeBilstmModel(
     const BilstmOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
-// "gcn", "gcn0", "lann" or "bilstm" with default options; an error naming the known
-// kinds otherwise.
+// "gcn", "gcn-rank", "gcn0", "sage", "lann" or "bilstm" with default options; an
+// error naming the known kinds otherwise.
 StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& kind);
 
 // Intra-op threads Torch uses for Predict (process-wide; Train sets and restores its

@@ -23,6 +23,7 @@
 
 #include "gtest/gtest.h"
 #include "learner/features.h"
+#include "learner/metrics.h"
 #include "learner/model.h"
 #include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"
@@ -308,6 +309,36 @@ TEST(TorchModelsTest, GcnFitsRuntimesSpanningDecades) {
   EXPECT_LT(mape, 50);
 }
 
+// The rank-loss kinds order the schedules of held-out pipelines (pairwise accuracy
+// within each pipeline), and their predictions stay runtimes: the regression share of
+// the loss keeps them near the measured seconds of the training set.
+TEST(TorchModelsTest, RankLossKindsOrderTheSchedulesOfHeldOutPipelines) {
+  const Dataset data = ZooDataset(48, 12, 13);
+  for (const char* kind : {"sage", "gcn-rank"}) {
+    std::unique_ptr<PerformanceModel> model = Make(kind);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(model->Train(data.train, Fast(2, 20)).ok()) << kind;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    StatusOr<EvalMetrics> held_out = EvaluateModel(*model, data.test);
+    ASSERT_TRUE(held_out.ok()) << held_out.status().ToString();
+    std::vector<double> ratios;
+    const std::vector<double> predicted = Means(PredictOrDie(*model, data.train));
+    for (size_t i = 0; i < predicted.size(); ++i) {
+      ratios.push_back(predicted[i] / data.train[i].seconds);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double median_ratio = ratios[ratios.size() / 2];
+    std::printf("%s: trained on %zu samples in %.1f s; held-out pairwise accuracy %.3f, "
+                "tau %.3f, top-1 regret %.3f; median predicted/measured on training %.2f\n",
+                kind, data.train.size(), seconds, held_out->pairwise_accuracy,
+                held_out->kendall_tau, held_out->top1_regret, median_ratio);
+    EXPECT_GT(held_out->pairwise_accuracy, 0.75) << kind;
+    EXPECT_GT(median_ratio, 0.5) << kind;
+    EXPECT_LT(median_ratio, 2.0) << kind;
+  }
+}
+
 TEST(TorchModelsTest, Gcn0BeatsTrainingMeanOnHeldOutPipelines) {
   StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel("gcn0");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -378,6 +409,7 @@ TEST(TorchModelsTest, WarmStartContinuesFromTheTrainedModel) {
   EXPECT_LT(warm_mape, cold_mape) << kind;
 }
 
+
 // ---------------------------------------------------------------------------------
 // Save and load
 // ---------------------------------------------------------------------------------
@@ -409,7 +441,9 @@ void ExpectRoundTrip(const std::string& kind) {
 }
 
 TEST(TorchModelsTest, SaveLoadRoundTripGivesIdenticalPredictions) {
-  for (const char* kind : {"gcn", "gcn0", "lann", "bilstm"}) ExpectRoundTrip(kind);
+  for (const char* kind : {"gcn", "gcn-rank", "gcn0", "sage", "lann", "bilstm"}) {
+    ExpectRoundTrip(kind);
+  }
 }
 
 TEST(TorchModelsTest, LoadAdoptsSavedHyperparameters) {
@@ -470,7 +504,7 @@ void ExpectEnsembleSpread(const std::string& kind) {
 }
 
 TEST(TorchModelsTest, EnsembleSpreadIsPositiveAndLargerFarFromTrainingData) {
-  for (const char* kind : {"gcn", "gcn0", "lann"}) ExpectEnsembleSpread(kind);
+  for (const char* kind : {"gcn", "gcn0", "sage", "lann"}) ExpectEnsembleSpread(kind);
 }
 
 TEST(TorchModelsTest, SingleMemberHasNoSpread) {
@@ -488,7 +522,7 @@ TEST(TorchModelsTest, SingleMemberHasNoSpread) {
 // the prediction's.
 TEST(TorchModelsTest, EnsemblesGiveEachMembersPrediction) {
   const Dataset data = ZooDataset(8, 4, 5);
-  for (const char* kind : {"gcn", "gcn0", "lann", "bilstm"}) {
+  for (const char* kind : {"gcn", "gcn-rank", "gcn0", "sage", "lann", "bilstm"}) {
     std::unique_ptr<PerformanceModel> model = Make(kind);
     ASSERT_TRUE(model->Train(data.train, Fast(3, 2)).ok()) << kind;
     for (const RuntimePrediction& p : PredictOrDie(*model, data.test)) {
@@ -537,7 +571,7 @@ TEST(TorchModelsTest, EdgeDirectionsChangeWhatAStageSees) {
 
 TEST(TorchModelsTest, TrainingIsDeterministicForASeed) {
   const Dataset data = ZooDataset(8, 4, 5);
-  for (const char* kind : {"gcn", "lann", "bilstm"}) {
+  for (const char* kind : {"gcn", "gcn-rank", "sage", "lann", "bilstm"}) {
     std::vector<double> runs[2];
     for (int run = 0; run < 2; ++run) {
       StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
@@ -582,7 +616,7 @@ void ExpectError(const Status& status, const std::string& fragment) {
 
 TEST(TorchModelsTest, BadInputsGiveClearErrors) {
   const Dataset data = ZooDataset(8, 4, 5);
-  for (const char* kind : {"gcn", "gcn0", "lann", "bilstm"}) {
+  for (const char* kind : {"gcn", "gcn-rank", "gcn0", "sage", "lann", "bilstm"}) {
     std::unique_ptr<PerformanceModel> model = Make(kind);
     ExpectError(model->Train({}, Fast(1)), "the training set is empty");
     ExpectError(model->Predict(FeaturesOf(data.test)).status(), "not trained");
@@ -614,7 +648,10 @@ TEST(TorchModelsTest, BadInputsGiveClearErrors) {
   BilstmOptions odd;
   odd.embedding = 63;
   ExpectError(MakeBilstmModel(odd)->Train(data.train, Fast(1)), "embedding must be even");
-  ExpectError(MakeTorchModel("lstm").status(), "known: gcn, gcn0, lann, bilstm");
+  SageOptions too_deep_sage;
+  too_deep_sage.layers = 9;
+  ExpectError(MakeSageModel(too_deep_sage)->Train(data.train, Fast(1)), "layers must be 0..8");
+  ExpectError(MakeTorchModel("lstm").status(), "known: gcn, gcn-rank, gcn0, sage, lann, bilstm");
 }
 
 TEST(TorchModelsTest, LoadRefusesAnotherKindAndAnotherFeatureSchema) {
@@ -622,6 +659,9 @@ TEST(TorchModelsTest, LoadRefusesAnotherKindAndAnotherFeatureSchema) {
   std::unique_ptr<PerformanceModel> gcn0 = Make("gcn0");
   ASSERT_TRUE(gcn0->Train(data.train, Fast(1, 1)).ok());
   ExpectError(MakeGcnModel()->Load(*gcn0->Save()), "hold a 'gcn0' model, not 'gcn'");
+  std::unique_ptr<PerformanceModel> ranked = Make("gcn-rank");
+  ASSERT_TRUE(ranked->Train(data.train, Fast(1, 1)).ok());
+  ExpectError(MakeGcnModel()->Load(*ranked->Save()), "hold a 'gcn-rank' model, not 'gcn'");
 
   // A model of another schema version (one more dependent column).
   FeatureSchema other = CurrentFeatureSchema();

@@ -1,0 +1,196 @@
+#include "learner/torch/sage.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <utility>
+
+namespace schedfarm {
+namespace torch_models {
+namespace {
+
+// Graphs per forward pass in Predict (as the GCN's).
+constexpr int64_t kPredictBatch = 64;
+// The network's output is the log of the runtime; exp of more than this is no runtime.
+constexpr double kMaxLogRuntime = 40;
+
+Status CheckOptions(const SageOptions& o) {
+  if (o.layers < 0 || o.layers > kMaxSageLayers) {
+    return Status::Error("layers must be 0.." + std::to_string(kMaxSageLayers) + ", got " +
+                         std::to_string(o.layers));
+  }
+  if (o.hidden < 1 || o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
+    return Status::Error("hidden, batch_size, epochs and ensemble must be at least 1");
+  }
+  if (!(o.learning_rate > 0)) return Status::Error("learning_rate must be positive");
+  if (o.loss != Loss::kRegression && o.loss != Loss::kRank) {
+    return Status::Error("unknown loss " + std::to_string(static_cast<int>(o.loss)));
+  }
+  return Status::Ok();
+}
+
+// The two views of a set of graphs, and batches of them.
+struct SageSet {
+  GraphSet producers, consumers;
+};
+
+SageSet MakeSageSet(const std::vector<const PipelineFeatures*>& features,
+                    const StackedStages& stacked, const StageStats& stats) {
+  return {MakeGraphSet(stacked, features, GcnEdges::kProducers, false, stats),
+          MakeGraphSet(stacked, features, GcnEdges::kConsumers, false, stats)};
+}
+
+SageBatch MakeSageBatch(const SageSet& set, const std::vector<int64_t>& graphs) {
+  return {MakeBatch(set.producers, graphs), MakeBatch(set.consumers, graphs)};
+}
+
+torch::nn::Linear Unbiased(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+}
+
+}  // namespace
+
+SageNetImpl::SageNetImpl(int64_t inputs, int64_t hidden, int layers) {
+  embed = register_module("embed", torch::nn::Linear(inputs, hidden));
+  for (int l = 0; l < layers; ++l) {
+    const std::string n = std::to_string(l);
+    from_producers.push_back(register_module("producers" + n, Unbiased(hidden, hidden)));
+    from_consumers.push_back(register_module("consumers" + n, Unbiased(hidden, hidden)));
+    combine.push_back(register_module("combine" + n, Unbiased(3 * hidden, hidden)));
+  }
+  node_first = register_module("node_first", Unbiased(hidden, hidden));
+  node_second = register_module("node_second", Unbiased(hidden, hidden));
+  readout = register_module("readout", torch::nn::Linear(3 * hidden, 1));
+}
+
+torch::Tensor SageNetImpl::forward(const SageBatch& batch) {
+  const GraphBatch& graphs = batch.producers;
+  torch::Tensor h = torch::relu(Dense(embed, torch::cat({graphs.invariant, graphs.dependent}, 1)));
+  for (size_t l = 0; l < combine.size(); ++l) {
+    const torch::Tensor producers =
+        Propagate(batch.producers, torch::relu(Dense(from_producers[l], h)));
+    const torch::Tensor consumers =
+        Propagate(batch.consumers, torch::relu(Dense(from_consumers[l], h)));
+    h = torch::nn::functional::normalize(
+        torch::relu(Dense(combine[l], torch::cat({h, producers, consumers}, 1))),
+        torch::nn::functional::NormalizeFuncOptions().dim(1));
+  }
+  h = torch::relu(Dense(node_second, torch::relu(Dense(node_first, h))));
+  const torch::Tensor sum = SumOverGraphs(graphs, h);
+  const torch::Tensor stages = SumOverGraphs(graphs, torch::ones({h.size(0), 1}, h.options()));
+  // h >= 0 after the ReLU, so a max that starts from 0 is the max over the stages.
+  const torch::Tensor max = torch::zeros_like(sum).scatter_reduce(
+      0, graphs.graph_index.unsqueeze(1).expand_as(h), h, "amax");
+  return Dense(readout, torch::cat({sum / stages, max, sum}, 1)).squeeze(1);
+}
+
+SageNet SageModel::NewNet(const SageOptions& options) const {
+  return SageNet(invariant_columns() + dependent_columns() + 1, options.hidden, options.layers);
+}
+
+Status SageModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) {
+  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options_));
+  std::vector<const PipelineFeatures*> features;
+  for (const Sample& s : train) features.push_back(&s.features);
+  const StackedStages stacked = Stack(features, invariant_columns(), dependent_columns());
+  const StageStats stats = StageStats::Fit(stacked);
+  const SageSet set = MakeSageSet(features, stacked, stats);
+  const Targets targets = MakeTargets(train);
+  const int per_pipeline = options_.loss == Loss::kRank ? kRankRunLength : 1;
+
+  std::vector<SageNet> members;
+  for (int k = 0; k < plan.members; ++k) {
+    torch::manual_seed(plan.seed + k);
+    SageNet net = NewNet(options_);
+    torch::optim::Adam optimizer(net->parameters(),
+                                 torch::optim::AdamOptions(options_.learning_rate));
+    std::mt19937_64 rng(plan.seed + k);
+    const MemberBudget budget(plan, k);
+    net->train();
+    for (int epoch = 0; epoch < plan.epochs && (epoch == 0 || !budget.Expired()); ++epoch) {
+      for (const std::vector<int64_t>& graphs :
+           PipelineBatches(targets, options_.batch_size, per_pipeline, rng)) {
+        SCHEDFARM_RETURN_IF_ERROR(TrainStep(optimizer, net->forward(MakeSageBatch(set, graphs)),
+                                            targets, LongTensor(graphs), options_.loss, k, epoch));
+      }
+    }
+    net->eval();
+    members.push_back(net);
+  }
+  members_ = std::move(members);
+  stats_ = stats;
+  time_scale_ = targets.time_scale;
+  return Status::Ok();
+}
+
+torch::Tensor SageModel::PredictMembers(
+    const std::vector<const PipelineFeatures*>& features) const {
+  const SageSet set =
+      MakeSageSet(features, Stack(features, invariant_columns(), dependent_columns()), stats_);
+  const int64_t n = features.size();
+  torch::Tensor seconds = torch::empty({static_cast<int64_t>(members_.size()), n});
+  for (int64_t begin = 0; begin < n; begin += kPredictBatch) {
+    std::vector<int64_t> graphs(std::min(kPredictBatch, n - begin));
+    std::iota(graphs.begin(), graphs.end(), begin);
+    const SageBatch batch = MakeSageBatch(set, graphs);
+    for (size_t m = 0; m < members_.size(); ++m) {
+      SageNet net = members_[m];
+      seconds[m]
+          .narrow(0, begin, graphs.size())
+          .copy_(net->forward(batch).clamp(-kMaxLogRuntime, kMaxLogRuntime).exp() * time_scale_);
+    }
+  }
+  return seconds;
+}
+
+void SageModel::SaveBody(torch::serialize::OutputArchive& archive) const {
+  archive.write("hidden", c10::IValue(static_cast<int64_t>(options_.hidden)));
+  archive.write("layers", c10::IValue(static_cast<int64_t>(options_.layers)));
+  archive.write("loss", c10::IValue(static_cast<int64_t>(options_.loss)));
+  archive.write("batch_size", c10::IValue(static_cast<int64_t>(options_.batch_size)));
+  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
+  archive.write("learning_rate", c10::IValue(options_.learning_rate));
+  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
+  archive.write("time_scale", c10::IValue(time_scale_));
+  stats_.Write(archive);
+  WriteMembers(archive, members_);
+}
+
+Status SageModel::LoadBody(torch::serialize::InputArchive& archive) {
+  SageOptions options;
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t hidden, ReadInt(archive, "hidden"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t layers, ReadInt(archive, "layers"));
+  SCHEDFARM_ASSIGN_OR_RETURN(Loss loss, ReadLoss(archive));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch_size, ReadInt(archive, "batch_size"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
+  SCHEDFARM_ASSIGN_OR_RETURN(double learning_rate, ReadDouble(archive, "learning_rate"));
+  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
+  options.hidden = hidden;
+  options.layers = layers;
+  options.loss = loss;
+  options.batch_size = batch_size;
+  options.epochs = epochs;
+  options.learning_rate = learning_rate;
+  options.ensemble = ensemble;
+  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
+  SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
+  SCHEDFARM_ASSIGN_OR_RETURN(StageStats stats,
+                             StageStats::Read(archive, invariant_columns(), dependent_columns()));
+  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<SageNet> members,
+                             ReadMembers<SageNet>(archive, [&] { return NewNet(options); }));
+  options_ = options;
+  members_ = std::move(members);
+  stats_ = stats;
+  time_scale_ = time_scale;
+  return Status::Ok();
+}
+
+}  // namespace torch_models
+
+std::unique_ptr<PerformanceModel> MakeSageModel(const SageOptions& options,
+                                                const FeatureSchema& schema) {
+  return std::make_unique<torch_models::SageModel>(options, schema);
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,70 @@
+// Internal to learner/torch/: GraphSAGE of the TPU paper (kind "sage", docs/MODELS.md):
+// the network over the stage graph and the ensemble model behind PerformanceModel.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "learner/torch/ensemble.h"
+#include "learner/torch/gcn.h"
+#include "learner/torch/stage_tensors.h"
+#include "learner/torch/torch_models.h"
+
+namespace schedfarm {
+namespace torch_models {
+
+inline constexpr int kMaxSageLayers = 8;
+
+// A batch of stage graphs seen two ways: the messages of each stage's producers and of
+// its consumers, each the mean over those neighbours (the same stages in both).
+struct SageBatch {
+  GraphBatch producers, consumers;
+};
+
+// Embedding (one layer over the normalized invariant and dependent features), `layers`
+// GraphSAGE layers h' = l2normalize(relu(W [h, mean_producers relu(P h),
+// mean_consumers relu(C h)])), two per-stage layers, then the mean, the max and the sum
+// over each graph's stages through one linear layer: the log of the runtime in units
+// of the model's time scale. Only the embedding and the readout have biases (the
+// paper's choice).
+class SageNetImpl : public torch::nn::Module {
+ public:
+  SageNetImpl(int64_t inputs, int64_t hidden, int layers);
+  torch::Tensor forward(const SageBatch& batch);
+
+  torch::nn::Linear embed{nullptr};
+  std::vector<torch::nn::Linear> from_producers, from_consumers, combine;
+  torch::nn::Linear node_first{nullptr}, node_second{nullptr};
+  torch::nn::Linear readout{nullptr};
+};
+TORCH_MODULE(SageNet);
+
+class SageModel : public TorchEnsembleModel {
+ public:
+  SageModel(const SageOptions& options, const FeatureSchema& schema)
+      : TorchEnsembleModel(schema), options_(options) {}
+
+  std::string kind() const override { return "sage"; }
+
+ protected:
+  int default_ensemble() const override { return options_.ensemble; }
+  int default_epochs() const override { return options_.epochs; }
+  Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
+  torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
+  void SaveBody(torch::serialize::OutputArchive& archive) const override;
+  Status LoadBody(torch::serialize::InputArchive& archive) override;
+
+ private:
+  SageNet NewNet(const SageOptions& options) const;
+
+  SageOptions options_;
+  std::vector<SageNet> members_;
+  StageStats stats_;
+  double time_scale_ = 1;  // seconds per unit of exp(output)
+};
+
+}  // namespace torch_models
+}  // namespace schedfarm
