@@ -577,7 +577,7 @@ Featurizer::Featurizer(const ScheduleSpace& space)
 }
 
 Status Featurizer::Featurize(const ScheduleSpec& schedule, PipelineFeatures* out) const {
-  const Status legal = space_.Check(schedule);
+  const Status legal = space_.CheckMeasured(schedule);
   if (!legal.ok()) {
     return Status::Error("featurize pipeline '" + space_.graph().spec().name() +
                          "': illegal schedule: " + legal.message());

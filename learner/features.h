@@ -50,8 +50,8 @@ class Featurizer {
   explicit Featurizer(const ScheduleSpace& space);
 
   const ScheduleSpace& space() const { return space_; }
-  // The features of `schedule`, which must pass space().Check (an error names what is
-  // wrong otherwise). `out` is reused: its buffers keep their capacity.
+  // The features of `schedule`, which must pass space().CheckMeasured, i.e. be legal
+  // or have been legal when it was measured (an error names what is wrong otherwise). `out` is reused: its buffers keep their capacity.
   Status Featurize(const ScheduleSpec& schedule, PipelineFeatures* out) const;
   // The same without the legality check, which costs as much as the rest, for the
   // schedules a search builds from the space's own options.

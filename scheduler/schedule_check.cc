@@ -275,9 +275,11 @@ std::vector<ScheduledLoop> ScheduleSpace::LoopsOf(int stage, const StageSchedule
 // ---------------------------------------------------------------------------------
 // Decisions
 
-SpecState::SpecState(const ScheduleSpace& space, const ScheduleSpec& spec)
+SpecState::SpecState(const ScheduleSpace& space, const ScheduleSpec& spec,
+                     bool clamped_window_rule)
     : space_(space),
       spec_(&spec),
+      clamped_window_rule_(clamped_window_rule),
       states_(space.decision_order().size()),
       uses_(space.decision_order().size()) {}
 
@@ -521,7 +523,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
 
   // Halide 14 overestimates the region a stage covers at a loop of a host whose own
   // region is clamped and spans loops of its host (rule 4 of docs/SCHEDULES.md).
-  if (hs.clamped_window && hres.PureLoopInside(q)) {
+  if (state.clamped_window_rule() && hs.clamped_window && hres.PureLoopInside(q)) {
     return Status::Error(
         at_where() + ": '" + at.stage() + "' is computed at a loop of its consumer with " +
         "pure loops inside and read through clamped indices (padding), and this loop of " +
@@ -545,7 +547,11 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   return Status::Ok();
 }
 
-Status ScheduleSpace::Check(const ScheduleSpec& spec) const {
+Status ScheduleSpace::Check(const ScheduleSpec& spec) const { return Check(spec, true); }
+
+Status ScheduleSpace::CheckMeasured(const ScheduleSpec& spec) const { return Check(spec, false); }
+
+Status ScheduleSpace::Check(const ScheduleSpec& spec, bool clamped_window_rule) const {
   if (!spec.pipeline_id().empty() && spec.pipeline_id() != pipeline_id_) {
     return Status::Error("schedule: pipeline_id " + spec.pipeline_id() +
                          " is not this pipeline's id " + pipeline_id_);
@@ -575,7 +581,7 @@ Status ScheduleSpace::Check(const ScheduleSpec& spec) const {
                          " stages; the first missing is '" +
                          stages_[order_[spec.stages_size()]].name + "'");
   }
-  SpecState state(*this, spec);
+  SpecState state(*this, spec, clamped_window_rule);
   for (int i = 0; i < spec.stages_size(); ++i) SCHEDFARM_RETURN_IF_ERROR(state.Resolve(i));
   return Status::Ok();
 }

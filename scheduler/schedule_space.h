@@ -229,6 +229,11 @@ class ScheduleSpace {
   //    vectorized one.
   //  - a stage without update has an empty update schedule.
   Status Check(const ScheduleSpec& spec) const;
+  // Check for a schedule that was measured, which may come from a space before rule 4
+  // of docs/SCHEDULES.md (clamped windows): every rule but that one. Rule 4 refuses
+  // schedules that Halide 14 may fail to run; one measured OK ran, and its loop nest
+  // and features are as well defined as any legal schedule's.
+  Status CheckMeasured(const ScheduleSpec& spec) const;
 
   // The loops of the definition of `stage` that producers can be computed in (its
   // update if it has one, else its pure definition), innermost first, after its
@@ -240,6 +245,8 @@ class ScheduleSpace {
 
  private:
   struct StageInfo;
+
+  Status Check(const ScheduleSpec& spec, bool clamped_window_rule) const;
 
   const PipelineGraph& graph_;
   TargetParams target_;

@@ -118,7 +118,9 @@ class ScheduleSpaceImpl;
 // before `pos`). The spec may grow (RandomCompletion appends to it).
 class SpecState {
  public:
-  SpecState(const ScheduleSpace& space, const ScheduleSpec& spec);
+  // clamped_window_rule: whether rule 4 of docs/SCHEDULES.md applies (ScheduleSpace::
+  // CheckMeasured leaves it out).
+  SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool clamped_window_rule = true);
   // The compute location of decision `pos`, the default resolved (no checks).
   ComputeLocation Location(int pos) const;
   // Validates decision `pos` against the earlier ones and records it.
@@ -132,10 +134,12 @@ class SpecState {
   // inlined consumers through which its uses are found.
   bool ReadClamped(int stage);
   const ScheduleSpec& spec() const { return *spec_; }
+  bool clamped_window_rule() const { return clamped_window_rule_; }
 
  private:
   const ScheduleSpace& space_;
   const ScheduleSpec* spec_;
+  bool clamped_window_rule_;
   std::vector<std::unique_ptr<StageState>> states_;           // by position
   std::vector<std::unique_ptr<std::vector<StageUse>>> uses_;  // by stage
 };

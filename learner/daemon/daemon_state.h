@@ -145,6 +145,12 @@ struct LearnerDaemon::State {
   StatusOr<std::optional<TrainedModel>> NewestStoredModel(const std::string& source,
                                                           const std::string& kind);
   StatusOr<bool> Seed(CampaignData& data, const ClientReply& statuses);
+  // A campaign found running with a stored model of its own (the learner restarted):
+  // the newest of the strategy's kind scores at once, retraining (warm where the kind
+  // can) waits for the samples it has not seen, and one that does not load (another
+  // feature schema, a truncated blob) is an event, after which the campaign trains its
+  // own as if it had none.
+  Status Resume(CampaignData& data);
   Status Propose(CampaignData& data, const CampaignStatus& status);
   void SearchUnder(CampaignData& data);
   // Sends candidates to the coordinator, logged as `what`.

@@ -36,6 +36,11 @@ bool PerPipelineSearch(const CampaignConfig& config) {
   return LearnerProposes(config) && info != nullptr && info->make != nullptr;
 }
 
+// The model kind the campaign's strategy scores with.
+std::string StrategyModel(const CampaignConfig& config) {
+  return config.strategy().model().empty() ? "gcn" : config.strategy().model();
+}
+
 // The sample of one measured schedule: its features and runtimes.
 StatusOr<Sample> SampleOf(const Measurement& m, const Featurizer& featurizer) {
   Sample sample;
@@ -67,7 +72,7 @@ StatusOr<ClientReply> LearnerDaemon::State::Call(ClientRequest request) {
 }
 
 Status LearnerDaemon::State::LoadReplay(CampaignData* data,
-                                       std::vector<std::vector<PoolSchedule>>* pools) {
+                                        std::vector<std::vector<PoolSchedule>>* pools) {
   const ReplaySource& replay = data->config.replay();
   SCHEDFARM_ASSIGN_OR_RETURN(LoadedDataset dataset, ReadDataset(replay.dataset()));
   if (dataset.id != replay.dataset_id()) {
@@ -282,10 +287,9 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   }
   if (train.empty()) return Status::Ok();
 
-  const std::string strategy_model =
-      data.config.strategy().model().empty() ? "gcn" : data.config.strategy().model();
+  const std::string strategy_model = StrategyModel(data.config);
   // A replay campaign simulates one model's active learning: only that kind trains.
-  std::vector<std::string> kinds = !only.empty()                ? only
+  std::vector<std::string> kinds = !only.empty()              ? only
                                    : data.config.has_replay() ? std::vector<std::string>{}
                                                               : options.kinds;
   if (only.empty() && std::find(kinds.begin(), kinds.end(), strategy_model) == kinds.end()) {
@@ -298,6 +302,8 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   job.held_out_pipelines = split.held_out;
   for (const std::string& kind : kinds) {
     job.kind = kind;
+    const auto newest = data.newest.find(kind);
+    job.start = newest != data.newest.end() ? newest->second.model.get() : nullptr;
     StatusOr<TrainedModel> trained = TrainAndStore(data, job, table);
     if (!trained.ok()) {
       LogEvent("warn", "training_failed",
@@ -371,10 +377,46 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
 }
 
 StatusOr<TrainedModel> LoadStoredModel(const Model& stored) {
-  SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
-                             MakePerformanceModel(stored.kind()));
-  SCHEDFARM_RETURN_IF_ERROR(model->Load(stored.weights()));
-  return TrainedModel{std::move(model), stored.version()};
+  const std::string what = "stored model '" + stored.version() + "'";
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(stored.kind());
+  if (!model.ok()) return model.status().WithContext(what);
+  SCHEDFARM_RETURN_IF_ERROR((*model)->Load(stored.weights()).WithContext(what));
+  return TrainedModel{std::move(*model), stored.version()};
+}
+
+Status LearnerDaemon::State::Resume(CampaignData& data) {
+  if (!PerPipelineSearch(data.config) || !data.config.strategy().model_from().empty() ||
+      data.config.has_replay()) {
+    return Status::Ok();
+  }
+  const std::string kind = StrategyModel(data.config);
+  ClientRequest request;
+  request.mutable_models()->set_campaign(data.id);
+  request.mutable_models()->set_kind(kind);
+  request.mutable_models()->set_with_weights(true);
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
+  if (reply.models().models_size() == 0) return Status::Ok();
+  const Model& stored = reply.models().models(0);  // newest first
+  StatusOr<TrainedModel> model = LoadStoredModel(stored);
+  if (!model.ok()) {
+    LogEvent(
+        "warn", "stored_model_unusable",
+        {{"campaign", data.id}, {"model", stored.version()}, {"error", model.status().message()}});
+    return Status::Ok();  // the campaign trains its own as if it had none
+  }
+  data.newest[kind] = *model;
+  data.scorer = std::move(*model);
+  // Retraining waits for what the stored model did not see (its training and
+  // held-out samples were the campaign's samples when it was trained).
+  const int64_t seen = stored.training_set_size() + stored.held_out_size();
+  data.since_training = std::max<int64_t>(0, static_cast<int64_t>(data.samples.size()) - seen);
+  LogEvent("info", "model_resumed",
+           {{"campaign", data.id},
+            {"model", stored.version()},
+            {"samples", std::to_string(data.samples.size())},
+            {"new_since", std::to_string(data.since_training)}});
+  SearchUnder(data);
+  return Status::Ok();
 }
 
 StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
@@ -428,8 +470,8 @@ StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data, const ClientReply&
     SCHEDFARM_RETURN_IF_ERROR(Train(trained, &table, {strategy.model()}));
     if (trained.newest.count(strategy.model()) == 0) {
       return Status::Error("campaign " + source->id() + " (model_from) gave no " +
-                           strategy.model() + " model: " +
-                           std::to_string(trained.samples.size()) + " samples");
+                           strategy.model() + " model: " + std::to_string(trained.samples.size()) +
+                           " samples");
     }
     data.scorer = trained.newest[strategy.model()];
   }
@@ -444,10 +486,9 @@ StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data, const ClientReply&
 void LearnerDaemon::State::SearchUnder(CampaignData& data) {
   for (CampaignData::PipelineData& pipeline : data.pipelines) {
     if (!pipeline.search) continue;
-    Status set = pipeline.search->SetModel(
-        std::make_unique<PerformanceCostModel>(data.scorer.model, data.scorer.version,
-                                               *pipeline.featurizer,
-                                               FindModelKind(data.scorer.model->kind())->partial));
+    Status set = pipeline.search->SetModel(std::make_unique<PerformanceCostModel>(
+        data.scorer.model, data.scorer.version, *pipeline.featurizer,
+        FindModelKind(data.scorer.model->kind())->partial));
     if (!set.ok()) {
       LogEvent("warn", "search_refused_model",
                {{"campaign", data.id}, {"pipeline", pipeline.id}, {"error", set.message()}});
@@ -499,9 +540,8 @@ int AddRemeasurements(CampaignData& data, int n, ProposeCandidates* proposal) {
       ties.emplace_back(*tie, p);
     }
   }
-  std::stable_sort(ties.begin(), ties.end(), [](const auto& a, const auto& b) {
-    return a.first.gap_z < b.first.gap_z;
-  });
+  std::stable_sort(ties.begin(), ties.end(),
+                   [](const auto& a, const auto& b) { return a.first.gap_z < b.first.gap_z; });
   ties.resize(std::min(ties.size(), static_cast<size_t>(std::max(n, 0))));
   for (const auto& [tie, p] : ties) {
     RepeatedSchedule& schedule = data.pipelines[p].measured[tie.remeasure];
@@ -622,6 +662,7 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
         CampaignData& data = it->second;
         Status step = added ? s.Load(campaign, &data) : Status::Ok();
         if (step.ok()) step = s.Follow(data);
+        if (step.ok() && added) step = s.Resume(data);
         const Strategy& strategy = data.config.strategy();
         const int every = strategy.retrain_every() > 0 ? strategy.retrain_every()
                                                        : s.options.default_retrain_every;

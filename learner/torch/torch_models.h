@@ -51,25 +51,25 @@ struct LannOptions {
 // consumers', each through its own layer, then L2-normalized), two per-stage layers,
 // and the mean, max and sum over the stages to the log of the runtime. Kind "sage".
 struct SageOptions {
-  int hidden = 128;    // width of every stage embedding
-  int layers = 3;      // GraphSAGE layers, 0 to 8
+  int hidden = 128;  // width of every stage embedding
+  int layers = 3;    // GraphSAGE layers, 0 to 8
   Loss loss = Loss::kRank;
-  int batch_size = 32;  // schedules per minibatch, in runs of up to 8 of one pipeline
-  int epochs = 60;      // when TrainOptions.epochs is 0
+  int batch_size = 32;           // schedules per minibatch, in runs of up to 8 of one pipeline
+  int epochs = 60;               // when TrainOptions.epochs is 0
   double learning_rate = 0.001;  // Adam
-  int ensemble = 5;     // members when TrainOptions.ensemble is 0
+  int ensemble = 5;              // members when TrainOptions.ensemble is 0
 };
 
 // The value function of the value-learning paper (docs/MODELS.md): an embedding, a
 // bidirectional LSTM over the stages and a sum of per-stage latents. Scores partial
 // schedules as the best runtime reachable from them once trained on such targets.
 struct BilstmOptions {
-  int embedding = 64;  // per-stage embedding width, even: the LSTM has half each way
-  int latent = 32;     // per-stage latent summed over the stages
-  int batch_size = 32;  // schedules per minibatch (of one stage count)
-  int epochs = 60;      // when TrainOptions.epochs is 0
+  int embedding = 64;            // per-stage embedding width, even: the LSTM has half each way
+  int latent = 32;               // per-stage latent summed over the stages
+  int batch_size = 32;           // schedules per minibatch (of one stage count)
+  int epochs = 60;               // when TrainOptions.epochs is 0
   double learning_rate = 0.002;  // Adam
-  int ensemble = 1;     // members when TrainOptions.ensemble is 0
+  int ensemble = 1;              // members when TrainOptions.ensemble is 0
 };
 
 // The models read features of `schema` (by default the one this build computes); a
@@ -91,7 +91,7 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& ki
 int TorchThreads();
 void SetTorchThreads(int threads);
 
-// Writes a trained "gcn", "gcn0" or "bilstm" model as a TorchScript module
+// Writes a trained "gcn", "gcn-rank", "gcn0" or "bilstm" model as a TorchScript module
 // (torch.jit.load in Python, torch::jit::load in C++). Its forward takes the batched
 // raw features of a set of schedules, stages of all graphs stacked in graph order (the
 // BiLSTM reads no edges):

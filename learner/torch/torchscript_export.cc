@@ -215,9 +215,9 @@ void DefineBilstm(const torch_models::BilstmModel& bilstm, torch::jit::Module& m
   module.register_buffer("latent_weight", StackMembers(members, {"to_latent.weight"}));
   module.register_buffer("latent_bias", StackMembers(members, {"to_latent.bias"}));
   // [members, direction (forward, backward), ...]
-  for (const auto& [buffer, parameter] : {std::pair{"w_ih", "weight_ih"},
-                                          std::pair{"w_hh", "weight_hh"},
-                                          std::pair{"b_ih", "bias_ih"}, std::pair{"b_hh", "bias_hh"}}) {
+  for (const auto& [buffer, parameter] :
+       {std::pair{"w_ih", "weight_ih"}, std::pair{"w_hh", "weight_hh"},
+        std::pair{"b_ih", "bias_ih"}, std::pair{"b_hh", "bias_hh"}}) {
     const std::string forward = std::string("lstm.") + parameter + "_l0";
     module.register_buffer(buffer, StackMembers(members, {forward, forward + "_reverse"}));
   }
@@ -231,7 +231,7 @@ Status ExportTorchScript(const PerformanceModel& model, const std::string& path)
   const auto* bilstm = dynamic_cast<const torch_models::BilstmModel*>(&model);
   if (gcn == nullptr && bilstm == nullptr) {
     return Status::Error("ExportTorchScript: a '" + model.kind() +
-                         "' model has no TorchScript export (gcn, gcn0 and bilstm have)");
+                         "' model has no TorchScript export (gcn, gcn-rank, gcn0 and bilstm have)");
   }
   if (gcn != nullptr ? !gcn->trained() : !bilstm->trained()) {
     return Status::Error("ExportTorchScript: the model is not trained");

@@ -5,11 +5,14 @@
 #include "learner/daemon/learner_daemon.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
@@ -39,10 +42,10 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
   ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
                                         "--compile-slots", "1", "--children", "1"});
-  ChildProcess learner(FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "gcn,gbt,roofline",
-                        "--ensemble", "2", "--epochs", "60", "--threads", "1", "--poll-ms", "200",
-                        "--min-samples", "9"});
+  ChildProcess learner(
+      FARM_LEARNER_BIN,
+      {"--coordinator", coordinator.endpoint(), "--models", "gcn,gbt,roofline", "--ensemble", "2",
+       "--epochs", "60", "--threads", "1", "--poll-ms", "200", "--min-samples", "9"});
   TestClient client(coordinator.endpoint());
 
   ClientRequest submit;
@@ -126,6 +129,106 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(WEXITSTATUS(*exit), 1);
   EXPECT_NE(unknown.Log().find("no campaign 'nope'"), std::string::npos) << unknown.Log();
+}
+
+// Lines of a process log from the first that contains `from` on.
+std::string LogFrom(const std::string& log, const std::string& from) {
+  const size_t at = log.find(from);
+  return at == std::string::npos ? "" : log.substr(at);
+}
+
+// Waits until `process`'s log contains `text` or the timeout passes.
+bool WaitForLog(const ChildProcess& process, const std::string& text, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (process.Log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+// A learner restarted mid-campaign proposes with the campaign's newest stored model
+// before it trains anything; a newest stored model that does not load (a truncated
+// blob) is an event naming its version, and the learner trains its own.
+TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
+                                        "--compile-slots", "1", "--children", "1"});
+  const std::vector<std::string> learner_flags = {"--coordinator", coordinator.endpoint(),
+                                                  "--models",      "gcn",
+                                                  "--ensemble",    "2",
+                                                  "--epochs",      "20",
+                                                  "--threads",     "1",
+                                                  "--poll-ms",     "200",
+                                                  "--min-samples", "9"};
+  auto first = std::make_unique<ChildProcess>(FARM_LEARNER_BIN, learner_flags);
+  TestClient client(coordinator.endpoint());
+
+  std::string long_campaign = kCampaign;
+  long_campaign.replace(long_campaign.find("benchmarks: 24"), 14, "benchmarks: 400");
+  ClientRequest submit;
+  submit.mutable_submit()->set_yaml_source(long_campaign);
+  submit.mutable_submit()->set_file_name("guided.yaml");
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(long_campaign, "guided.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  for (const PipelineSource& source : config->pipelines()) {
+    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
+  }
+  std::optional<ClientReply> reply = client.Call(submit);
+  ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
+  const std::string id = reply->submitted().id();
+
+  // The first learner trains and stores a model, and is killed.
+  ASSERT_TRUE(WaitForLog(*first, "event=model_trained", 300)) << first->Log();
+  first->Signal(SIGKILL);
+  first->Wait(10000);
+  ClientRequest models;
+  models.mutable_models()->set_campaign(id);
+  models.mutable_models()->set_kind("gcn");
+  models.mutable_models()->set_with_weights(true);
+  reply = client.Call(models);
+  ASSERT_TRUE(reply && reply->models().models_size() > 0);
+  const std::string stored = reply->models().models(0).version();
+
+  // The second proposes with it at once: resumed, then proposed under it, before any
+  // training of its own.
+  auto second = std::make_unique<ChildProcess>(FARM_LEARNER_BIN, learner_flags);
+  ASSERT_TRUE(WaitForLog(*second, "event=proposed", 120)) << second->Log();
+  const std::string log = second->Log();
+  EXPECT_NE(log.find("event=model_resumed"), std::string::npos) << log;
+  EXPECT_NE(log.find("model=" + stored), std::string::npos) << log;
+  const std::string proposed = LogFrom(log, "event=proposed");
+  EXPECT_NE(proposed.substr(0, proposed.find('\n')).find("model=" + stored), std::string::npos)
+      << "the first proposal is scored by the stored model:\n"
+      << log;
+  EXPECT_LT(log.find("event=proposed"), log.find("event=model_trained")) << log;
+  second->Signal(SIGKILL);
+  second->Wait(10000);
+
+  // A truncated blob as the newest stored model: an event naming it, then training.
+  ClientRequest store;
+  Model* bad = store.mutable_store_model()->mutable_model();
+  bad->set_kind("gcn");
+  bad->set_version("truncated-version");
+  bad->set_campaign(id);
+  bad->set_created_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count() +
+                           1000);
+  bad->set_training_set_size(10);
+  bad->set_weights(reply->models().models(0).weights().substr(0, 100));
+  ASSERT_TRUE(client.Call(store).has_value());
+  reply = client.Call(models);
+  ASSERT_TRUE(reply && reply->models().models_size() > 0);
+  ASSERT_EQ(reply->models().models(0).version(), "truncated-version");
+  ChildProcess third(FARM_LEARNER_BIN, learner_flags);
+  ASSERT_TRUE(WaitForLog(third, "event=stored_model_unusable", 60)) << third.Log();
+  const std::string unusable = LogFrom(third.Log(), "event=stored_model_unusable");
+  EXPECT_NE(unusable.find("truncated-version"), std::string::npos) << unusable;
+  EXPECT_NE(unusable.find("not a saved Torch model"), std::string::npos) << unusable;
+  EXPECT_TRUE(WaitForLog(third, "event=model_trained", 300)) << third.Log();
 }
 
 TEST(LearnerDaemonTest, RefusesBadArguments) {

@@ -638,14 +638,17 @@ TEST(ScheduleSpaceTest, NothingIsComputedInsideTheSpanOfAClampedWindow) {
     });
     return loops;
   };
-  auto p_at_d2 = [](const PaddedChain& c, const Fixture& f, const ScheduleSpec& partial) {
+  auto with_p_at_d2 = [](const PaddedChain& c, const ScheduleSpec& partial) {
     StageSchedule p;
     p.set_stage(c.p);
     p.set_compute(AT);
     *p.mutable_compute_at() = Ref(c.g, "d2", 0);
     ScheduleSpec spec = With(partial, p);
     spec.set_partial(false);
-    return f->Check(spec);
+    return spec;
+  };
+  auto p_at_d2 = [&](const PaddedChain& c, const Fixture& f, const ScheduleSpec& partial) {
+    return f->Check(with_p_at_d2(c, partial));
   };
 
   const PaddedChain padded = PaddedChainPipeline(1);
@@ -661,6 +664,12 @@ TEST(ScheduleSpaceTest, NothingIsComputedInsideTheSpanOfAClampedWindow) {
                                    "inside and read through clamped indices (padding)"),
             std::string::npos)
       << refused.ToString();
+  // Measured before the rule, the same schedule is featurized: CheckMeasured leaves rule
+  // 4 out, and only rule 4.
+  EXPECT_TRUE(f->CheckMeasured(with_p_at_d2(padded, window)).ok());
+  ScheduleSpec misplaced = with_p_at_d2(padded, window);
+  misplaced.mutable_stages(misplaced.stages_size() - 1)->mutable_compute_at()->set_dim("d9");
+  EXPECT_FALSE(f->CheckMeasured(misplaced).ok());
 
   // Neighbours: g at conv's innermost pure loop (one point per iteration), g at root,
   // and the same schedule without padding allow p at every loop of g.
