@@ -6,8 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "common/files.h"
+#include "learner/features.h"
+#include "pipeline/graph.h"
+#include "scheduler/schedule_space.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/synthetic_dataset.h"
 
@@ -146,6 +152,42 @@ TEST(DatasetParts, RefuseACampaignTwiceAndSkipCoordinatorMadeResults) {
   ASSERT_TRUE(AddDatasetPart(other, {}, {lost, dataset.measurements(1)}, 1, &dataset).ok());
   EXPECT_EQ(dataset.measurements_size(), before + 1);
   EXPECT_EQ(dataset.parts(1).measurements(), 1);
+}
+
+// The learner featurizes every OK measurement of the repository's datasets, including
+// schedules of spaces before a rule was added (ScheduleSpace::CheckMeasured): a replay
+// of them trains on all of them.
+TEST(RepositoryDatasets, EveryMeasuredScheduleIsFeaturized) {
+  const std::filesystem::path dir = std::filesystem::path(SCHEDFARM_SOURCE_DIR) / "data/datasets";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".sfds") continue;
+    ++files;
+    StatusOr<LoadedDataset> dataset = ReadDataset(entry.path().string());
+    ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+    std::map<std::string, std::unique_ptr<PipelineGraph>> graphs;
+    std::map<std::string, std::unique_ptr<ScheduleSpace>> spaces;
+    for (size_t p = 0; p < dataset->pipeline_ids.size(); ++p) {
+      StatusOr<PipelineGraph> graph = PipelineGraph::Build(dataset->data.pipelines(p));
+      ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+      const std::string& id = dataset->pipeline_ids[p];
+      graphs[id] = std::make_unique<PipelineGraph>(std::move(*graph));
+      spaces[id] = std::make_unique<ScheduleSpace>(*graphs[id]);
+    }
+    int featurized = 0;
+    PipelineFeatures features;
+    for (const Measurement& m : dataset->data.measurements()) {
+      if (m.status() != OK || !m.candidate().has_schedule()) continue;
+      const Featurizer featurizer(*spaces.at(m.candidate().pipeline_id()));
+      const Status status = featurizer.Featurize(m.candidate().schedule(), &features);
+      EXPECT_TRUE(status.ok()) << entry.path() << ": " << status.ToString();
+      ++featurized;
+    }
+    std::printf("%s: %d OK measurements featurized\n", entry.path().filename().c_str(),
+                featurized);
+    EXPECT_GT(featurized, 0);
+  }
+  EXPECT_GT(files, 0) << "no dataset in " << dir;
 }
 
 }  // namespace
