@@ -5,7 +5,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <utility>
 
@@ -15,10 +14,6 @@ namespace {
 
 constexpr double kLearningRate = 0.0075;
 constexpr double kWeightDecay = 1e-4;
-// Graphs per forward pass in Predict. Small batches keep the activations in cache and
-// below the allocator's mmap threshold: 64 scores 2.3x more schedules per second
-// than 1024 (bench/search_bench), which spent half its time in page faults.
-constexpr int64_t kPredictBatch = 64;
 
 // The rows of rownorm(A + I) of one graph as messages (target, source, weight), or of
 // rownorm(A) without self loops.
@@ -189,20 +184,13 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
 torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*>& features) const {
   const GraphSet set = MakeGraphSet(Stack(features, invariant_columns(), dependent_columns()),
                                     features, options_.edges, true, stats_);
-  const int64_t n = features.size();
-  torch::Tensor seconds = torch::empty({static_cast<int64_t>(members_.size()), n});
-  for (int64_t begin = 0; begin < n; begin += kPredictBatch) {
-    std::vector<int64_t> graphs(std::min(kPredictBatch, n - begin));
-    std::iota(graphs.begin(), graphs.end(), begin);
-    const GraphBatch batch = MakeBatch(set, graphs);
-    for (size_t m = 0; m < members_.size(); ++m) {
-      GcnNet net = members_[m];
-      seconds[m]
-          .narrow(0, begin, graphs.size())
-          .copy_(PositiveRuntime(net->forward(batch)) * time_scale_);
-    }
-  }
-  return seconds;
+  return PredictInBatches(
+      members_.size(), features.size(),
+      [&](const std::vector<int64_t>& graphs) { return MakeBatch(set, graphs); },
+      [&](const GraphBatch& batch, int64_t m) {
+        GcnNet net = members_[m];
+        return PositiveRuntime(net->forward(batch)) * time_scale_;
+      });
 }
 
 void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <utility>
 
@@ -10,8 +9,6 @@ namespace schedfarm {
 namespace torch_models {
 namespace {
 
-// Graphs per forward pass in Predict (as the GCN's).
-constexpr int64_t kPredictBatch = 64;
 // The network's output is the log of the runtime; exp of more than this is no runtime.
 constexpr double kMaxLogRuntime = 40;
 
@@ -128,20 +125,13 @@ torch::Tensor SageModel::PredictMembers(
     const std::vector<const PipelineFeatures*>& features) const {
   const SageSet set =
       MakeSageSet(features, Stack(features, invariant_columns(), dependent_columns()), stats_);
-  const int64_t n = features.size();
-  torch::Tensor seconds = torch::empty({static_cast<int64_t>(members_.size()), n});
-  for (int64_t begin = 0; begin < n; begin += kPredictBatch) {
-    std::vector<int64_t> graphs(std::min(kPredictBatch, n - begin));
-    std::iota(graphs.begin(), graphs.end(), begin);
-    const SageBatch batch = MakeSageBatch(set, graphs);
-    for (size_t m = 0; m < members_.size(); ++m) {
-      SageNet net = members_[m];
-      seconds[m]
-          .narrow(0, begin, graphs.size())
-          .copy_(net->forward(batch).clamp(-kMaxLogRuntime, kMaxLogRuntime).exp() * time_scale_);
-    }
-  }
-  return seconds;
+  return PredictInBatches(
+      members_.size(), features.size(),
+      [&](const std::vector<int64_t>& graphs) { return MakeSageBatch(set, graphs); },
+      [&](const SageBatch& batch, int64_t m) {
+        SageNet net = members_[m];
+        return net->forward(batch).clamp(-kMaxLogRuntime, kMaxLogRuntime).exp() * time_scale_;
+      });
 }
 
 void SageModel::SaveBody(torch::serialize::OutputArchive& archive) const {
