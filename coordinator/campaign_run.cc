@@ -272,7 +272,8 @@ CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64
     *why = "the schedule is partial";
     return ProposalOutcome::kRefused;
   }
-  Status legal = space.Check(schedule);
+  // A replay proposes measured schedules, which may predate a rule of the space.
+  Status legal = config_.has_replay() ? space.CheckMeasured(schedule) : space.Check(schedule);
   if (!legal.ok()) {
     *why = legal.message();
     return ProposalOutcome::kRefused;
@@ -290,9 +291,9 @@ CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64
     return ProposalOutcome::kRefused;
   }
   if (candidate.repeat() > 0 &&
-      !final_.count(Key(candidate.pipeline_id(),
-                        store_keys::CandidateSlot(candidate.schedule_hash(),
-                                                  candidate.repeat() - 1)))) {
+      !final_.count(
+          Key(candidate.pipeline_id(),
+              store_keys::CandidateSlot(candidate.schedule_hash(), candidate.repeat() - 1)))) {
     *why = "a re-measurement (repeat " + std::to_string(candidate.repeat()) +
            ") of a schedule whose measurement " + std::to_string(candidate.repeat() - 1) +
            " is not final";

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "dataset/dataset.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "storage/keys.h"
@@ -330,8 +332,7 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
 
   // Repeat 1 of the first schedule: accepted, leased and measured like any candidate.
   again.set_origin("remeasure");
-  ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded)
-      << why;
+  ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded) << why;
   EXPECT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kDuplicate);
   Candidate skipped = first;
   skipped.set_repeat(3);
@@ -347,8 +348,8 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_EQ(run->RecordResult(ResultOf(leased_first, "L1", OK, 1.00e-3), {}, kNow, &record),
             CampaignRun::ResultOutcome::kDuplicate)
       << "the first measurement is still final on its own";
-  EXPECT_TRUE(run->Finished(space.pipeline_id(),
-                            store_keys::CandidateSlot(leased_first.candidate().schedule_hash(), 1)));
+  EXPECT_TRUE(run->Finished(
+      space.pipeline_id(), store_keys::CandidateSlot(leased_first.candidate().schedule_hash(), 1)));
   // The first schedule now stands for sqrt(1.00 x 1.10) = 1.049 ms: the second is best.
   PipelineProgress progress = run->Progress()[0];
   EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
@@ -357,8 +358,7 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   Candidate second_again = leased_second.candidate();
   second_again.set_repeat(1);
   second_again.set_origin("remeasure");
-  ASSERT_EQ(run->AddProposal(second_again, kNow, keep, &why),
-            CampaignRun::ProposalOutcome::kAdded);
+  ASSERT_EQ(run->AddProposal(second_again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
   const CandidateRecord leased_second_again = *run->Lease("L4", kNow);
   ASSERT_EQ(run->RecordResult(ResultOf(leased_second_again, "L4", OK, 0.98e-3), {}, kNow, &record),
             CampaignRun::ResultOutcome::kRecorded);
@@ -399,9 +399,12 @@ TEST(CampaignRunTest, ReplayCampaignsGoToReplayWorkersOfTheirDataset) {
   config.set_name("replay");
   config.mutable_budget()->set_benchmarks(5);
   config.mutable_strategy()->set_name("random");
-  const PipelineSpec spec = *BuildZooPipeline(ParseCampaignYaml(
-      "name: z\npipelines:\n  - zoo: {block: vgg_block, spatial_scale: 0.25}\n"
-      "budget: {benchmarks: 1}\n", "z.yaml")->pipelines(0).zoo());
+  const PipelineSpec spec = *BuildZooPipeline(
+      ParseCampaignYaml("name: z\npipelines:\n  - zoo: {block: vgg_block, spatial_scale: 0.25}\n"
+                        "budget: {benchmarks: 1}\n",
+                        "z.yaml")
+          ->pipelines(0)
+          .zoo());
   config.mutable_replay()->set_dataset_id("0123abcd");
   config.mutable_replay()->add_pipeline_ids(PipelineId(PipelineGraph::Build(spec).value()));
   StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(Campaign(), config, {spec});
@@ -415,6 +418,51 @@ TEST(CampaignRunTest, ReplayCampaignsGoToReplayWorkersOfTheirDataset) {
   EXPECT_TRUE((*run)->Accepts(host));
   EXPECT_FALSE((*run)->ProposesItself()) << "the learner proposes from the dataset";
   EXPECT_TRUE(IsDeterministicFailure(NOT_IN_DATASET));
+}
+
+// A replay campaign proposes measured schedules, and takes one that a rule of the
+// space added after its measurement refuses (the repository's dataset has such
+// schedules: rule 4 of docs/SCHEDULES.md); a measuring campaign refuses it.
+TEST(CampaignRunTest, ReplayCampaignsTakeMeasuredSchedulesOfAnOlderSpace) {
+  StatusOr<LoadedDataset> dataset =
+      ReadDataset(std::string(SCHEDFARM_SOURCE_DIR) + "/data/datasets/dataset-amd-epyc.sfds");
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  for (const Measurement& m : dataset->data.measurements()) {
+    const auto at = std::find(dataset->pipeline_ids.begin(), dataset->pipeline_ids.end(),
+                              m.candidate().pipeline_id());
+    ASSERT_NE(at, dataset->pipeline_ids.end());
+    const PipelineSpec& spec = dataset->data.pipelines(at - dataset->pipeline_ids.begin());
+    const PipelineGraph graph = PipelineGraph::Build(spec).value();
+    const ScheduleSpace space(graph);
+    if (m.status() != OK || space.Check(m.candidate().schedule()).ok()) continue;
+
+    CampaignConfig config;
+    config.set_name("replay");
+    config.mutable_budget()->set_benchmarks(5);
+    config.mutable_strategy()->set_name("random");
+    config.mutable_replay()->set_dataset_id(dataset->id);
+    config.mutable_replay()->add_pipeline_ids(m.candidate().pipeline_id());
+    Candidate candidate;
+    candidate.set_pipeline_id(m.candidate().pipeline_id());
+    *candidate.mutable_schedule() = m.candidate().schedule();
+    candidate.set_origin("random");
+    auto ignore = [](const CandidateRecord&) {};
+    std::string why;
+    StatusOr<std::unique_ptr<CampaignRun>> replay = CampaignRun::Create(Campaign(), config, {spec});
+    ASSERT_TRUE(replay.ok()) << replay.status().message();
+    EXPECT_EQ((*replay)->AddProposal(candidate, kNow, ignore, &why),
+              CampaignRun::ProposalOutcome::kAdded)
+        << why;
+    config.clear_replay();
+    StatusOr<std::unique_ptr<CampaignRun>> measuring =
+        CampaignRun::Create(Campaign(), config, {spec});
+    ASSERT_TRUE(measuring.ok()) << measuring.status().message();
+    EXPECT_EQ((*measuring)->AddProposal(candidate, kNow, ignore, &why),
+              CampaignRun::ProposalOutcome::kRefused);
+    EXPECT_NE(why.find("clamped indices"), std::string::npos) << why;
+    return;
+  }
+  FAIL() << "the dataset has no schedule that rule 4 refuses";
 }
 
 }  // namespace

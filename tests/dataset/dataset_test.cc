@@ -94,8 +94,7 @@ TEST_F(BadDataset, NotADataset) {
 TEST_F(BadDataset, AnotherFormatVersion) {
   std::string other = bytes_;
   other[4] = 7;
-  EXPECT_NE(ErrorOf(other).find("format version 7, this build reads version 1"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf(other).find("format version 7, this build reads version 1"), std::string::npos);
 }
 
 TEST_F(BadDataset, Truncated) {
@@ -183,8 +182,7 @@ TEST(RepositoryDatasets, EveryMeasuredScheduleIsFeaturized) {
       EXPECT_TRUE(status.ok()) << entry.path() << ": " << status.ToString();
       ++featurized;
     }
-    std::printf("%s: %d OK measurements featurized\n", entry.path().filename().c_str(),
-                featurized);
+    std::printf("%s: %d OK measurements featurized\n", entry.path().filename().c_str(), featurized);
     EXPECT_GT(featurized, 0);
   }
   EXPECT_GT(files, 0) << "no dataset in " << dir;
