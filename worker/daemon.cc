@@ -47,8 +47,9 @@ bool IsBaseline(const Candidate& candidate) {
 // The sandbox job of a lease, or why the lease cannot run: its pipeline must build,
 // match the candidate's pipeline id, and its schedule and settings must be legal. A
 // baseline (IsBaseline) has no schedule to check; any other candidate with an empty
-// schedule is refused.
-StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
+// schedule is refused. A replay worker answers measured schedules, which may predate a
+// rule of the space: it checks them as measured (ScheduleSpace::CheckMeasured).
+StatusOr<SandboxJob> JobOfLease(const Lease& lease, bool replay) {
   if (lease.lease_id().empty()) return Status::Error("lease without a lease_id");
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(lease.pipeline());
   if (!graph.ok()) return graph.status().WithContext("lease " + lease.lease_id());
@@ -72,9 +73,11 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease) {
                          ") come without one");
   }
   if (!baseline) {
-    SCHEDFARM_RETURN_IF_ERROR(ScheduleSpace(*graph)
-                                  .Check(candidate.schedule())
-                                  .WithContext("lease " + lease.lease_id() + ": schedule refused"));
+    const ScheduleSpace space(*graph);
+    const Status legal =
+        replay ? space.CheckMeasured(candidate.schedule()) : space.Check(candidate.schedule());
+    SCHEDFARM_RETURN_IF_ERROR(
+        legal.WithContext("lease " + lease.lease_id() + ": schedule refused"));
   }
   SandboxJob job;
   job.set_job_id(lease.lease_id());
@@ -172,7 +175,7 @@ struct WorkerDaemon::State {
       LogEvent("info", "lease_repeated", {{"lease", id}, {"action", "already running"}});
       return;
     }
-    StatusOr<SandboxJob> job = JobOfLease(lease);
+    StatusOr<SandboxJob> job = JobOfLease(lease, options.replay != nullptr);
     if (!job.ok()) {
       LogEvent("warn", "lease_refused", {{"lease", id}, {"error", job.status().message()}});
       Send(MakeErrorReply(job.status().message(), id));

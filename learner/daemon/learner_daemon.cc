@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -280,6 +281,11 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   std::vector<Sample> train;
   std::vector<Sample> held_out;
   SCHEDFARM_RETURN_IF_ERROR(SplitSamples(trusted, split, &train, &held_out));
+  if (options.train_samples > 0 && options.train_samples < static_cast<int64_t>(train.size())) {
+    std::mt19937_64 rng(options.seed);
+    std::shuffle(train.begin(), train.end(), rng);
+    train.resize(options.train_samples);
+  }
   if (data.config.has_replay()) {
     held_out = data.replay_held_out;
     split.held_out.assign(data.config.replay().held_out_pipelines().begin(),

@@ -28,6 +28,9 @@ struct LearnerOptions {
   // campaign's strategy model is trained whatever this says.
   std::vector<std::string> kinds = {"gcn", "gcn0", "lann", "gbt", "roofline"};
   double held_out_fraction = 0.2;  // of a campaign's pipelines, for the metrics
+  // Train on this many of the training samples, drawn with `seed` (0: all of them);
+  // the held-out pipelines stay the same, so sizes compare (a learning curve).
+  int64_t train_samples = 0;
   uint64_t seed = 1;
   TrainOptions train;
   // Retraining cadence of campaigns whose strategy sets none (random campaigns).

@@ -33,6 +33,8 @@ constexpr char kUsage[] =
     "                          gcn,gcn0,lann,gbt,roofline)\n"
     "  --held-out F            share of a campaign's pipelines held out for the metrics\n"
     "                          (default 0.2)\n"
+    "  --train-samples N       train on N of the training samples, drawn with the seed\n"
+    "                          (default all; with --train, a point of a learning curve)\n"
     "  --ensemble N            members of each model's ensemble (default: each kind's\n"
     "                          own: 5, bilstm 1, gbt 3; the roofline has none)\n"
     "  --epochs N              training epochs (default: each model's own)\n"
@@ -82,6 +84,7 @@ int Main(int argc, char** argv) {
                                   {"--seed", true},
                                   {"--retrain-every", true},
                                   {"--min-samples", true},
+                                  {"--train-samples", true},
                                   {"--poll-ms", true},
                                   {"--nice", true},
                                   {"--curve-key", true},
@@ -110,7 +113,7 @@ int Main(int argc, char** argv) {
       return UsageError("--held-out must be a number in [0, 1), got '" + text + "'");
     }
   }
-  long long ensemble, epochs, threads, seed, every, min_samples, poll, nice;
+  long long ensemble, epochs, threads, seed, every, min_samples, train_samples, poll, nice;
   std::string error;
   if (!IntFlag(flags, "--ensemble", 0, 64, 0, &ensemble, &error) ||
       !IntFlag(flags, "--epochs", 0, 1000000, 0, &epochs, &error) ||
@@ -118,6 +121,7 @@ int Main(int argc, char** argv) {
       !IntFlag(flags, "--seed", 0, 1LL << 62, 1, &seed, &error) ||
       !IntFlag(flags, "--retrain-every", 1, 1000000, 64, &every, &error) ||
       !IntFlag(flags, "--min-samples", 2, 1000000, 16, &min_samples, &error) ||
+      !IntFlag(flags, "--train-samples", 0, 100000000, 0, &train_samples, &error) ||
       !IntFlag(flags, "--poll-ms", 10, 600000, 1000, &poll, &error) ||
       !IntFlag(flags, "--nice", 0, 19, 0, &nice, &error)) {
     return UsageError(error);
@@ -129,6 +133,7 @@ int Main(int argc, char** argv) {
   options.seed = static_cast<uint64_t>(seed);
   options.default_retrain_every = static_cast<int>(every);
   options.min_training_samples = static_cast<int>(min_samples);
+  options.train_samples = train_samples;
   options.poll_interval_ms = static_cast<int>(poll);
   bool autogroup_lowered = false;
   if (nice > 0) {

@@ -252,6 +252,13 @@ TEST(LearnerDaemonTest, RefusesBadArguments) {
   EXPECT_EQ(WEXITSTATUS(*status), 2);
   EXPECT_NE(bad_minimum.Log().find("--min-samples must be an integer in [2, "), std::string::npos)
       << bad_minimum.Log();
+  ChildProcess bad_size(FARM_LEARNER_BIN,
+                        {"--coordinator", "tcp://127.0.0.1:1", "--train-samples", "-5"});
+  status = bad_size.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(bad_size.Log().find("--train-samples must be an integer in [0, "), std::string::npos)
+      << bad_size.Log();
 }
 
 }  // namespace
