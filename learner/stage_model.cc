@@ -577,12 +577,12 @@ void BuildAccesses(const PipelineGraph& graph, int s, StageModel& m) {
         CoordMap& c = b.Axis(d);
         c.b = -begin;
         pure.i[kISub] += 1;
-        if (a.pad_mode() == REFLECT) {
+        if (a.pad_mode() == REFLECT) {  // the clamp of i, two max(x, -x), two subtractions
           c.kind = CoordMap::kReflect;
           c.clamp_hi = last;
-          pure.i[kIAbs] += 2;
-          pure.i[kICast] += 2;
-          pure.i[kISub] += 2;
+          pure.i[kIMin] += 1;
+          pure.i[kIMax] += 3;
+          pure.i[kISub] += 4;
         } else {
           if (a.pad_mode() == CONSTANT) {
             pure.b[kBLess] += 2;

@@ -51,7 +51,8 @@ inline Interval Hull(const Interval& a, const Interval& b) {
 // (pure dims in LoopNestOf order, reduction dims likewise):
 //   kAffine:  scale * floor((a * var + b) / div) + r_coef * rvar + c, then clamped to
 //             [clamp_lo, clamp_hi] if `clamp`; var or rvar may be absent (-1).
-//   kReflect: clamp(last - |last - |var - b||, 0, last) with last = clamp_hi (PAD REFLECT).
+//   kReflect: clamp(last - |last - |clamp(var - b, -last, 2 last)||, 0, last) with
+//             last = clamp_hi (PAD REFLECT).
 //   kGather:  the row-major flat index of the pure vars (strides in InputAccess), divided
 //             by `div` (if > 1) and taken modulo `mod` (if > 0): RESHAPE.
 struct CoordMap {
@@ -209,19 +210,20 @@ inline Interval MapInterval(const CoordMap& m, const InputAccess& access, const 
       break;
     }
     case CoordMap::kReflect: {
-      // last - |last - |i||, i = var - b. Halide computes the abs of a range in uint32
-      // and casts it back; the outer abs's bound wraps, and the final clamp leaves the
-      // whole input dim. Only a symbol maps exactly.
+      // last - |last - |c||, c = clamp(var - b, -last, 2 last), |x| as max(x, -x)
+      // (pipeline/halide/lowering.cc). Halide bounds max(x, -x) over [lo, hi] as
+      // [max(lo, -hi), max(hi, -lo)]: exact for a range on one side of 0, loose below
+      // for one that spans it; the final clamp (m.clamp) keeps it within the input.
       const Interval& v = pure[m.var];
       const int64_t last = m.clamp_hi;
       point = v.point;
       symbol = v.symbol;
-      if (symbol) {
-        lo = hi = last - std::llabs(last - std::llabs(v.lo - m.b));
-      } else {
-        lo = 0;
-        hi = last;
-      }
+      const int64_t c_lo = std::clamp(v.lo - m.b, -last, 2 * last);
+      const int64_t c_hi = std::clamp(v.hi - m.b, -last, 2 * last);
+      const int64_t inner_lo = std::max(c_lo, -c_hi), inner_hi = std::max(c_hi, -c_lo);
+      const int64_t r_lo = last - inner_hi, r_hi = last - inner_lo;
+      lo = last - std::max(r_hi, -r_lo);
+      hi = last - std::max(r_lo, -r_hi);
       break;
     }
     case CoordMap::kGather: {

@@ -36,6 +36,23 @@ budget: {benchmarks: 24}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
 
+// Submits the campaign file `yaml` with its zoo pipelines built here; its id, or ""
+// (with a failure recorded) when the coordinator refuses it.
+std::string Submit(TestClient& client, const std::string& yaml) {
+  ClientRequest submit;
+  submit.mutable_submit()->set_yaml_source(yaml);
+  submit.mutable_submit()->set_file_name("guided.yaml");
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "guided.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  if (!config.ok()) return "";
+  for (const PipelineSource& source : config->pipelines()) {
+    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
+  }
+  std::optional<ClientReply> reply = client.Call(submit);
+  EXPECT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
+  return reply && reply->code() == CLIENT_OK ? reply->submitted().id() : "";
+}
+
 TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ScratchDir dir;
   CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
@@ -48,17 +65,9 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
        "--epochs", "60", "--threads", "1", "--poll-ms", "200", "--min-samples", "9"});
   TestClient client(coordinator.endpoint());
 
-  ClientRequest submit;
-  submit.mutable_submit()->set_yaml_source(kCampaign);
-  submit.mutable_submit()->set_file_name("guided.yaml");
-  StatusOr<CampaignConfig> config = ParseCampaignYaml(kCampaign, "guided.yaml");
-  ASSERT_TRUE(config.ok()) << config.status().message();
-  for (const PipelineSource& source : config->pipelines()) {
-    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
-  }
-  std::optional<ClientReply> reply = client.Call(submit);
-  ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
-  const std::string id = reply->submitted().id();
+  const std::string id = Submit(client, kCampaign);
+  ASSERT_FALSE(id.empty());
+  std::optional<ClientReply> reply;
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(400);
   CampaignState state = CAMPAIGN_RUNNING;
@@ -168,17 +177,9 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
 
   std::string long_campaign = kCampaign;
   long_campaign.replace(long_campaign.find("benchmarks: 24"), 14, "benchmarks: 400");
-  ClientRequest submit;
-  submit.mutable_submit()->set_yaml_source(long_campaign);
-  submit.mutable_submit()->set_file_name("guided.yaml");
-  StatusOr<CampaignConfig> config = ParseCampaignYaml(long_campaign, "guided.yaml");
-  ASSERT_TRUE(config.ok()) << config.status().message();
-  for (const PipelineSource& source : config->pipelines()) {
-    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
-  }
-  std::optional<ClientReply> reply = client.Call(submit);
-  ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
-  const std::string id = reply->submitted().id();
+  const std::string id = Submit(client, long_campaign);
+  ASSERT_FALSE(id.empty());
+  std::optional<ClientReply> reply;
 
   // The first learner trains and stores a model, and is killed.
   ASSERT_TRUE(WaitForLog(*first, "event=model_trained", 300)) << first->Log();
