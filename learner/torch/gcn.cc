@@ -48,11 +48,19 @@ GraphSet MakeGraphSet(const StackedStages& stacked,
   set.invariant = stats.Invariant(stacked);
   set.dependent = stats.Dependent(stacked);
   set.first_stage.push_back(0);
-  set.first_message.push_back(0);
   for (const PipelineFeatures* f : features) {
     set.first_stage.push_back(set.first_stage.back() + f->num_stages);
-    AddMessages(*f, edges, self_loops, &set);
   }
+  return WithMessages(std::move(set), features, edges, self_loops);
+}
+
+GraphSet WithMessages(GraphSet set, const std::vector<const PipelineFeatures*>& features,
+                      GcnEdges edges, bool self_loops) {
+  set.first_message.assign(1, 0);
+  set.message_source.clear();
+  set.message_target.clear();
+  set.message_weight.clear();
+  for (const PipelineFeatures* f : features) AddMessages(*f, edges, self_loops, &set);
   return set;
 }
 
@@ -76,30 +84,38 @@ Status CheckOptions(const GcnOptions& o) {
 }  // namespace
 
 GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs) {
-  std::vector<int64_t> rows, graph_index, source, target;
-  std::vector<float> weight;
+  std::vector<int64_t> rows, graph_index;
   for (size_t b = 0; b < graphs.size(); ++b) {
-    const int64_t g = graphs[b];
-    const int64_t offset = rows.size();
-    for (int64_t s = set.first_stage[g]; s < set.first_stage[g + 1]; ++s) {
+    for (int64_t s = set.first_stage[graphs[b]]; s < set.first_stage[graphs[b] + 1]; ++s) {
       rows.push_back(s);
       graph_index.push_back(b);
-    }
-    for (int64_t m = set.first_message[g]; m < set.first_message[g + 1]; ++m) {
-      source.push_back(offset + set.message_source[m]);
-      target.push_back(offset + set.message_target[m]);
-      weight.push_back(set.message_weight[m]);
     }
   }
   GraphBatch batch;
   torch::Tensor row_index = LongTensor(rows);
   batch.invariant = set.invariant.index_select(0, row_index);
   batch.dependent = set.dependent.index_select(0, row_index);
+  batch.graph_index = LongTensor(graph_index);
+  batch.num_graphs = graphs.size();
+  return WithMessagesOf(std::move(batch), set, graphs);
+}
+
+GraphBatch WithMessagesOf(GraphBatch batch, const GraphSet& set,
+                          const std::vector<int64_t>& graphs) {
+  std::vector<int64_t> source, target;
+  std::vector<float> weight;
+  int64_t offset = 0;
+  for (const int64_t g : graphs) {
+    for (int64_t m = set.first_message[g]; m < set.first_message[g + 1]; ++m) {
+      source.push_back(offset + set.message_source[m]);
+      target.push_back(offset + set.message_target[m]);
+      weight.push_back(set.message_weight[m]);
+    }
+    offset += set.stages(g);
+  }
   batch.source = LongTensor(source);
   batch.target = LongTensor(target);
   batch.weight = FloatTensor(weight);
-  batch.graph_index = LongTensor(graph_index);
-  batch.num_graphs = graphs.size();
   return batch;
 }
 

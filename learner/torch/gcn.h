@@ -55,7 +55,13 @@ struct GraphBatch {
 GraphSet MakeGraphSet(const StackedStages& stacked,
                       const std::vector<const PipelineFeatures*>& features, GcnEdges edges,
                       bool self_loops, const StageStats& stats);
+// The same stages with the messages of other `edges` (tensors shared, not copied).
+GraphSet WithMessages(GraphSet set, const std::vector<const PipelineFeatures*>& features,
+                      GcnEdges edges, bool self_loops);
 GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs);
+// `batch` (of `graphs`) with the messages of `set`, a set of the same stages.
+GraphBatch WithMessagesOf(GraphBatch batch, const GraphSet& set,
+                          const std::vector<int64_t>& graphs);
 // Predictions of `members` networks for `graphs` schedules, kPredictBatch graphs at a
 // time: make_batch(graph indices) builds a slice's batch once, seconds_of(batch,
 // member) gives that member's seconds of it. Returns [members, graphs]. Small batches

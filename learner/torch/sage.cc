@@ -34,12 +34,15 @@ struct SageSet {
 
 SageSet MakeSageSet(const std::vector<const PipelineFeatures*>& features,
                     const StackedStages& stacked, const StageStats& stats) {
-  return {MakeGraphSet(stacked, features, GcnEdges::kProducers, false, stats),
-          MakeGraphSet(stacked, features, GcnEdges::kConsumers, false, stats)};
+  GraphSet producers = MakeGraphSet(stacked, features, GcnEdges::kProducers, false, stats);
+  GraphSet consumers = WithMessages(producers, features, GcnEdges::kConsumers, false);
+  return {std::move(producers), std::move(consumers)};
 }
 
 SageBatch MakeSageBatch(const SageSet& set, const std::vector<int64_t>& graphs) {
-  return {MakeBatch(set.producers, graphs), MakeBatch(set.consumers, graphs)};
+  GraphBatch producers = MakeBatch(set.producers, graphs);
+  GraphBatch consumers = WithMessagesOf(producers, set.consumers, graphs);
+  return {std::move(producers), std::move(consumers)};
 }
 
 torch::nn::Linear Unbiased(int64_t in, int64_t out) {

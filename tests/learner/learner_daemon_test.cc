@@ -14,16 +14,16 @@
 #include <thread>
 #include <vector>
 
-#include "campaign/campaign_pipelines.h"
-#include "campaign/campaign_yaml.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/submit_campaign.h"
 
 namespace schedfarm {
 namespace {
 
 using testing_support::ChildProcess;
 using testing_support::CoordinatorProcess;
+using testing_support::SubmitZooCampaign;
 using testing_support::TestClient;
 
 constexpr char kCampaign[] = R"(name: guided
@@ -35,23 +35,6 @@ strategy: {name: model-guided, settings: {batch: 3, sample_size: 60, retrain_eve
 budget: {benchmarks: 24}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
-
-// Submits the campaign file `yaml` with its zoo pipelines built here; its id, or ""
-// (with a failure recorded) when the coordinator refuses it.
-std::string Submit(TestClient& client, const std::string& yaml) {
-  ClientRequest submit;
-  submit.mutable_submit()->set_yaml_source(yaml);
-  submit.mutable_submit()->set_file_name("guided.yaml");
-  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "guided.yaml");
-  EXPECT_TRUE(config.ok()) << config.status().message();
-  if (!config.ok()) return "";
-  for (const PipelineSource& source : config->pipelines()) {
-    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
-  }
-  std::optional<ClientReply> reply = client.Call(submit);
-  EXPECT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
-  return reply && reply->code() == CLIENT_OK ? reply->submitted().id() : "";
-}
 
 TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ScratchDir dir;
@@ -65,7 +48,7 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
        "--epochs", "60", "--threads", "1", "--poll-ms", "200", "--min-samples", "9"});
   TestClient client(coordinator.endpoint());
 
-  const std::string id = Submit(client, kCampaign);
+  const std::string id = SubmitZooCampaign(client, kCampaign);
   ASSERT_FALSE(id.empty());
   std::optional<ClientReply> reply;
 
@@ -177,7 +160,7 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
 
   std::string long_campaign = kCampaign;
   long_campaign.replace(long_campaign.find("benchmarks: 24"), 14, "benchmarks: 400");
-  const std::string id = Submit(client, long_campaign);
+  const std::string id = SubmitZooCampaign(client, long_campaign);
   ASSERT_FALSE(id.empty());
   std::optional<ClientReply> reply;
 

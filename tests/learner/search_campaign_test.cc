@@ -12,16 +12,16 @@
 #include <string>
 #include <thread>
 
-#include "campaign/campaign_pipelines.h"
-#include "campaign/campaign_yaml.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/submit_campaign.h"
 
 namespace schedfarm {
 namespace {
 
 using testing_support::ChildProcess;
 using testing_support::CoordinatorProcess;
+using testing_support::SubmitZooCampaign;
 using testing_support::TestClient;
 
 std::string CampaignFor(const std::string& strategy, const std::string& settings) {
@@ -37,32 +37,17 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
 }
 
-std::string Submit(TestClient& client, const std::string& yaml) {
-  ClientRequest submit;
-  submit.mutable_submit()->set_yaml_source(yaml);
-  submit.mutable_submit()->set_file_name("search.yaml");
-  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "search.yaml");
-  EXPECT_TRUE(config.ok()) << config.status().message();
-  if (!config.ok()) return "";
-  for (const PipelineSource& source : config->pipelines()) {
-    *submit.mutable_submit()->add_pipelines() = *BuildZooPipeline(source.zoo());
-  }
-  std::optional<ClientReply> reply = client.Call(submit);
-  EXPECT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
-  return reply ? reply->submitted().id() : "";
-}
-
 // The farm: a coordinator, one worker and a learner that trains LANN ensembles.
 struct LocalFarm {
   ScratchDir dir;
   CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
   ChildProcess worker{FARM_WORKER_BIN,
-                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots",
-                       "1", "--children", "1"}};
-  ChildProcess learner{FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
-                        "2", "--epochs", "200", "--threads", "1", "--poll-ms", "200",
-                        "--min-samples", "8"}};
+                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
+                       "--children", "1"}};
+  ChildProcess learner{
+      FARM_LEARNER_BIN,
+      {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble", "2", "--epochs",
+       "200", "--threads", "1", "--poll-ms", "200", "--min-samples", "8"}};
   TestClient client{coordinator.endpoint()};
 
   // The measurements of the campaign.
@@ -104,7 +89,7 @@ TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
       {"relaxed", "alpha: 1.2, expansions: 40, options: 12"}};
   std::map<std::string, std::string> ids;
   for (const auto& [strategy, settings] : strategies) {
-    ids[strategy] = Submit(client, CampaignFor(strategy, settings));
+    ids[strategy] = SubmitZooCampaign(client, CampaignFor(strategy, settings));
     ASSERT_FALSE(ids[strategy].empty());
   }
 
@@ -131,8 +116,7 @@ TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
           << "exploit scores the predicted mean";
       ++searched;
     }
-    EXPECT_GT(searched, 0) << "no candidate of the strategy was measured\n"
-                           << farm.learner.Log();
+    EXPECT_GT(searched, 0) << "no candidate of the strategy was measured\n" << farm.learner.Log();
   }
   // Greedy's option cap is far below the blocks' branching factors: its walks sampled.
   int sampled = 0;
@@ -157,8 +141,8 @@ TEST(SearchCampaignTest, ASearchStartsUnderAnotherCampaignsModel) {
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
   const std::string dataset =
-      Submit(client, "name: seedset\n" + pipelines + "budget: {benchmarks: 20}\n");
-  const std::string search = Submit(
+      SubmitZooCampaign(client, "name: seedset\n" + pipelines + "budget: {benchmarks: 20}\n");
+  const std::string search = SubmitZooCampaign(
       client, "name: seeded\n" + pipelines +
                   "budget: {benchmarks: 8}\nstrategy: {name: greedy, settings: {model: lann, "
                   "model_from: seedset, retrain_every: 1000000, epsilon: 0, options: 30}}\n");
@@ -172,8 +156,7 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
     EXPECT_EQ(m.candidate().model_version().rfind(dataset + "-lann-", 0), 0u)
         << m.candidate().model_version();
   }
-  EXPECT_NE(farm.learner.Log().find("event=model_seeded"), std::string::npos)
-      << farm.learner.Log();
+  EXPECT_NE(farm.learner.Log().find("event=model_seeded"), std::string::npos) << farm.learner.Log();
   // The dataset's model is stored under the dataset campaign.
   ClientRequest models;
   models.mutable_models()->set_campaign(dataset);
