@@ -461,6 +461,7 @@ ClientReply ControlApi::HandleModels(const ModelsRequest& request) {
     return a.created_unix_ms() > b.created_unix_ms();
   });
   ClientReply reply;
+  reply.mutable_models();  // set also when the campaign has no models
   for (Model& model : models) *reply.mutable_models()->add_models() = std::move(model);
   return reply;
 }

@@ -19,12 +19,13 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "dataset/dataset.h"
+#include "farmctl/binaries.h"
 #include "farmctl/compare.h"
 #include "farmctl/curves.h"
 #include "farmctl/local.h"
 #include "farmctl/noise_floor.h"
-#include "farmctl/report.h"
 #include "farmctl/render.h"
+#include "farmctl/report.h"
 #include "farmctl/rounds.h"
 #include "farmctl/submission.h"
 #include "farmctl/tune.h"
@@ -81,6 +82,10 @@ const char kUsage[] =
     "                         the held-out pipelines (docs/EVALUATION.md)\n"
     "  model list CAMPAIGN    every stored version, newest first, with its sizes, feature\n"
     "       [--kind K]        schema and held-out metrics (of kind K only)\n"
+    "  model export CAMPAIGN  the newest stored model of kind K (or version V) as a\n"
+    "       --kind K          TorchScript module with its feature schema (docs/MODELS.md;\n"
+    "       --output FILE     Torch kinds: gcn, gcn-rank, gcn0, sage, lann, bilstm)\n"
+    "       [--version V]\n"
     "  rounds CAMPAIGN        a value-iteration campaign: its rounds (models, prefixes,\n"
     "                         targets, wall times, held-out metrics), then per value\n"
     "                         function the measured runtime of the greedy and beam\n"
@@ -151,7 +156,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
       {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
       {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true},
-      {"--clear", true}};
+      {"--clear", true},       {"--version", true}};
   return kFlags;
 }
 
@@ -603,8 +608,9 @@ int RunExport(Runner& r) {
 int RunBackup(Runner& r) {
   const std::string& dir = r.inv().args[0];
   if (dir[0] != '/') {
-    return r.Fail(kExitUsage, "backup: DIR '" + dir +
-                                  "' must be an absolute path (it is a path on the coordinator's host)");
+    return r.Fail(kExitUsage,
+                  "backup: DIR '" + dir +
+                      "' must be an absolute path (it is a path on the coordinator's host)");
   }
   ClientRequest request;
   request.mutable_backup()->set_dir(dir);
@@ -643,13 +649,86 @@ int RunKeygen(Runner& r) {
   return kExitOk;
 }
 
+// `model export`: the newest stored model of the kind (or --version), with its
+// weights, written as TorchScript by farm-model-export into OUTPUT.partial, renamed to
+// OUTPUT when complete.
+int RunModelExport(Runner& r) {
+  if (!r.inv().Has("--kind") || !r.inv().Has("--output")) {
+    return r.Fail(kExitUsage, "model export: --kind and --output are required");
+  }
+  const std::string kind = r.inv().Get("--kind");
+  const std::string output = r.inv().Get("--output");
+  const std::string partial = output + ".partial";
+  if (!std::ofstream(partial, std::ios::binary | std::ios::trunc)) {
+    return r.Fail(kExitFailed, "model export: cannot write '" + partial + "'");
+  }
+  const std::string model_file = output + ".model";
+  auto fail = [&](int code, const std::string& message) {
+    std::remove(partial.c_str());
+    std::remove(model_file.c_str());
+    return message.empty() ? code : r.Fail(code, message);
+  };
+  const std::string exporter = FindBinary("farm-model-export", "tools");
+  if (exporter.empty()) {
+    return fail(kExitFailed,
+                "model export: cannot find farm-model-export (set SCHEDFARM_BIN_DIR to the "
+                "folder that holds it)");
+  }
+  ClientRequest request;
+  request.mutable_models()->set_campaign(r.inv().args[1]);
+  request.mutable_models()->set_kind(kind);
+  request.mutable_models()->set_with_weights(true);
+  int code = kExitOk;
+  const auto reply = r.Call(request, &ClientReply::has_models, "models", &code);
+  if (!reply) return fail(code, "");
+  const Model* chosen = nullptr;
+  for (const Model& model : reply->models().models()) {
+    if (!r.inv().Has("--version") || model.version() == r.inv().Get("--version")) {
+      chosen = &model;
+      break;
+    }
+  }
+  if (chosen == nullptr) {
+    return fail(kExitFailed,
+                "model export: campaign " + r.inv().args[1] + " has no stored '" + kind +
+                    "' model" +
+                    (r.inv().Has("--version") ? " of version " + r.inv().Get("--version") : ""));
+  }
+  if (Status written = WriteFileAtomically(model_file, chosen->SerializeAsString());
+      !written.ok()) {
+    return fail(kExitFailed, "model export: " + written.message());
+  }
+  std::string log;
+  const int status = RunToEnd(exporter, {model_file, partial}, &log);
+  if (status != 0) {
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    return fail(kExitFailed, "model export: " + (log.empty() ? "farm-model-export exited with " +
+                                                                   std::to_string(status)
+                                                             : log));
+  }
+  std::remove(model_file.c_str());
+  if (std::rename(partial.c_str(), output.c_str()) != 0) {
+    return fail(kExitFailed, "model export: cannot rename '" + partial + "' to '" + output + "'");
+  }
+  r.out() << "exported " << chosen->kind() << " model " << chosen->version() << " (feature schema "
+          << chosen->feature_schema_version() << ", " << chosen->training_set_size()
+          << " training samples) to " << output << " as TorchScript\n";
+  return kExitOk;
+}
+
 int RunModel(Runner& r) {
   const std::string& action = r.inv().args[0];
+  if (action == "export") return RunModelExport(r);
   if (action != "eval" && action != "list") {
-    return r.Fail(kExitUsage, "model: unknown action '" + action + "' (known: eval, list)");
+    return r.Fail(kExitUsage, "model: unknown action '" + action + "' (known: eval, list, export)");
   }
   if (action == "eval" && r.inv().Has("--kind")) {
-    return r.Fail(kExitUsage, "model eval: --kind is for model list");
+    return r.Fail(kExitUsage, "model eval: --kind is for model list and export");
+  }
+  for (const char* flag : {"--output", "--version"}) {
+    if (r.inv().Has(flag)) {
+      return r.Fail(kExitUsage, "model " + action + ": " + flag + " is for model export");
+    }
   }
   ClientRequest request;
   request.mutable_models()->set_campaign(r.inv().args[1]);
@@ -657,8 +736,9 @@ int RunModel(Runner& r) {
   int code = kExitOk;
   const auto reply = r.Call(request, &ClientReply::has_models, "models", &code);
   if (!reply) return code;
-  return Print(r, *reply,
-               action == "eval" ? RenderModelEval(reply->models()) : RenderModelList(reply->models()));
+  return Print(
+      r, *reply,
+      action == "eval" ? RenderModelEval(reply->models()) : RenderModelList(reply->models()));
 }
 
 // Every campaign's status first (so an unknown one fails before any long read), then
@@ -714,10 +794,9 @@ int RunReport(Runner& r) {
   const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
   if (!status_reply) return code;
   if (status_reply->status().campaigns_size() != 1) {
-    return r.Fail(kExitFailed, "report: the coordinator's status of " + r.inv().args[0] +
-                                   " carries " +
-                                   std::to_string(status_reply->status().campaigns_size()) +
-                                   " campaigns");
+    return r.Fail(kExitFailed,
+                  "report: the coordinator's status of " + r.inv().args[0] + " carries " +
+                      std::to_string(status_reply->status().campaigns_size()) + " campaigns");
   }
   input.status = status_reply->status().campaigns(0);
   const std::string& id = input.status.campaign().id();
@@ -725,7 +804,8 @@ int RunReport(Runner& r) {
   models.mutable_models()->set_campaign(id);
   const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
   if (!models_reply) return code;
-  input.models.assign(models_reply->models().models().begin(), models_reply->models().models().end());
+  input.models.assign(models_reply->models().models().begin(),
+                      models_reply->models().models().end());
   code = ForEachMeasurement(r, id, [&](const StoredMeasurementRecord& record) {
     input.measurements.push_back(record.measurement());
     return Status::Ok();
@@ -851,8 +931,7 @@ int RunDataset(Runner& r) {
   const Campaign& campaign = named->front().campaign();
   ClientRequest pipelines;
   pipelines.mutable_pipelines()->set_campaign(campaign.id());
-  const auto pipelines_reply =
-      r.Call(pipelines, &ClientReply::has_pipelines, "pipelines", &code);
+  const auto pipelines_reply = r.Call(pipelines, &ClientReply::has_pipelines, "pipelines", &code);
   if (!pipelines_reply) return code;
   std::vector<Measurement> measurements;
   code = ForEachMeasurement(r, campaign.id(), [&](const StoredMeasurementRecord& record) {
@@ -887,7 +966,8 @@ int RunCurves(Runner& r) {
     campaign.status = std::move((*named)[i]);
     StatusOr<CampaignConfig> config =
         CampaignConfigFromJson(campaign.status.campaign().config_json());
-    if (!config.ok()) return r.Fail(kExitFailed, "curves: " + id + ": " + config.status().message());
+    if (!config.ok())
+      return r.Fail(kExitFailed, "curves: " + id + ": " + config.status().message());
     if (!config->has_replay()) {
       return r.Fail(kExitFailed, "curves: campaign " + id + " is not a replay campaign");
     }
@@ -947,7 +1027,8 @@ int RunLocal(Runner& r) {
 // A duration as campaign files write it: a number, then ms, s, m or h (or nothing: s).
 bool IsDuration(const std::string& text) {
   size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
+  while (digits < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
     ++digits;
   }
   const std::string unit = text.substr(digits);
@@ -978,7 +1059,8 @@ int RunTuneCommand(Runner& r) {
       if (!IsBaselineName(name)) {
         std::string known;
         for (const std::string& b : BaselineNames()) known += (known.empty() ? "" : ", ") + b;
-        return r.Fail(kExitUsage, "--baselines: unknown baseline '" + name + "' (known: " + known + ")");
+        return r.Fail(kExitUsage,
+                      "--baselines: unknown baseline '" + name + "' (known: " + known + ")");
       }
       options.baselines.push_back(name);
     }
@@ -1008,13 +1090,17 @@ const std::vector<Command>& Commands() {
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
       {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
-      {"model", {"ACTION", "CAMPAIGN"}, {}, {"--kind"}, true, RunModel},
+      {"model", {"ACTION", "CAMPAIGN"}, {}, {"--kind", "--output", "--version"}, true, RunModel},
       {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
       {"report", {"CAMPAIGN"}, {}, {"--output"}, false, RunReport},
       {"dataset", {"ACTION", "TARGET"}, {}, {"--output", "--into"}, false, RunDataset},
       {"curves", {"CAMPAIGN"}, {}, {"--output"}, false, RunCurves, /*repeats_last=*/true},
       {"local", {"FILE"}, {}, {"--workers", "--dir"}, false, RunLocal, /*repeats_last=*/true},
-      {"tune", {"MODEL"}, {}, {"--budget", "--time", "--threads", "--dir", "--baselines"}, false,
+      {"tune",
+       {"MODEL"},
+       {},
+       {"--budget", "--time", "--threads", "--dir", "--baselines"},
+       false,
        RunTuneCommand},
   };
   return kCommands;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/cpus.h"
+#include "farmctl/binaries.h"
 #include "farmctl/render.h"
 #include "farmctl/submission.h"
 #include "protocol/control_client.h"
@@ -112,33 +113,6 @@ std::string Tail(const std::string& text, int lines = 8) {
     at = text.rfind('\n', at - 1);
   }
   return at == std::string::npos ? text : text.substr(at + 1);
-}
-
-bool Executable(const fs::path& path) {
-  return !path.empty() && access(path.c_str(), X_OK) == 0 && fs::is_regular_file(path);
-}
-
-std::string FindBinary(const std::string& name, const std::string& build_folder) {
-  std::vector<fs::path> candidates;
-  if (const char* dir = std::getenv("SCHEDFARM_BIN_DIR"); dir != nullptr && *dir != '\0') {
-    candidates.push_back(fs::path(dir) / name);
-  }
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(self.parent_path() / name);
-    candidates.push_back(self.parent_path().parent_path() / build_folder / name);
-  }
-  if (const char* path = std::getenv("PATH"); path != nullptr) {
-    std::stringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      if (!dir.empty()) candidates.push_back(fs::path(dir) / name);
-    }
-  }
-  for (const fs::path& candidate : candidates) {
-    if (Executable(candidate)) return candidate.string();
-  }
-  return "";
 }
 
 // Watches the campaigns in order until each has ended, then prints each one's status
@@ -283,11 +257,10 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   const size_t n = submissions.size();
   streams.out << n << " campaign" << (n == 1 ? "" : "s") << " on a local farm: coordinator "
               << endpoint << ", " << workers.size() << " worker" << (workers.size() == 1 ? "" : "s")
-              << (replay_datasets.empty() ? ""
-                                          : " (" + std::to_string(replay_datasets.size()) +
-                                                " replaying a dataset)")
-              << ", a learner, logs in "
-              << (dir / "logs").string() << "\n";
+              << (replay_datasets.empty()
+                      ? ""
+                      : " (" + std::to_string(replay_datasets.size()) + " replaying a dataset)")
+              << ", a learner, logs in " << (dir / "logs").string() << "\n";
   std::vector<std::string> ids;
   std::set<std::string> value_iteration;
   for (SubmitCampaign& submission : submissions) {

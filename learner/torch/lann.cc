@@ -3,61 +3,15 @@
 // "augmentation"), each signed-log1p'd and z-scored with training statistics, go
 // through Linear(inputs, hidden), ReLU, Linear(hidden, 1) to the z-scored log runtime.
 // MSE, Adam, full batch.
-#include <torch/torch.h>
+#include "learner/torch/lann.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <utility>
 
-#include "learner/torch/ensemble.h"
-#include "learner/torch/torch_models.h"
-
 namespace schedfarm {
 namespace torch_models {
-namespace {
-
-// Log runtimes are kept within +-kMaxLogSeconds so that exp stays finite.
-constexpr double kMaxLogSeconds = 60;
-
-class LannNetImpl : public torch::nn::Module {
- public:
-  LannNetImpl(int64_t inputs, int64_t hidden_units)
-      : hidden(register_module("hidden", torch::nn::Linear(inputs, hidden_units))),
-        output(register_module("output", torch::nn::Linear(hidden_units, 1))) {}
-  torch::Tensor forward(const torch::Tensor& x) {
-    return output->forward(torch::relu(hidden->forward(x))).squeeze(1);
-  }
-
-  torch::nn::Linear hidden, output;
-};
-TORCH_MODULE(LannNet);
-
-class LannModel : public TorchEnsembleModel {
- public:
-  LannModel(const LannOptions& options, const FeatureSchema& schema)
-      : TorchEnsembleModel(schema), options_(options) {}
-  std::string kind() const override { return "lann"; }
-
- protected:
-  int default_ensemble() const override { return options_.ensemble; }
-  int default_epochs() const override { return options_.epochs; }
-  Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
-  torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
-  void SaveBody(torch::serialize::OutputArchive& archive) const override;
-  Status LoadBody(torch::serialize::InputArchive& archive) override;
-
- private:
-  int64_t inputs() const { return invariant_columns() + dependent_columns() + 1; }
-  // [schedules, inputs()]: column sums over the stages and the operation count, logged.
-  torch::Tensor Aggregate(const std::vector<const PipelineFeatures*>& features) const;
-  static Status CheckOptions(const LannOptions& options);
-
-  LannOptions options_;
-  std::vector<LannNet> members_;
-  ColumnStats input_stats_;
-  double log_mean_ = 0, log_stddev_ = 1;  // of the training runtimes' logarithm
-};
 
 torch::Tensor LannModel::Aggregate(const std::vector<const PipelineFeatures*>& features) const {
   const int64_t inv = invariant_columns(), dep = dependent_columns();
@@ -133,7 +87,7 @@ torch::Tensor LannModel::PredictMembers(
   std::vector<torch::Tensor> seconds;
   for (LannNet net : members_) {
     seconds.push_back((net->forward(x).to(torch::kDouble) * log_stddev_ + log_mean_)
-                          .clamp(-kMaxLogSeconds, kMaxLogSeconds)
+                          .clamp(-kMaxLannLogSeconds, kMaxLannLogSeconds)
                           .exp());
   }
   return torch::stack(seconds, 0);
@@ -177,7 +131,6 @@ Status LannModel::LoadBody(torch::serialize::InputArchive& archive) {
   return Status::Ok();
 }
 
-}  // namespace
 }  // namespace torch_models
 
 std::unique_ptr<PerformanceModel> MakeLannModel(const LannOptions& options,

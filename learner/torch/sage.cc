@@ -9,9 +9,6 @@ namespace schedfarm {
 namespace torch_models {
 namespace {
 
-// The network's output is the log of the runtime; exp of more than this is no runtime.
-constexpr double kMaxLogRuntime = 40;
-
 Status CheckOptions(const SageOptions& o) {
   if (o.layers < 0 || o.layers > kMaxSageLayers) {
     return Status::Error("layers must be 0.." + std::to_string(kMaxSageLayers) + ", got " +
@@ -133,7 +130,7 @@ torch::Tensor SageModel::PredictMembers(
       [&](const std::vector<int64_t>& graphs) { return MakeSageBatch(set, graphs); },
       [&](const SageBatch& batch, int64_t m) {
         SageNet net = members_[m];
-        return net->forward(batch).clamp(-kMaxLogRuntime, kMaxLogRuntime).exp() * time_scale_;
+        return net->forward(batch).clamp(-kMaxSageLogRuntime, kMaxSageLogRuntime).exp() * time_scale_;
       });
 }
 

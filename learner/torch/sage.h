@@ -17,6 +17,8 @@ namespace schedfarm {
 namespace torch_models {
 
 inline constexpr int kMaxSageLayers = 8;
+// The network's output is the log of the runtime; exp of more than this is no runtime.
+inline constexpr double kMaxSageLogRuntime = 40;
 
 // A batch of stage graphs seen two ways: the messages of each stage's producers and of
 // its consumers, each the mean over those neighbours (the same stages in both).
@@ -48,6 +50,12 @@ class SageModel : public TorchEnsembleModel {
       : TorchEnsembleModel(schema), options_(options) {}
 
   std::string kind() const override { return "sage"; }
+  const SageOptions& options() const { return options_; }
+
+  // The trained state, for the TorchScript export.
+  const std::vector<SageNet>& members() const { return members_; }
+  const StageStats& stats() const { return stats_; }
+  double time_scale() const { return time_scale_; }
 
  protected:
   int default_ensemble() const override { return options_.ensemble; }

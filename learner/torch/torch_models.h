@@ -91,15 +91,18 @@ StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& ki
 int TorchThreads();
 void SetTorchThreads(int threads);
 
-// Writes a trained "gcn", "gcn-rank", "gcn0" or "bilstm" model as a TorchScript module
-// (torch.jit.load in Python, torch::jit::load in C++). Its forward takes the batched
-// raw features of a set of schedules, stages of all graphs stacked in graph order (the
-// BiLSTM reads no edges):
+// Writes a trained Torch model ("gcn", "gcn-rank", "gcn0", "sage", "lann", "bilstm") as
+// a TorchScript module (torch.jit.load in Python, torch::jit::load in C++) with its
+// kind and feature schema as attributes (kind, feature_schema_version, invariant_names,
+// dependent_names). Its forward takes the batched raw features of a set of schedules,
+// stages of all graphs stacked in graph order (the BiLSTM and LANN read no edges):
 //   invariant    float32 [N, invariant columns]
 //   dependent    float32 [N, dependent columns]
 //   scheduled    float32 [N], 1 for a stage the schedule decides, 0 otherwise
 //   edge_index   int64 [2, E], producer and consumer stage (rows of the batch)
 //   graph_index  int64 [N], the graph (0..G-1) of each stage
+//   flops        float64 [G], optional: each pipeline's analytic operation count
+//                (PipelineFeatures::flops; LANN requires it, the others ignore it)
 // and returns (mean seconds [G], ensemble standard deviation [G]), the same numbers
 // as Predict. docs/MODELS.md describes the module.
 Status ExportTorchScript(const PerformanceModel& model, const std::string& path);

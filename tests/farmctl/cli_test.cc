@@ -435,11 +435,22 @@ TEST(FarmctlCliTest, ModelListAsksForTheKindAndListsEveryVersion) {
   EXPECT_EQ(peer.seen()[0].request.models().kind(), "gbt");
   const CliResult unknown = Farmctl({"model", "drop", "c-1", "--coordinator", peer.endpoint()});
   EXPECT_EQ(unknown.code, kExitUsage);
-  EXPECT_TRUE(Contains(unknown.err, "unknown action 'drop' (known: eval, list)")) << unknown.err;
+  EXPECT_TRUE(Contains(unknown.err, "unknown action 'drop' (known: eval, list, export)"))
+      << unknown.err;
   const CliResult eval_kind =
       Farmctl({"model", "eval", "c-1", "--kind", "gbt", "--coordinator", peer.endpoint()});
   EXPECT_EQ(eval_kind.code, kExitUsage);
   EXPECT_TRUE(Contains(eval_kind.err, "--kind is for model list")) << eval_kind.err;
+  EXPECT_EQ(peer.seen().size(), 1u) << "refused before asking the coordinator";
+  const CliResult no_output =
+      Farmctl({"model", "export", "c-1", "--kind", "gcn", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(no_output.code, kExitUsage);
+  EXPECT_TRUE(Contains(no_output.err, "--kind and --output are required")) << no_output.err;
+  const CliResult list_output =
+      Farmctl({"model", "list", "c-1", "--output", "x.pt", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(list_output.code, kExitUsage);
+  EXPECT_TRUE(Contains(list_output.err, "model list: --output is for model export"))
+      << list_output.err;
   EXPECT_EQ(peer.seen().size(), 1u) << "refused before asking the coordinator";
 }
 

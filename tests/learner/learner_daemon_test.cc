@@ -8,12 +8,16 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "learner/features.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/submit_campaign.h"
@@ -35,6 +39,13 @@ strategy: {name: model-guided, settings: {batch: 3, sample_size: 60, retrain_eve
 budget: {benchmarks: 24}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
+
+// Runs the real farmctl with `args` to its end: (exit code, output).
+std::pair<int, std::string> Farmctl(const std::vector<std::string>& args) {
+  ChildProcess farmctl(FARMCTL_BIN, args);
+  const std::optional<int> exit = farmctl.Wait(120000);
+  return {exit.has_value() ? WEXITSTATUS(*exit) : -1, farmctl.Log()};
+}
 
 TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ScratchDir dir;
@@ -115,6 +126,50 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
     EXPECT_TRUE(model.metrics().count("mape"));
   }
   EXPECT_EQ(lann, 1) << "lann was trained only by --train";
+
+  // Exports: the newest gcn and lann as TorchScript that Python loads, with their kind
+  // and feature schema; a kind without an export and an unwritable file are errors
+  // naming them.
+  for (const std::string kind : {"gcn", "lann"}) {
+    const std::string file = dir.Sub(kind + ".pt");
+    const auto [code, out] = Farmctl({"model", "export", id, "--kind", kind, "--output", file,
+                                      "--coordinator", coordinator.endpoint()});
+    ASSERT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("exported " + kind + " model " + id + "-" + kind), std::string::npos) << out;
+    EXPECT_FALSE(std::filesystem::exists(file + ".partial"));
+    const auto [python_code, python_out] = [&] {
+      ChildProcess python("/usr/bin/python3",
+                          {"-c",
+                           "import sys, torch\n"
+                           "m = torch.jit.load(sys.argv[1])\n"
+                           "print('loaded', m.kind, m.feature_schema_version, "
+                           "len(m.invariant_names) > 0, len(m.dependent_names) > 0)\n",
+                           file});
+      const std::optional<int> exit = python.Wait(60000);
+      return std::pair{exit.has_value() ? WEXITSTATUS(*exit) : -1, python.Log()};
+    }();
+    EXPECT_EQ(python_code, 0) << python_out;
+    EXPECT_NE(python_out.find("loaded " + kind + " " +
+                              std::to_string(CurrentFeatureSchema().version) + " True True"),
+              std::string::npos)
+        << python_out;
+  }
+  auto [code, out] = Farmctl({"model", "export", id, "--kind", "roofline", "--output",
+                              dir.Sub("roofline.pt"), "--coordinator", coordinator.endpoint()});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("(kind 'roofline') has no TorchScript export"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("roofline.pt")));
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("roofline.pt.partial")));
+  std::tie(code, out) =
+      Farmctl({"model", "export", id, "--kind", "gcn", "--output", dir.Sub("missing/gcn.pt"),
+               "--coordinator", coordinator.endpoint()});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("cannot write '" + dir.Sub("missing/gcn.pt.partial") + "'"), std::string::npos)
+      << out;
+  std::tie(code, out) = Farmctl({"model", "export", id, "--kind", "sage", "--output",
+                                 dir.Sub("sage.pt"), "--coordinator", coordinator.endpoint()});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("has no stored 'sage' model"), std::string::npos) << out;
   ChildProcess unknown(FARM_LEARNER_BIN,
                        {"--coordinator", coordinator.endpoint(), "--train", "nope"});
   exit = unknown.Wait(30000);
@@ -202,7 +257,9 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
                                .count() +
                            1000);
   bad->set_training_set_size(10);
-  bad->set_weights(reply->models().models(0).weights().substr(0, 100));
+  bad->set_feature_schema_version(CurrentFeatureSchema().version);
+  const std::string weights = reply->models().models(0).weights();
+  bad->set_weights(weights.substr(0, 100));
   ASSERT_TRUE(client.Call(store).has_value());
   reply = client.Call(models);
   ASSERT_TRUE(reply && reply->models().models_size() > 0);
@@ -212,7 +269,32 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
   const std::string unusable = LogFrom(third.Log(), "event=stored_model_unusable");
   EXPECT_NE(unusable.find("truncated-version"), std::string::npos) << unusable;
   EXPECT_NE(unusable.find("not a saved Torch model"), std::string::npos) << unusable;
+  const auto [code, out] =
+      Farmctl({"model", "export", id, "--kind", "gcn", "--version", "truncated-version", "--output",
+               dir.Sub("truncated.pt"), "--coordinator", coordinator.endpoint()});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("model truncated-version (kind 'gcn') does not load"), std::string::npos)
+      << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("truncated.pt")));
   EXPECT_TRUE(WaitForLog(third, "event=model_trained", 300)) << third.Log();
+
+  // A model of another feature-schema version: the export names the version and both
+  // schema versions.
+  bad->set_version("other-schema");
+  bad->set_feature_schema_version(CurrentFeatureSchema().version + 1);
+  bad->set_weights(weights);
+  ASSERT_TRUE(client.Call(store).has_value());
+  const auto [schema_code, schema_out] =
+      Farmctl({"model", "export", id, "--kind", "gcn", "--version", "other-schema", "--output",
+               dir.Sub("other.pt"), "--coordinator", coordinator.endpoint()});
+  EXPECT_EQ(schema_code, 1) << schema_out;
+  EXPECT_NE(schema_out.find("model other-schema (kind 'gcn') was trained on feature schema "
+                            "version " +
+                            std::to_string(CurrentFeatureSchema().version + 1) +
+                            "; this build reads version " +
+                            std::to_string(CurrentFeatureSchema().version)),
+            std::string::npos)
+      << schema_out;
 }
 
 TEST(LearnerDaemonTest, RefusesBadArguments) {

@@ -25,6 +25,7 @@
 #include "learner/features.h"
 #include "learner/metrics.h"
 #include "learner/model.h"
+#include "learner/roofline.h"
 #include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/zoo.h"
@@ -329,10 +330,11 @@ TEST(TorchModelsTest, RankLossKindsOrderTheSchedulesOfHeldOutPipelines) {
     }
     std::sort(ratios.begin(), ratios.end());
     const double median_ratio = ratios[ratios.size() / 2];
-    std::printf("%s: trained on %zu samples in %.1f s; held-out pairwise accuracy %.3f, "
-                "tau %.3f, top-1 regret %.3f; median predicted/measured on training %.2f\n",
-                kind, data.train.size(), seconds, held_out->pairwise_accuracy,
-                held_out->kendall_tau, held_out->top1_regret, median_ratio);
+    std::printf(
+        "%s: trained on %zu samples in %.1f s; held-out pairwise accuracy %.3f, "
+        "tau %.3f, top-1 regret %.3f; median predicted/measured on training %.2f\n",
+        kind, data.train.size(), seconds, held_out->pairwise_accuracy, held_out->kendall_tau,
+        held_out->top1_regret, median_ratio);
     EXPECT_GT(held_out->pairwise_accuracy, 0.75) << kind;
     EXPECT_GT(median_ratio, 0.5) << kind;
     EXPECT_LT(median_ratio, 2.0) << kind;
@@ -402,13 +404,13 @@ TEST(TorchModelsTest, WarmStartContinuesFromTheTrainedModel) {
   std::unique_ptr<PerformanceModel> cold = Make(kind);
   ASSERT_TRUE(cold->Train(data.train, options).ok());  // untrained: from scratch
   const double cold_mape = Mape(data.train, Means(PredictOrDie(*cold, data.train)));
-  std::printf("%s: training MAPE %.1f%% after 30 epochs, %.1f%% after one more (warm), "
-              "%.1f%% after one from scratch\n",
-              kind.c_str(), trained_mape, warm_mape, cold_mape);
+  std::printf(
+      "%s: training MAPE %.1f%% after 30 epochs, %.1f%% after one more (warm), "
+      "%.1f%% after one from scratch\n",
+      kind.c_str(), trained_mape, warm_mape, cold_mape);
   EXPECT_LT(warm_mape, 1.5 * trained_mape + 5) << kind;
   EXPECT_LT(warm_mape, cold_mape) << kind;
 }
-
 
 // ---------------------------------------------------------------------------------
 // Save and load
@@ -716,7 +718,12 @@ dependent = torch.tensor(take(n * dep, float), dtype=torch.float32).reshape(n, d
 scheduled = torch.tensor(take(n, float), dtype=torch.float32)
 edge_index = torch.tensor(take(2 * edges, int), dtype=torch.int64).reshape(2, edges)
 graph_index = torch.tensor(take(n, int), dtype=torch.int64)
-mean, std = module(invariant, dependent, scheduled, edge_index, graph_index)
+graphs = int(graph_index.max()) + 1
+flops = torch.tensor(take(graphs, float), dtype=torch.float64)
+assert module.kind == sys.argv[3], module.kind
+assert (len(module.invariant_names), len(module.dependent_names)) == (inv, dep)
+print(module.feature_schema_version)
+mean, std = module(invariant, dependent, scheduled, edge_index, graph_index, flops)
 for m, s in zip(mean.tolist(), std.tolist()):
     print(repr(m), repr(s))
 )py";
@@ -756,6 +763,9 @@ std::string WriteBatch(const std::vector<Sample>& samples, const std::string& pa
     for (int s = 0; s < samples[g].features.num_stages; ++s) out << g << " ";
   }
   out << "\n";
+  out.precision(17);
+  for (const Sample& s : samples) out << s.features.flops << " ";
+  out << "\n";
   return path;
 }
 
@@ -788,8 +798,8 @@ void ExpectPythonAgrees(std::unique_ptr<PerformanceModel> model) {
   ASSERT_TRUE(exported.ok()) << exported.ToString();
   std::ofstream(dir / "check.py") << kPythonCheck;
   WriteBatch(samples, dir / "batch.txt");
-  const std::string command = "/usr/bin/python3 " + dir / "check.py" + " " + dir / "model.pt" + " " +
-                              dir / "batch.txt" + " 2>&1";
+  const std::string command = "/usr/bin/python3 " + dir / "check.py" + " " + dir / "model.pt" +
+                              " " + dir / "batch.txt" + " " + model->kind() + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;
@@ -797,6 +807,9 @@ void ExpectPythonAgrees(std::unique_ptr<PerformanceModel> model) {
   while (size_t got = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, got);
   ASSERT_EQ(pclose(pipe), 0) << output;
   std::istringstream lines(output);
+  int schema_version = 0;
+  ASSERT_TRUE(lines >> schema_version) << output;
+  EXPECT_EQ(schema_version, CurrentFeatureSchema().version);
   for (size_t i = 0; i < samples.size(); ++i) {
     double mean = 0, stddev = 0;
     ASSERT_TRUE(lines >> mean >> stddev) << output;
@@ -827,11 +840,23 @@ TEST(TorchModelsTest, TorchScriptExportOfBilstmMatchesCppInPython) {
   ExpectPythonAgrees(MakeBilstmModel());
 }
 
-TEST(TorchModelsTest, TorchScriptExportRefusesLannAndUntrainedModels) {
+TEST(TorchModelsTest, TorchScriptExportOfSageAndLannMatchesCppInPython) {
+  SageOptions sage;
+  sage.hidden = 16;
+  sage.layers = 2;
+  ExpectPythonAgrees(MakeSageModel(sage));
+  ExpectPythonAgrees(MakeLannModel());
+}
+
+TEST(TorchModelsTest, TorchScriptExportRefusesOtherKindsUntrainedModelsAndUnwritablePaths) {
   TempDir dir;
-  ExpectError(ExportTorchScript(*MakeLannModel(), dir / "x.pt"), "no TorchScript export");
+  ExpectError(ExportTorchScript(RooflineModel(), dir / "x.pt"), "no TorchScript export");
   ExpectError(ExportTorchScript(*MakeGcnModel(), dir / "x.pt"), "not trained");
   ExpectError(ExportTorchScript(*MakeBilstmModel(), dir / "x.pt"), "not trained");
+  ExpectError(ExportTorchScript(*MakeLannModel(), dir / "x.pt"), "not trained");
+  std::unique_ptr<PerformanceModel> lann = MakeLannModel();
+  ASSERT_TRUE(lann->Train(ZooDataset(6, 2, 3).train, Fast(2, 5)).ok());
+  ExpectError(ExportTorchScript(*lann, dir / "missing/x.pt"), dir / "missing/x.pt");
 }
 
 }  // namespace
