@@ -1,4 +1,5 @@
-// Training and inference throughput of the Torch performance models (gcn, gcn0, lann):
+// Training and inference throughput of the Torch performance models (gcn, gcn-rank,
+// sage, gcn0, lann):
 // samples per second on one thread and on all cores, over real features (random
 // schedules of the zoo blocks and of random pipelines, featurized). The runtimes are
 // synthetic (they do not change the work). Training throughput counts sample-epochs
@@ -117,16 +118,17 @@ int main() {
       "features: %zu invariant + %zu dependent columns per stage\n",
       samples.size(), pipelines.size(), static_cast<double>(stages) / samples.size(),
       schema.invariant_names.size(), schema.dependent_names.size());
-  std::printf("%-6s %8s %22s %26s\n", "model", "threads", "train samples/s (1 m.)",
+  std::printf("%-8s %8s %22s %26s\n", "model", "threads", "train samples/s (1 m.)",
               "predict samples/s (5 m.)");
   struct Run {
     const char* kind;
     int epochs;
   };
-  for (const Run& run : {Run{"gcn", 2}, Run{"gcn0", 2}, Run{"lann", 300}}) {
+  for (const Run& run :
+       {Run{"gcn", 2}, Run{"gcn-rank", 2}, Run{"sage", 2}, Run{"gcn0", 2}, Run{"lann", 300}}) {
     for (int threads : {1, cores}) {
       const Figures f = Measure(run.kind, samples, threads, run.epochs, 5);
-      std::printf("%-6s %8d %22.0f %26.0f\n", run.kind, threads, f.train, f.predict);
+      std::printf("%-8s %8d %22.0f %26.0f\n", run.kind, threads, f.train, f.predict);
       if (cores == 1) break;
     }
   }

@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -22,7 +23,11 @@ namespace schedfarm {
 namespace {
 
 constexpr char kPeaksFormat[] = "schedfarm.host_peaks.v1";
-constexpr char kModelFormat[] = "schedfarm.roofline.v1";
+constexpr char kModelFormat[] = "schedfarm.roofline.v2";
+// Saved before the roofline was an ensemble: one multiplier per class.
+constexpr char kOneMemberFormat[] = "schedfarm.roofline.v1";
+constexpr int kDefaultMembers = 5;  // when TrainOptions.ensemble is 0
+constexpr int kMaxMembers = 1000;
 
 using Clock = std::chrono::steady_clock;
 
@@ -481,51 +486,23 @@ bool SolveInPlace(int n, std::vector<double>* m, std::vector<double>* b) {
   return true;
 }
 
-}  // namespace
-
-Status RooflineModel::Train(const std::vector<Sample>& train, const TrainOptions& options) {
-  if (train.empty()) return Status::Error("roofline: empty training set");
-  if (!have_peaks_) {
-    const std::string path = DefaultHostPeaksPath();
-    SCHEDFARM_ASSIGN_OR_RETURN(peaks_, path.empty() ? MeasureHostPeaks() : CachedHostPeaks(path));
-    have_peaks_ = true;
-  }
-  SCHEDFARM_RETURN_IF_ERROR(CheckPeaks(peaks_));
-
-  // Per sample i: R_ic, the summed max(C, M) of its stages of class c, and ln T_i. The
-  // prediction is sum_c w_c R_ic with w_c = exp(theta_c).
-  std::vector<ClassTimes> times;
-  std::vector<double> log_truth;
-  times.reserve(train.size());
-  log_truth.reserve(train.size());
+// The multipliers w_c = exp(theta_c) that fit sum_c w_c R_ic to the runtimes T_i of
+// the samples `rows` (indices into times and log_truth, repeats allowed) by least
+// squares on the logarithms; classes absent from those samples keep the single-class
+// fit.
+ClassTimes FitMultipliers(const std::vector<ClassTimes>& times,
+                          const std::vector<double>& log_truth, const std::vector<size_t>& rows) {
+  const size_t n = rows.size();
   double log_ratio_sum = 0;
   std::array<bool, kNumOpClasses> present{};
-  for (size_t i = 0; i < train.size(); ++i) {
-    const Sample& s = train[i];
-    const std::string where =
-        "roofline: training sample " + std::to_string(i) + " (pipeline '" + s.pipeline_id + "')";
-    if (!std::isfinite(s.seconds) || s.seconds <= 0) {
-      return Status::Error(where + ": runtime " + std::to_string(s.seconds) +
-                           " is not a positive number");
-    }
-    auto stages = Stages(s.features);
-    if (!stages.ok()) return stages.status().WithContext(where);
-    const ClassTimes t = PeakTimes(*stages);
+  for (size_t i : rows) {
     double total = 0;
     for (int c = 0; c < kNumOpClasses; ++c) {
-      total += t[c];
-      present[c] = present[c] || t[c] > 0;
+      total += times[i][c];
+      present[c] = present[c] || times[i][c] > 0;
     }
-    if (!(total > 0) || !std::isfinite(total)) {
-      return Status::Error(where +
-                           ": its stages have zero flops and bytes (or overflow): the "
-                           "roofline cannot fit it");
-    }
-    times.push_back(t);
-    log_truth.push_back(std::log(s.seconds));
-    log_ratio_sum += log_truth.back() - std::log(total);
+    log_ratio_sum += log_truth[i] - std::log(total);
   }
-  const size_t n = times.size();
 
   // One multiplier for every class: the geometric mean of T_i / sum_c R_ic, the
   // log-space least-squares fit with a single parameter.
@@ -542,7 +519,7 @@ Status RooflineModel::Train(const std::vector<Sample>& train, const TrainOptions
   // J_ic = w_c R_ic / p_i (the share of class c in prediction p_i).
   auto loss = [&](const std::array<double, kNumOpClasses>& th) {
     double sum = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i : rows) {
       double p = 0;
       for (int c : active) p += std::exp(th[c]) * times[i][c];
       const double r = std::log(p) - log_truth[i];
@@ -556,7 +533,7 @@ Status RooflineModel::Train(const std::vector<Sample>& train, const TrainOptions
   for (int iteration = 0; iteration < 1000 && current > 0; ++iteration) {
     std::vector<double> jtj(k * k, 0.0);
     std::vector<double> jtr(k, 0.0);
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i : rows) {
       double p = 0;
       for (int c : active) p += std::exp(theta[c]) * times[i][c];
       const double r = std::log(p) - log_truth[i];
@@ -595,7 +572,61 @@ Status RooflineModel::Train(const std::vector<Sample>& train, const TrainOptions
       if (lambda > 1e12) break;
     }
   }
-  for (int c = 0; c < kNumOpClasses; ++c) multiplier_[c] = std::exp(theta[c]);
+  ClassTimes multiplier;
+  for (int c = 0; c < kNumOpClasses; ++c) multiplier[c] = std::exp(theta[c]);
+  return multiplier;
+}
+
+}  // namespace
+
+Status RooflineModel::Train(const std::vector<Sample>& train, const TrainOptions& options) {
+  if (train.empty()) return Status::Error("roofline: empty training set");
+  if (!have_peaks_) {
+    const std::string path = DefaultHostPeaksPath();
+    SCHEDFARM_ASSIGN_OR_RETURN(peaks_, path.empty() ? MeasureHostPeaks() : CachedHostPeaks(path));
+    have_peaks_ = true;
+  }
+  SCHEDFARM_RETURN_IF_ERROR(CheckPeaks(peaks_));
+
+  // Per sample i: R_ic, the summed max(C, M) of its stages of class c, and ln T_i. The
+  // prediction is sum_c w_c R_ic with w_c = exp(theta_c).
+  std::vector<ClassTimes> times;
+  std::vector<double> log_truth;
+  times.reserve(train.size());
+  log_truth.reserve(train.size());
+  for (size_t i = 0; i < train.size(); ++i) {
+    const Sample& s = train[i];
+    const std::string where =
+        "roofline: training sample " + std::to_string(i) + " (pipeline '" + s.pipeline_id + "')";
+    if (!std::isfinite(s.seconds) || s.seconds <= 0) {
+      return Status::Error(where + ": runtime " + std::to_string(s.seconds) +
+                           " is not a positive number");
+    }
+    auto stages = Stages(s.features);
+    if (!stages.ok()) return stages.status().WithContext(where);
+    const ClassTimes t = PeakTimes(*stages);
+    double total = 0;
+    for (int c = 0; c < kNumOpClasses; ++c) total += t[c];
+    if (!(total > 0) || !std::isfinite(total)) {
+      return Status::Error(where +
+                           ": its stages have zero flops and bytes (or overflow): the "
+                           "roofline cannot fit it");
+    }
+    times.push_back(t);
+    log_truth.push_back(std::log(s.seconds));
+  }
+  // Member 0 fits every sample, the others a bootstrap resample each (drawn with the
+  // seed), which gives the ensemble its spread.
+  const int members = options.ensemble > 0 ? options.ensemble : kDefaultMembers;
+  std::vector<size_t> rows(times.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  std::vector<std::array<double, kNumOpClasses>> fitted = {FitMultipliers(times, log_truth, rows)};
+  std::mt19937_64 rng(options.seed);
+  for (int k = 1; k < members; ++k) {
+    for (size_t& row : rows) row = rng() % times.size();
+    fitted.push_back(FitMultipliers(times, log_truth, rows));
+  }
+  members_ = std::move(fitted);
   trained_ = true;
   return Status::Ok();
 }
@@ -612,15 +643,19 @@ StatusOr<std::vector<RuntimePrediction>> RooflineModel::Predict(
     auto stages = Stages(*features[i]);
     if (!stages.ok()) return stages.status().WithContext("roofline: features " + std::to_string(i));
     const ClassTimes t = PeakTimes(*stages);
-    double seconds = 0;
-    for (int c = 0; c < kNumOpClasses; ++c) seconds += multiplier_[c] * t[c];
-    out.push_back({seconds, 0.0});
+    std::vector<double> member_seconds;
+    for (const std::array<double, kNumOpClasses>& multiplier : members_) {
+      double seconds = 0;
+      for (int c = 0; c < kNumOpClasses; ++c) seconds += multiplier[c] * t[c];
+      member_seconds.push_back(seconds);
+    }
+    out.push_back(EnsemblePrediction(std::move(member_seconds)));
   }
   return out;
 }
 
 double RooflineModel::efficiency(OpClass c) const {
-  const double m = multiplier_[static_cast<int>(c)];
+  const double m = trained_ ? members_[0][static_cast<int>(c)] : 0;
   return m > 0 ? 1.0 / m : std::numeric_limits<double>::infinity();
 }
 
@@ -628,11 +663,15 @@ StatusOr<std::string> RooflineModel::Save() const {
   if (!trained_) return Status::Error("roofline: save before training or loading");
   std::string out = std::string(kModelFormat) + "\n" + FormatPeaks(peaks_);
   out += "schema " + std::to_string(CurrentFeatureSchema().version) + "\n";
+  out += "members " + std::to_string(members_.size()) + "\n";
   for (int c = 0; c < kNumOpClasses; ++c) {
-    char line[96];
-    std::snprintf(line, sizeof(line), "multiplier %s %.17g\n", OpClassName(static_cast<OpClass>(c)),
-                  multiplier_[c]);
-    out += line;
+    out += std::string("multiplier ") + OpClassName(static_cast<OpClass>(c));
+    for (const std::array<double, kNumOpClasses>& multiplier : members_) {
+      char value[32];
+      std::snprintf(value, sizeof(value), " %.17g", multiplier[c]);
+      out += value;
+    }
+    out += "\n";
   }
   return out;
 }
@@ -640,10 +679,11 @@ StatusOr<std::string> RooflineModel::Save() const {
 Status RooflineModel::Load(const std::string& bytes) {
   std::istringstream in(bytes);
   std::string line;
-  if (!std::getline(in, line) || line != kModelFormat) {
+  if (!std::getline(in, line) || (line != kModelFormat && line != kOneMemberFormat)) {
     return Status::Error("roofline: load: not a saved roofline model (expected header '" +
                          std::string(kModelFormat) + "')");
   }
+  const bool one_member = line == kOneMemberFormat;
   auto peaks = ParsePeaks(in);
   if (!peaks.ok()) return peaks.status().WithContext("roofline: load: host peaks");
   int version = -1;
@@ -656,20 +696,31 @@ Status RooflineModel::Load(const std::string& bytes) {
                          std::to_string(version) + "; this build has v" +
                          std::to_string(CurrentFeatureSchema().version));
   }
-  std::array<double, kNumOpClasses> multiplier{};
+  int members = 1;
+  if (!one_member &&
+      (!(in >> key >> members) || key != "members" || members < 1 || members > kMaxMembers)) {
+    return Status::Error("roofline: load: missing the member count (1 to " +
+                         std::to_string(kMaxMembers) + ")");
+  }
+  std::vector<std::array<double, kNumOpClasses>> multipliers(members);
   for (int c = 0; c < kNumOpClasses; ++c) {
     std::string name;
-    double value = -1;
-    if (!(in >> key >> name >> value) || key != "multiplier" ||
-        name != OpClassName(static_cast<OpClass>(c)) || !std::isfinite(value) || value < 0) {
-      return Status::Error(std::string("roofline: load: bad or missing multiplier of '") +
-                           OpClassName(static_cast<OpClass>(c)) + "'");
+    bool ok = static_cast<bool>(in >> key >> name) && key == "multiplier" &&
+              name == OpClassName(static_cast<OpClass>(c));
+    for (int k = 0; k < members && ok; ++k) {
+      double value = -1;
+      ok = static_cast<bool>(in >> value) && std::isfinite(value) && value >= 0;
+      multipliers[k][c] = value;
     }
-    multiplier[c] = value;
+    if (!ok) {
+      return Status::Error(std::string("roofline: load: bad or missing multiplier of '") +
+                           OpClassName(static_cast<OpClass>(c)) + "' (" + std::to_string(members) +
+                           " members)");
+    }
   }
   peaks_ = *peaks;
   have_peaks_ = true;
-  multiplier_ = multiplier;
+  members_ = std::move(multipliers);
   trained_ = true;
   return Status::Ok();
 }

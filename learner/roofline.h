@@ -62,12 +62,17 @@ class RooflineModel : public PerformanceModel {
   std::string kind() const override { return "roofline"; }
   // Fits one cost multiplier per operator class (the reciprocal of its efficiency) by
   // least squares on the log runtimes; classes absent from the training set get the
-  // multiplier of a single-class fit. Errors: an empty set, a runtime that is not
-  // positive, features the roofline cannot read, a sample with no flops and no bytes.
+  // multiplier of a single-class fit. An ensemble of TrainOptions.ensemble members
+  // (default 5): member 0 fits every sample, the others bootstrap resamples drawn with
+  // the seed; predictions are their mean and spread. Errors: an empty set, a runtime
+  // that is not positive, features the roofline cannot read, a sample with no flops and
+  // no bytes.
   Status Train(const std::vector<Sample>& train, const TrainOptions& options) override;
   StatusOr<std::vector<RuntimePrediction>> Predict(
       const std::vector<const PipelineFeatures*>& features) const override;
-  // Text: the format tag, the peaks, the schema version and the multipliers.
+  // Text: the format tag, the peaks, the schema version, the member count and each
+  // class's multipliers (one per member). Load also reads the one-member format saved
+  // before the roofline was an ensemble.
   StatusOr<std::string> Save() const override;
   Status Load(const std::string& bytes) override;
 
@@ -78,8 +83,9 @@ class RooflineModel : public PerformanceModel {
   StatusOr<std::vector<RooflineStage>> Stages(const PipelineFeatures& features) const;
 
   const HostPeaks& peaks() const { return peaks_; }
-  // Fitted efficiency of a class: attained / peak (above 1 where the features
-  // overestimate the work or the peaks underestimate the host).
+  // Fitted efficiency of a class (member 0, fitted to every training sample): attained
+  // / peak (above 1 where the features overestimate the work or the peaks
+  // underestimate the host).
   double efficiency(OpClass c) const;
   bool trained() const { return trained_; }
 
@@ -90,7 +96,9 @@ class RooflineModel : public PerformanceModel {
   HostPeaks peaks_;
   bool have_peaks_ = false;
   bool trained_ = false;
-  std::array<double, kNumOpClasses> multiplier_{};  // 1 / efficiency
+  // Per member, the multiplier of each class (1 / efficiency): member 0 fitted to every
+  // training sample, the others to bootstrap resamples.
+  std::vector<std::array<double, kNumOpClasses>> members_;
 };
 
 }  // namespace schedfarm

@@ -220,8 +220,9 @@ const std::vector<ModelKindInfo>& ModelKinds() {
        PartialMeaning::kDefaultCompletion, false, true},
       {"gbt", "TVM-style gradient-boosted trees (XGBoost), bootstrap ensemble",
        PartialMeaning::kDefaultCompletion, true},
-      {"roofline", "analytic FLOPs/bytes roofline with fitted efficiencies",
-       PartialMeaning::kDefaultCompletion, false},
+      {"roofline",
+       "analytic FLOPs/bytes roofline with fitted efficiencies, bootstrap ensemble",
+       PartialMeaning::kDefaultCompletion, true},
   };
   return kinds;
 }

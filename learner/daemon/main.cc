@@ -39,6 +39,8 @@ constexpr char kUsage[] =
     "                          own: 5, bilstm 1, gbt 3; the roofline has none)\n"
     "  --epochs N              training epochs (default: each model's own)\n"
     "  --threads N             Torch threads for training (default: the library's)\n"
+    "  --early-stopping        the GCN kinds and sage stop on a validation split of the\n"
+    "                          training pipelines (faster; docs/MODELS.md)\n"
     "  --seed N                seed of the split and of training (default 1)\n"
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
     "  --min-samples N         OK measurements a campaign needs before its first\n"
@@ -85,6 +87,7 @@ int Main(int argc, char** argv) {
                                   {"--retrain-every", true},
                                   {"--min-samples", true},
                                   {"--train-samples", true},
+                                  {"--early-stopping", false},
                                   {"--poll-ms", true},
                                   {"--nice", true},
                                   {"--curve-key", true},
@@ -130,6 +133,7 @@ int Main(int argc, char** argv) {
   options.train.epochs = static_cast<int>(epochs);
   options.train.threads = static_cast<int>(threads);
   options.train.seed = static_cast<uint64_t>(seed);
+  options.train.early_stopping = flags.has("--early-stopping");
   options.seed = static_cast<uint64_t>(seed);
   options.default_retrain_every = static_cast<int>(every);
   options.min_training_samples = static_cast<int>(min_samples);

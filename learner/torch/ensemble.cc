@@ -230,6 +230,7 @@ Status TorchEnsembleModel::Train(const std::vector<Sample>& train, const TrainOp
   plan.seed = options.seed;
   plan.time_limit_seconds = options.time_limit_seconds;
   plan.warm_start = options.warm_start && trained_;
+  plan.early_stopping = options.early_stopping;
   plan.start = std::chrono::steady_clock::now();
   ThreadScope threads(options.threads);
   SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] { return TrainMembers(train, plan); }));

@@ -92,6 +92,7 @@ struct MemberPlan {
   int epochs = 0;
   uint64_t seed = 0;                            // member k uses seed + k
   bool warm_start = false;                      // TrainOptions.warm_start on a trained model
+  bool early_stopping = false;                  // TrainOptions.early_stopping
   double time_limit_seconds = 0;                // 0: none
   std::chrono::steady_clock::time_point start;  // of the whole training
 };

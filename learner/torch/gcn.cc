@@ -168,6 +168,17 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
   const GraphSet set = MakeGraphSet(stacked, features, options_.edges, true, stats);
   const Targets targets = MakeTargets(train);
   const int per_pipeline = options_.loss == Loss::kRank ? kRankRunLength : 1;
+  const ValidationSplit split = SplitForValidation(targets, plan.early_stopping, plan.seed);
+  const torch::Tensor validation_index = LongTensor(split.validation);
+  const GraphBatch validation =
+      split.validation.empty() ? GraphBatch() : MakeBatch(set, split.validation);
+  auto validation_loss = [&](GcnNet& net) {
+    torch::NoGradGuard no_grad;
+    net->eval();
+    const torch::Tensor log_predicted = PositiveRuntime(net->forward(validation)).log();
+    net->train();
+    return LossOf(log_predicted, targets, validation_index, options_.loss).item<double>();
+  };
 
   std::vector<GcnNet> members;
   for (int k = 0; k < plan.members; ++k) {
@@ -177,17 +188,20 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
         net->parameters(), torch::optim::AdagradOptions(kLearningRate).weight_decay(kWeightDecay));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
+    EarlyStopping stopping;
     net->train();
     for (int epoch = 0; epoch < plan.epochs && (epoch == 0 || !budget.Expired()); ++epoch) {
       for (const std::vector<int64_t>& graphs :
-           PipelineBatches(targets, options_.batch_size, per_pipeline, rng)) {
+           PipelineBatches(targets, split.fit, options_.batch_size, per_pipeline, rng)) {
         const GraphBatch batch = MakeBatch(set, graphs);
         // BatchNorm needs two stages; only a last batch of one 1-stage graph has fewer.
         if (batch.invariant.size(0) < 2) continue;
         SCHEDFARM_RETURN_IF_ERROR(TrainStep(optimizer, PositiveRuntime(net->forward(batch)).log(),
                                             targets, LongTensor(graphs), options_.loss, k, epoch));
       }
+      if (!split.validation.empty() && stopping.AfterEpoch(validation_loss(net), *net)) break;
     }
+    stopping.RestoreBest(*net);
     net->eval();
     members.push_back(net);
   }

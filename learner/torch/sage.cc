@@ -95,6 +95,15 @@ Status SageModel::TrainMembers(const std::vector<Sample>& train, const MemberPla
   const SageSet set = MakeSageSet(features, stacked, stats);
   const Targets targets = MakeTargets(train);
   const int per_pipeline = options_.loss == Loss::kRank ? kRankRunLength : 1;
+  const ValidationSplit split = SplitForValidation(targets, plan.early_stopping, plan.seed);
+  const torch::Tensor validation_index = LongTensor(split.validation);
+  const SageBatch validation =
+      split.validation.empty() ? SageBatch() : MakeSageBatch(set, split.validation);
+  auto validation_loss = [&](SageNet& net) {
+    torch::NoGradGuard no_grad;
+    return LossOf(net->forward(validation), targets, validation_index, options_.loss)
+        .item<double>();
+  };
 
   std::vector<SageNet> members;
   for (int k = 0; k < plan.members; ++k) {
@@ -104,14 +113,17 @@ Status SageModel::TrainMembers(const std::vector<Sample>& train, const MemberPla
                                  torch::optim::AdamOptions(options_.learning_rate));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
+    EarlyStopping stopping;
     net->train();
     for (int epoch = 0; epoch < plan.epochs && (epoch == 0 || !budget.Expired()); ++epoch) {
       for (const std::vector<int64_t>& graphs :
-           PipelineBatches(targets, options_.batch_size, per_pipeline, rng)) {
+           PipelineBatches(targets, split.fit, options_.batch_size, per_pipeline, rng)) {
         SCHEDFARM_RETURN_IF_ERROR(TrainStep(optimizer, net->forward(MakeSageBatch(set, graphs)),
                                             targets, LongTensor(graphs), options_.loss, k, epoch));
       }
+      if (!split.validation.empty() && stopping.AfterEpoch(validation_loss(net), *net)) break;
     }
+    stopping.RestoreBest(*net);
     net->eval();
     members.push_back(net);
   }
@@ -130,7 +142,8 @@ torch::Tensor SageModel::PredictMembers(
       [&](const std::vector<int64_t>& graphs) { return MakeSageBatch(set, graphs); },
       [&](const SageBatch& batch, int64_t m) {
         SageNet net = members_[m];
-        return net->forward(batch).clamp(-kMaxSageLogRuntime, kMaxSageLogRuntime).exp() * time_scale_;
+        return net->forward(batch).clamp(-kMaxSageLogRuntime, kMaxSageLogRuntime).exp() *
+               time_scale_;
       });
 }
 

@@ -119,17 +119,67 @@ Targets MakeTargets(const std::vector<Sample>& train, double time_scale) {
   return t;
 }
 
-std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets, int batch_size,
-                                                  int per_pipeline, std::mt19937_64& rng) {
+ValidationSplit SplitForValidation(const Targets& targets, bool validate, uint64_t seed) {
+  ValidationSplit split;
+  const auto pipeline = targets.pipeline.accessor<int64_t, 1>();
+  const int64_t pipelines = pipeline.size(0) == 0 ? 0 : targets.pipeline.max().item<int64_t>() + 1;
+  std::vector<bool> validation(pipelines, false);
+  if (validate && pipelines >= kMinPipelinesToValidate) {
+    std::vector<int64_t> order(pipelines);
+    for (int64_t p = 0; p < pipelines; ++p) order[p] = p;
+    std::mt19937_64 rng(seed);
+    std::shuffle(order.begin(), order.end(), rng);
+    const int64_t held = std::max<int64_t>(1, std::llround(pipelines * kValidationShare));
+    for (int64_t i = 0; i < held; ++i) validation[order[i]] = true;
+  }
+  for (int64_t i = 0; i < pipeline.size(0); ++i) {
+    (validation[pipeline[i]] ? split.validation : split.fit).push_back(i);
+  }
+  return split;
+}
+
+namespace {
+
+std::vector<torch::Tensor> Weights(const torch::nn::Module& net) {
+  std::vector<torch::Tensor> weights;
+  for (const torch::Tensor& t : net.parameters(/*recurse=*/true)) weights.push_back(t);
+  for (const torch::Tensor& t : net.buffers(/*recurse=*/true)) weights.push_back(t);
+  return weights;
+}
+
+}  // namespace
+
+bool EarlyStopping::AfterEpoch(double validation_loss, const torch::nn::Module& net) {
+  if (std::isfinite(validation_loss) && (best_.empty() || validation_loss < best_loss_)) {
+    best_loss_ = validation_loss;
+    stale_ = 0;
+    best_.clear();
+    for (const torch::Tensor& t : Weights(net)) best_.push_back(t.detach().clone());
+    return false;
+  }
+  return ++stale_ >= kPatience;
+}
+
+void EarlyStopping::RestoreBest(torch::nn::Module& net) const {
+  if (best_.empty()) return;
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> weights = Weights(net);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i].copy_(best_[i]);
+}
+
+std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets,
+                                                  const std::vector<int64_t>& samples,
+                                                  int batch_size, int per_pipeline,
+                                                  std::mt19937_64& rng) {
   std::map<int64_t, std::vector<int64_t>> by_pipeline;
   const auto pipeline = targets.pipeline.accessor<int64_t, 1>();
-  for (int64_t i = 0; i < pipeline.size(0); ++i) by_pipeline[pipeline[i]].push_back(i);
+  for (int64_t i : samples) by_pipeline[pipeline[i]].push_back(i);
   std::vector<std::vector<int64_t>> runs;
-  for (auto& [unused, samples] : by_pipeline) {
-    std::shuffle(samples.begin(), samples.end(), rng);
-    for (size_t begin = 0; begin < samples.size(); begin += per_pipeline) {
-      runs.emplace_back(samples.begin() + begin,
-                        samples.begin() + std::min(samples.size(), begin + per_pipeline));
+  for (auto& [unused, of_pipeline] : by_pipeline) {
+    std::shuffle(of_pipeline.begin(), of_pipeline.end(), rng);
+    for (size_t begin = 0; begin < of_pipeline.size(); begin += per_pipeline) {
+      runs.emplace_back(of_pipeline.begin() + begin,
+                        of_pipeline.begin() + std::min(of_pipeline.size(), begin + per_pipeline));
     }
   }
   std::shuffle(runs.begin(), runs.end(), rng);
@@ -154,9 +204,8 @@ StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive) {
   return static_cast<Loss>(value.toInt());
 }
 
-Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& log_predicted,
-                 const Targets& targets, const torch::Tensor& index, Loss loss, int member,
-                 int epoch) {
+torch::Tensor LossOf(const torch::Tensor& log_predicted, const Targets& targets,
+                     const torch::Tensor& index, Loss loss) {
   const torch::Tensor log_runtime = targets.log_runtime.index_select(0, index);
   // xi = |log(predicted / measured)|, weighted by C x D.
   torch::Tensor value =
@@ -173,6 +222,13 @@ Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& log_pr
         torch::nn::functional::softplus(-margin).masked_fill(~pairs, 0).sum() / count;
     value = rank + kRankRegressionShare * value;
   }
+  return value;
+}
+
+Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& log_predicted,
+                 const Targets& targets, const torch::Tensor& index, Loss loss, int member,
+                 int epoch) {
+  const torch::Tensor value = LossOf(log_predicted, targets, index, loss);
   optimizer.zero_grad();
   value.backward();
   optimizer.step();

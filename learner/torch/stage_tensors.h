@@ -61,11 +61,47 @@ struct Targets {
 };
 Targets MakeTargets(const std::vector<Sample>& train, double time_scale = 0);
 
-// Minibatches of at most `batch_size` samples for one epoch, made of runs of up to
-// `per_pipeline` samples of one pipeline, so that a batch holds pairs to rank: the
-// samples of each pipeline are shuffled and cut into runs, and the runs shuffled.
-std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets, int batch_size,
-                                                  int per_pipeline, std::mt19937_64& rng);
+// Early stopping on a validation split (TrainOptions.early_stopping; docs/MODELS.md,
+// "Early stopping"): with `validate`, a training set of kMinPipelinesToValidate
+// pipelines or more keeps kValidationShare of them (whole pipelines, drawn with the
+// seed) out of the gradient steps; after each epoch the loss of those samples is
+// measured, the best weights are kept, and training stops after kPatience epochs
+// without a better one. Without it, or with fewer pipelines, every sample is fitted
+// for every epoch.
+inline constexpr int kMinPipelinesToValidate = 20;
+inline constexpr double kValidationShare = 0.1;
+inline constexpr int kPatience = 8;
+
+struct ValidationSplit {
+  std::vector<int64_t> fit;         // samples of the gradient steps
+  std::vector<int64_t> validation;  // empty: no early stopping
+};
+ValidationSplit SplitForValidation(const Targets& targets, bool validate, uint64_t seed);
+
+// The best weights of one network over the epochs, by validation loss.
+class EarlyStopping {
+ public:
+  // Records the loss of `net` after an epoch, copying its weights when it is the best
+  // so far; true when kPatience epochs in a row brought none better (a non-finite loss
+  // is never better).
+  bool AfterEpoch(double validation_loss, const torch::nn::Module& net);
+  // Puts the best weights back (nothing if AfterEpoch never ran).
+  void RestoreBest(torch::nn::Module& net) const;
+
+ private:
+  double best_loss_ = 0;
+  int stale_ = 0;
+  std::vector<torch::Tensor> best_;  // parameters, then buffers, in the module's order
+};
+
+// Minibatches of at most `batch_size` of the samples `samples` for one epoch, made of
+// runs of up to `per_pipeline` samples of one pipeline, so that a batch holds pairs to
+// rank: the samples of each pipeline are shuffled and cut into runs, and the runs
+// shuffled.
+std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets,
+                                                  const std::vector<int64_t>& samples,
+                                                  int batch_size, int per_pipeline,
+                                                  std::mt19937_64& rng);
 
 // Samples of one pipeline in a run of a rank-loss minibatch (PipelineBatches).
 inline constexpr int kRankRunLength = 8;
@@ -74,9 +110,9 @@ inline constexpr int kRankRunLength = 8;
 // were all trained on the regression loss.
 StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive);
 
-// One training step of member `member` on the samples `index` (int64), whose
-// predicted runtimes, in units of the time scale, have the logarithm `log_predicted`,
-// then an optimizer step; an error when the loss is not finite. The loss (Loss):
+// The loss of the samples `index` (int64), whose predicted runtimes, in units of the
+// time scale, have the logarithm `log_predicted`. TrainStep takes one optimizer step
+// on it for member `member`; an error when it is not finite. The loss (Loss):
 //   regression  mean(|log_predicted - log_runtime| x weight)
 //   rank        the pairwise logistic loss log(1 + exp(-(p_i - p_j) / kRankTemperature))
 //               averaged over the pairs of one pipeline where i was measured slower than
@@ -85,6 +121,8 @@ StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive);
 inline constexpr double kRankTemperature = 0.1;
 inline constexpr double kRankMinGap = 0.01;
 inline constexpr double kRankRegressionShare = 0.1;
+torch::Tensor LossOf(const torch::Tensor& log_predicted, const Targets& targets,
+                     const torch::Tensor& index, Loss loss);
 Status TrainStep(torch::optim::Optimizer& optimizer, const torch::Tensor& log_predicted,
                  const Targets& targets, const torch::Tensor& index, Loss loss, int member,
                  int epoch);

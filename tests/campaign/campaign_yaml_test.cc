@@ -193,11 +193,11 @@ TEST(CampaignYamlErrorTest, SearchStrategySettings) {
   // An acquisition that reads the ensemble's spread needs a model kind that has one.
   ExpectError(kName + kPipelines + kBudget +
                   "strategy: {name: greedy, settings: {acquisition: uncertainty, "
-                  "model: roofline}}\n",
+                  "model: bilstm}}\n",
               5, 70, {"acquisition 'uncertainty' reads the ensemble's spread",
-                      "model kind 'roofline' has none", "gcn", "gbt"});
-  ExpectError(kName + kPipelines + kBudget + "strategy: {name: uncertainty, settings: {model: roofline}}\n",
-              5, 49, {"model kind 'roofline' has none"});
+                      "model kind 'bilstm' has none", "gcn", "gbt", "roofline"});
+  ExpectError(kName + kPipelines + kBudget + "strategy: {name: uncertainty, settings: {model: bilstm}}\n",
+              5, 49, {"model kind 'bilstm' has none"});
 }
 
 // An acquisition's settings sit beside the strategy's: checked against the acquisition
@@ -255,11 +255,11 @@ TEST(CampaignYamlErrorTest, AcquisitionSettings) {
                   "strategy: {name: greedy, settings: {acquisition: thompson}}\n",
               5, 50, {"acquisition 'thompson' picks a batch", "strategy 'greedy'",
                       "model-guided"});
-  // The roofline has no spread for ei to read.
+  // The BiLSTM has no spread for ei to read.
   ExpectError(kName + kPipelines + kBudget +
-                  "strategy: {name: model-guided, settings: {acquisition: ei, model: roofline}}\n",
+                  "strategy: {name: model-guided, settings: {acquisition: ei, model: bilstm}}\n",
               5, 67, {"acquisition 'ei' reads the ensemble's spread",
-                      "model kind 'roofline' has none"});
+                      "model kind 'bilstm' has none"});
 }
 
 // value-iteration: settings in range, enough pipelines for a round and the held-out

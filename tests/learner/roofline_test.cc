@@ -225,8 +225,20 @@ TEST(Roofline, NoisyRuntimesPredictedWithinAFactor) {
     const double ratio = (*predictions)[i].mean_seconds / test[i].seconds;
     EXPECT_GT(ratio, 1 / 1.5) << i;
     EXPECT_LT(ratio, 1.5) << i;
-    EXPECT_EQ((*predictions)[i].stddev_seconds, 0);
+    // The bootstrap members disagree a little on noisy runtimes: a spread, small
+    // beside the prediction with 600 samples.
+    EXPECT_EQ((*predictions)[i].member_seconds.size(), 5u) << i;
+    EXPECT_GT((*predictions)[i].stddev_seconds, 0) << i;
+    EXPECT_LT((*predictions)[i].stddev_seconds, 0.1 * (*predictions)[i].mean_seconds) << i;
   }
+  // One member: the fit to every sample, no spread.
+  TrainOptions one;
+  one.ensemble = 1;
+  ASSERT_TRUE(model.Train(train, one).ok());
+  predictions = model.Predict(features);
+  ASSERT_TRUE(predictions.ok());
+  EXPECT_EQ((*predictions)[0].stddev_seconds, 0);
+  EXPECT_TRUE((*predictions)[0].member_seconds.empty());
 }
 
 TEST(Roofline, ClassesAbsentFromTrainingGetTheSingleClassFit) {
@@ -263,10 +275,31 @@ TEST(Roofline, SaveLoadGivesIdenticalPredictions) {
   ASSERT_TRUE(a.ok() && b.ok());
   for (size_t i = 0; i < features.size(); ++i) {
     EXPECT_EQ((*a)[i].mean_seconds, (*b)[i].mean_seconds);
+    EXPECT_EQ((*a)[i].member_seconds, (*b)[i].member_seconds);
   }
   auto again = loaded.Save();
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *bytes);
+
+  // The one-member format saved before the roofline was an ensemble still loads: member
+  // 0's multipliers under the old header.
+  std::string old = *bytes;
+  old.replace(0, old.find('\n'), "schedfarm.roofline.v1");
+  const size_t members = old.find("members ");
+  old.erase(members, old.find('\n', members) + 1 - members);
+  for (size_t at = old.find("multiplier "); at != std::string::npos;
+       at = old.find("multiplier ", at + 1)) {
+    const size_t first = old.find(' ', old.find(' ', at) + 1);  // after the class name
+    const size_t second = old.find(' ', first + 1);
+    const size_t end = old.find('\n', at);
+    if (second < end) old.erase(second, end - second);
+  }
+  RooflineModel one_member;
+  ASSERT_TRUE(one_member.Load(old).ok()) << one_member.Load(old).message() << "\n" << old;
+  auto c = one_member.Predict(features);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)[0].stddev_seconds, 0);
+  EXPECT_EQ((*c)[0].mean_seconds, (*a)[0].member_seconds[0]);
 }
 
 TEST(Roofline, ClearErrors) {
@@ -329,6 +362,14 @@ TEST(Roofline, ClearErrors) {
   const size_t m = negative_multiplier.find("multiplier conv ") + 16;
   negative_multiplier.insert(m, "-");
   EXPECT_FALSE(loaded.Load(negative_multiplier).ok());
+  std::string short_row = *bytes;
+  const size_t row = short_row.find("multiplier pool ");
+  short_row.erase(short_row.rfind(' ', short_row.find('\n', row)),
+                  short_row.find('\n', row) - short_row.rfind(' ', short_row.find('\n', row)));
+  auto missing = loaded.Load(short_row);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("multiplier of 'pool' (5 members)"), std::string::npos)
+      << missing.message();
   EXPECT_FALSE(loaded.trained());
 }
 

@@ -3,6 +3,7 @@
 #include "learner/torch/stage_tensors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -34,8 +35,10 @@ std::vector<Sample> Samples(int pipelines, int per_pipeline) {
 TEST(StageTensorsTest, PipelineBatchesHoldEverySampleOnceInRunsOfOnePipeline) {
   const std::vector<Sample> samples = Samples(7, 19);
   const Targets targets = MakeTargets(samples);
+  std::vector<int64_t> all(samples.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::mt19937_64 rng(5);
-  const std::vector<std::vector<int64_t>> batches = PipelineBatches(targets, 32, 8, rng);
+  const std::vector<std::vector<int64_t>> batches = PipelineBatches(targets, all, 32, 8, rng);
   std::multiset<int64_t> seen;
   for (size_t b = 0; b < batches.size(); ++b) {
     ASSERT_FALSE(batches[b].empty());
@@ -55,10 +58,69 @@ TEST(StageTensorsTest, PipelineBatchesHoldEverySampleOnceInRunsOfOnePipeline) {
   for (int64_t i = 0; i < static_cast<int64_t>(samples.size()); ++i) EXPECT_EQ(seen.count(i), 1u);
   // A run length of 1 is a plain shuffle: pipelines interleave.
   std::mt19937_64 again(5);
-  const std::vector<int64_t> first = PipelineBatches(targets, 32, 1, again)[0];
+  const std::vector<int64_t> first = PipelineBatches(targets, all, 32, 1, again)[0];
   std::set<std::string> pipelines;
   for (int64_t i : first) pipelines.insert(samples[i].pipeline_id);
   EXPECT_GT(pipelines.size(), 4u);
+}
+
+// The validation split keeps whole pipelines, about a tenth of them, out of the
+// gradient steps, the same ones for the same seed; small sets, and training without
+// early stopping, keep none back. Batches
+// then hold only the samples they are given.
+TEST(StageTensorsTest, ValidationSplitKeepsWholePipelinesBackAndBatchesOnlyTheRest) {
+  const std::vector<Sample> samples = Samples(40, 5);
+  const Targets targets = MakeTargets(samples);
+  const ValidationSplit split = SplitForValidation(targets, true, 3);
+  std::set<std::string> fit, validation;
+  for (int64_t i : split.fit) fit.insert(samples[i].pipeline_id);
+  for (int64_t i : split.validation) validation.insert(samples[i].pipeline_id);
+  EXPECT_EQ(validation.size(), 4u);
+  EXPECT_EQ(fit.size(), 36u);
+  for (const std::string& p : validation) EXPECT_FALSE(fit.count(p)) << p;
+  EXPECT_EQ(split.fit.size() + split.validation.size(), samples.size());
+  EXPECT_EQ(SplitForValidation(targets, true, 3).validation, split.validation);
+  EXPECT_NE(SplitForValidation(targets, true, 4).validation, split.validation);
+  std::mt19937_64 rng(1);
+  std::set<int64_t> batched;
+  for (const auto& batch : PipelineBatches(targets, split.fit, 16, 8, rng)) {
+    batched.insert(batch.begin(), batch.end());
+  }
+  EXPECT_EQ(batched, std::set<int64_t>(split.fit.begin(), split.fit.end()));
+
+  const ValidationSplit small = SplitForValidation(MakeTargets(Samples(19, 5)), true, 3);
+  EXPECT_TRUE(small.validation.empty());
+  EXPECT_EQ(small.fit.size(), 95u);
+  const ValidationSplit off = SplitForValidation(targets, false, 3);
+  EXPECT_TRUE(off.validation.empty());
+  EXPECT_EQ(off.fit.size(), samples.size());
+}
+
+// Early stopping keeps the weights of the best epoch and stops kPatience epochs after
+// it; a non-finite loss never counts as better.
+TEST(StageTensorsTest, EarlyStoppingRestoresTheBestWeightsAndStopsAfterThePatience) {
+  torch::nn::Linear net(2, 1);
+  EarlyStopping stopping;
+  auto set_weight = [&](float value) {
+    torch::NoGradGuard no_grad;
+    net->weight.fill_(value);
+  };
+  set_weight(1);
+  EXPECT_FALSE(stopping.AfterEpoch(5.0, *net));
+  set_weight(2);
+  EXPECT_FALSE(stopping.AfterEpoch(3.0, *net));  // the best
+  int epochs = 2;
+  bool stopped = false;
+  for (int k = 0; k < kPatience && !stopped; ++k) {
+    set_weight(10.0f + k);
+    stopped = stopping.AfterEpoch(k == 0 ? std::nan("") : 4.0 + k, *net);
+    ++epochs;
+  }
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(epochs, 2 + kPatience);
+  stopping.RestoreBest(*net);
+  EXPECT_FLOAT_EQ(net->weight[0][0].item<float>(), 2.0f);
+  EXPECT_FLOAT_EQ(net->weight[0][1].item<float>(), 2.0f);
 }
 
 // Free log-predictions fitted with each loss: both order each pipeline's schedules as

@@ -341,6 +341,32 @@ TEST(TorchModelsTest, RankLossKindsOrderTheSchedulesOfHeldOutPipelines) {
   }
 }
 
+// With early stopping, a member stops a few epochs after its best validation epoch and
+// keeps that epoch's weights: a larger epoch limit trains the same model, and it still
+// ranks held-out pipelines.
+TEST(TorchModelsTest, EarlyStoppingEndsTrainingBeforeTheEpochLimit) {
+  const Dataset data = ZooDataset(48, 12, 13);
+  for (const char* kind : {"sage", "gcn-rank"}) {
+    std::vector<std::vector<RuntimePrediction>> predictions;
+    for (int epochs : {60, 400}) {
+      std::unique_ptr<PerformanceModel> model = Make(kind);
+      TrainOptions options = Fast(1, epochs);
+      options.early_stopping = true;
+      ASSERT_TRUE(model->Train(data.train, options).ok()) << kind;
+      predictions.push_back(PredictOrDie(*model, data.test));
+      if (epochs == 60) {
+        StatusOr<EvalMetrics> held_out = EvaluateModel(*model, data.test);
+        ASSERT_TRUE(held_out.ok()) << held_out.status().ToString();
+        EXPECT_GT(held_out->pairwise_accuracy, 0.7) << kind;
+      }
+    }
+    for (size_t i = 0; i < data.test.size(); ++i) {
+      EXPECT_EQ(predictions[0][i].mean_seconds, predictions[1][i].mean_seconds)
+          << kind << " schedule " << i;
+    }
+  }
+}
+
 TEST(TorchModelsTest, Gcn0BeatsTrainingMeanOnHeldOutPipelines) {
   StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel("gcn0");
   ASSERT_TRUE(model.ok()) << model.status().ToString();

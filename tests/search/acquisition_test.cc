@@ -317,24 +317,26 @@ TEST(SearchAcquisitionTest, BatchRulesNeedAStrategyThatSelects) {
   }
 }
 
-// The roofline has no spread and is refused for every rule that reads one; the GBT
-// has one now (its bootstrap ensemble).
-TEST(SearchAcquisitionTest, SpreadRulesRefuseTheRoofline) {
+// The BiLSTM value function (one member) has no spread and is refused for every rule
+// that reads one; the GBT and the roofline have one (their bootstrap ensembles).
+TEST(SearchAcquisitionTest, SpreadRulesRefuseTheBilstm) {
   const StrategyInfo& guided = *FindStrategy("model-guided");
-  const ModelKindInfo& roofline = *FindModelKind("roofline");
-  const ModelKindInfo& gbt = *FindModelKind("gbt");
-  EXPECT_FALSE(roofline.has_spread);
-  EXPECT_TRUE(gbt.has_spread);
+  const ModelKindInfo& bilstm = *FindModelKind("bilstm");
+  EXPECT_FALSE(bilstm.has_spread);
+  for (const char* kind : {"gbt", "roofline", "gcn", "sage"}) {
+    EXPECT_TRUE(FindModelKind(kind)->has_spread) << kind;
+  }
   for (const char* name : {"uncertainty", "lcb", "ei", "thompson"}) {
-    const Status refused = CheckStrategyModel(guided, roofline, *FindAcquisition(name));
+    const Status refused = CheckStrategyModel(guided, bilstm, *FindAcquisition(name));
     ASSERT_FALSE(refused.ok()) << name;
-    EXPECT_NE(refused.message().find("model kind 'roofline' has none"), std::string::npos)
+    EXPECT_NE(refused.message().find("model kind 'bilstm' has none"), std::string::npos)
         << refused.message();
-    EXPECT_NE(refused.message().find("gbt"), std::string::npos) << refused.message();
-    EXPECT_TRUE(CheckStrategyModel(guided, gbt, *FindAcquisition(name)).ok()) << name;
+    EXPECT_NE(refused.message().find("roofline"), std::string::npos) << refused.message();
+    EXPECT_TRUE(CheckStrategyModel(guided, *FindModelKind("roofline"), *FindAcquisition(name)).ok())
+        << name;
   }
   for (const char* name : {"exploit", "random"}) {
-    EXPECT_TRUE(CheckStrategyModel(guided, roofline, *FindAcquisition(name)).ok()) << name;
+    EXPECT_TRUE(CheckStrategyModel(guided, bilstm, *FindAcquisition(name)).ok()) << name;
   }
 }
 
