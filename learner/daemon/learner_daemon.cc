@@ -53,6 +53,34 @@ StatusOr<Sample> SampleOf(const Measurement& m, const Featurizer& featurizer) {
   return sample;
 }
 
+// Zeroes the columns of every stage of `samples` whose names start with one of
+// `prefixes` (LearnerOptions::drop_feature_prefixes).
+void DropFeatures(const std::vector<std::string>& prefixes, std::vector<Sample>* samples) {
+  if (prefixes.empty()) return;
+  auto dropped = [&](const std::vector<std::string>& names) {
+    std::vector<size_t> columns;
+    for (size_t c = 0; c < names.size(); ++c) {
+      for (const std::string& prefix : prefixes) {
+        if (names[c].compare(0, prefix.size(), prefix) == 0) {
+          columns.push_back(c);
+          break;
+        }
+      }
+    }
+    return columns;
+  };
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  const std::vector<size_t> invariant = dropped(schema.invariant_names);
+  const std::vector<size_t> dependent = dropped(schema.dependent_names);
+  for (Sample& sample : *samples) {
+    PipelineFeatures& f = sample.features;
+    for (int s = 0; s < f.num_stages; ++s) {
+      for (size_t c : invariant) f.invariant[s * schema.invariant_names.size() + c] = 0;
+      for (size_t c : dependent) f.dependent[s * schema.dependent_names.size() + c] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind) {
@@ -292,6 +320,8 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
                           data.config.replay().held_out_pipelines().end());
   }
   if (train.empty()) return Status::Ok();
+  DropFeatures(options.drop_feature_prefixes, &train);
+  DropFeatures(options.drop_feature_prefixes, &held_out);
 
   const std::string strategy_model = StrategyModel(data.config);
   // A replay campaign simulates one model's active learning: only that kind trains.

@@ -31,6 +31,10 @@ struct LearnerOptions {
   // Train on this many of the training samples, drawn with `seed` (0: all of them);
   // the held-out pipelines stay the same, so sizes compare (a learning curve).
   int64_t train_samples = 0;
+  // Feature columns (CurrentFeatureSchema names) that start with one of these are
+  // zeroed in every training and held-out sample: an ablation of those features
+  // (docs/FEATURES.md). Only for TrainCampaign: proposals featurize schedules whole.
+  std::vector<std::string> drop_feature_prefixes;
   uint64_t seed = 1;
   TrainOptions train;
   // Retraining cadence of campaigns whose strategy sets none (random campaigns).

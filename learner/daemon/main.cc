@@ -41,6 +41,8 @@ constexpr char kUsage[] =
     "  --threads N             Torch threads for training (default: the library's)\n"
     "  --early-stopping        the GCN kinds and sage stop on a validation split of the\n"
     "                          training pipelines (faster; docs/MODELS.md)\n"
+    "  --drop-features P,Q     with --train: zero the feature columns whose names start\n"
+    "                          with P or Q in every sample, an ablation (docs/FEATURES.md)\n"
     "  --seed N                seed of the split and of training (default 1)\n"
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
     "  --min-samples N         OK measurements a campaign needs before its first\n"
@@ -88,6 +90,7 @@ int Main(int argc, char** argv) {
                                   {"--min-samples", true},
                                   {"--train-samples", true},
                                   {"--early-stopping", false},
+                                  {"--drop-features", true},
                                   {"--poll-ms", true},
                                   {"--nice", true},
                                   {"--curve-key", true},
@@ -134,6 +137,14 @@ int Main(int argc, char** argv) {
   options.train.threads = static_cast<int>(threads);
   options.train.seed = static_cast<uint64_t>(seed);
   options.train.early_stopping = flags.has("--early-stopping");
+  if (flags.has("--drop-features")) {
+    if (!flags.has("--train")) return UsageError("--drop-features is for --train");
+    std::stringstream list(flags.get("--drop-features"));
+    for (std::string prefix; std::getline(list, prefix, ',');) {
+      if (prefix.empty()) return UsageError("--drop-features: an empty prefix");
+      options.drop_feature_prefixes.push_back(prefix);
+    }
+  }
   options.seed = static_cast<uint64_t>(seed);
   options.default_retrain_every = static_cast<int>(every);
   options.min_training_samples = static_cast<int>(min_samples);

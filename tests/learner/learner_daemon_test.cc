@@ -127,6 +127,17 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   }
   EXPECT_EQ(lann, 1) << "lann was trained only by --train";
 
+  // An ablation: with the columns the roofline reads zeroed, it has nothing to fit.
+  ChildProcess ablated(FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--train", id, "--models",
+                        "roofline", "--drop-features",
+                        "float_ops,scalar_float_ops,vector_float_ops,unique_bytes,"
+                        "bytes_written_total,flops,bytes_read,bytes_written"});
+  exit = ablated.Wait(60000);
+  ASSERT_TRUE(exit.has_value()) << ablated.Log();
+  EXPECT_NE(ablated.Log().find("event=training_failed"), std::string::npos) << ablated.Log();
+  EXPECT_NE(ablated.Log().find("zero flops and bytes"), std::string::npos) << ablated.Log();
+
   // Exports: the newest gcn and lann as TorchScript that Python loads, with their kind
   // and feature schema; a kind without an export and an unwritable file are errors
   // naming them.
@@ -325,6 +336,20 @@ TEST(LearnerDaemonTest, RefusesBadArguments) {
   EXPECT_EQ(WEXITSTATUS(*status), 2);
   EXPECT_NE(bad_size.Log().find("--train-samples must be an integer in [0, "), std::string::npos)
       << bad_size.Log();
+  ChildProcess drop_without_train(
+      FARM_LEARNER_BIN, {"--coordinator", "tcp://127.0.0.1:1", "--drop-features", "loop"});
+  status = drop_without_train.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(drop_without_train.Log().find("--drop-features is for --train"), std::string::npos)
+      << drop_without_train.Log();
+  ChildProcess empty_prefix(FARM_LEARNER_BIN, {"--coordinator", "tcp://127.0.0.1:1", "--train", "c",
+                                               "--drop-features", "loop,,ops_"});
+  status = empty_prefix.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(empty_prefix.Log().find("--drop-features: an empty prefix"), std::string::npos)
+      << empty_prefix.Log();
 }
 
 }  // namespace
