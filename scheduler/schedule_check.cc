@@ -275,11 +275,10 @@ std::vector<ScheduledLoop> ScheduleSpace::LoopsOf(int stage, const StageSchedule
 // ---------------------------------------------------------------------------------
 // Decisions
 
-SpecState::SpecState(const ScheduleSpace& space, const ScheduleSpec& spec,
-                     bool clamped_window_rule)
+SpecState::SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool strict)
     : space_(space),
       spec_(&spec),
-      clamped_window_rule_(clamped_window_rule),
+      strict_(strict),
       states_(space.decision_order().size()),
       uses_(space.decision_order().size()) {}
 
@@ -316,11 +315,11 @@ const std::vector<StageUse>& SpecState::Uses(int stage) {
     }
     uses->push_back({host, defs});
   };
-  for (const auto& [consumer, defs] : ScheduleSpaceImpl::Info(space_, stage).readers) {
-    if (Location(space_.position(consumer)) == INLINE) {
-      for (const StageUse& u : Uses(consumer)) add(u.stage, u.defs);
+  for (const StageReader& reader : ScheduleSpaceImpl::Info(space_, stage).readers) {
+    if (Location(space_.position(reader.stage)) == INLINE) {
+      for (const StageUse& u : Uses(reader.stage)) add(u.stage, u.defs);
     } else {
-      add(consumer, defs);
+      add(reader.stage, reader.defs);
     }
   }
   uses_[stage] = std::move(uses);
@@ -341,10 +340,69 @@ void ScheduleSpaceImpl::ExtendChain(const StageState& host, int host_stage, bool
 bool SpecState::ReadClamped(int stage) {
   const auto& info = ScheduleSpaceImpl::Info(space_, stage);
   if (info.read_clamped) return true;
-  for (const auto& [consumer, defs] : info.readers) {
-    if (Location(space_.position(consumer)) == INLINE && ReadClamped(consumer)) return true;
+  for (const StageReader& reader : info.readers) {
+    if (Location(space_.position(reader.stage)) == INLINE && ReadClamped(reader.stage)) {
+      return true;
+    }
   }
   return false;
+}
+
+bool SpecState::ReadAligned(int stage) {
+  for (const StageReader& reader : ScheduleSpaceImpl::Info(space_, stage).readers) {
+    if (!reader.aligned) return false;
+    if (Location(space_.position(reader.stage)) == INLINE && !ReadAligned(reader.stage)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> ScheduleSpaceImpl::Extents(const ScheduleSpace& space, int stage) {
+  const SpaceDefinition& pure = space.stages_[stage].defs[0];
+  std::vector<int64_t> extents(pure.num_pure);
+  for (int d = 0; d < pure.num_pure; ++d) extents[d] = pure.dims[d].extent;
+  return extents;
+}
+
+std::vector<int64_t> ScheduleSpaceImpl::WindowAt(const ScheduleSpace& space, SpecState& state,
+                                                 int stage, int host, bool host_update, int q) {
+  std::vector<int64_t> window = Extents(space, stage);
+  // Aligned readers read in their pure definitions: a host's update is never aligned.
+  if (host_update || !state.ReadAligned(stage)) return window;
+  const StageState& hs = state.At(space.position_[host]);
+  const ResolvedDefinition& hdef = hs.defs[0];
+  for (size_t d = 0; d < window.size(); ++d) {
+    // The span of the host's levels of dim d inside loop q: its whole window when
+    // level 0 is among them, else 1 + (extent - 1) * stride summed over those levels
+    // (their product when they are the innermost ones, as in the space's orders).
+    const std::vector<int64_t>& factors = hdef.factors[d];
+    const int num_levels = hdef.num_levels[d];
+    int64_t span = 1;
+    for (int i = 0; i < q; ++i) {
+      const SpaceLoop& loop = hdef.loops[i];
+      if (loop.dim != static_cast<int>(d)) continue;
+      if (loop.level == 0) {
+        span = hs.window[d];
+        break;
+      }
+      int64_t stride = 1;
+      for (int k = 0; k < num_levels - 1 - loop.level; ++k) stride *= factors[k];
+      span += (loop.extent - 1) * stride;
+    }
+    window[d] = std::min(window[d], span);
+  }
+  return window;
+}
+
+int ScheduleSpaceImpl::SplitBeyondWindow(const ResolvedDefinition& def,
+                                         const std::vector<int64_t>& window) {
+  for (size_t d = 0; d < window.size(); ++d) {
+    int64_t product = 1;
+    for (int64_t f : def.factors[d]) product *= f;
+    if (product > window[d]) return static_cast<int>(d);
+  }
+  return -1;
 }
 
 void ScheduleSpaceImpl::SetClampedWindow(SpecState& state, int stage,
@@ -359,6 +417,7 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
   const int stage = space.order_[pos];
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
   out->location = state.Location(pos);
+  out->window = Extents(space, stage);
   for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
     ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]);
   }
@@ -376,6 +435,7 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
   if (q < 0) return;
   ExtendChain(hs, host, update, q, out);
   SetClampedWindow(state, stage, hs.defs[update ? 1 : 0], q, out);
+  out->window = WindowAt(space, state, stage, host, update, q);
 }
 
 Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& state, int pos,
@@ -392,6 +452,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   ComputeLocation location = d.compute();
   if (location == COMPUTE_LOCATION_UNSPECIFIED) location = info.inline_legal ? INLINE : ROOT;
   out->location = location;
+  out->window = Extents(space, stage);
   if (location != INLINE && location != ROOT && location != AT) {
     return Status::Error(where() + ": compute: unknown location " + std::to_string(location));
   }
@@ -523,7 +584,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
 
   // Halide 14 overestimates the region a stage covers at a loop of a host whose own
   // region is clamped and spans loops of its host (rule 4 of docs/SCHEDULES.md).
-  if (state.clamped_window_rule() && hs.clamped_window && hres.PureLoopInside(q)) {
+  if (state.strict() && hs.clamped_window && hres.PureLoopInside(q)) {
     return Status::Error(
         at_where() + ": '" + at.stage() + "' is computed at a loop of its consumer with " +
         "pure loops inside and read through clamped indices (padding), and this loop of " +
@@ -533,6 +594,25 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   }
   ExtendChain(hs, host, hu == 1, q, out);
   SetClampedWindow(state, stage, hres, q, out);
+
+  // A split larger than the window of the compute location only makes a loop of
+  // extent 1 and a partly false guard, and Halide 14 mislowers some of them (rule 5 of
+  // docs/SCHEDULES.md).
+  out->window = WindowAt(space, state, stage, host, hu == 1, q);
+  for (int u = 0; u < (info.has_update ? 2 : 1) && state.strict(); ++u) {
+    const int beyond = SplitBeyondWindow(out->defs[u], out->window);
+    if (beyond < 0) continue;
+    int64_t product = 1;
+    for (int64_t f : out->defs[u].factors[beyond]) product *= f;
+    return Status::Error(
+        where() + ": " + DefName(u == 1) + ".splits: dim '" + info.defs[u].dims[beyond].name +
+        "' split by " + std::to_string(product) + " at " + at.stage() + "." +
+        LoopVarName(at.dim(), at.level(), hres.num_levels[dim]) + ", which gives this stage a " +
+        "window of " + std::to_string(out->window[beyond]) + " along it: a split larger than " +
+        "the window only makes a loop of extent 1 and a partly false guard, and Halide 14 " +
+        "mislowers some of them; split '" + info.defs[u].dims[beyond].name + "' by at most " +
+        std::to_string(out->window[beyond]));
+  }
 
   // Storage outside the compute loop makes Halide 14 apply its sliding-window and
   // storage-folding passes, which compute wrong values for schedules of this space.
@@ -551,7 +631,7 @@ Status ScheduleSpace::Check(const ScheduleSpec& spec) const { return Check(spec,
 
 Status ScheduleSpace::CheckMeasured(const ScheduleSpec& spec) const { return Check(spec, false); }
 
-Status ScheduleSpace::Check(const ScheduleSpec& spec, bool clamped_window_rule) const {
+Status ScheduleSpace::Check(const ScheduleSpec& spec, bool strict) const {
   if (!spec.pipeline_id().empty() && spec.pipeline_id() != pipeline_id_) {
     return Status::Error("schedule: pipeline_id " + spec.pipeline_id() +
                          " is not this pipeline's id " + pipeline_id_);
@@ -581,7 +661,7 @@ Status ScheduleSpace::Check(const ScheduleSpec& spec, bool clamped_window_rule) 
                          " stages; the first missing is '" +
                          stages_[order_[spec.stages_size()]].name + "'");
   }
-  SpecState state(*this, spec, clamped_window_rule);
+  SpecState state(*this, spec, strict);
   for (int i = 0; i < spec.stages_size(); ++i) SCHEDFARM_RETURN_IF_ERROR(state.Resolve(i));
   return Status::Ok();
 }

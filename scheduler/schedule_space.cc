@@ -187,6 +187,31 @@ std::vector<SpaceLoop> RestrictedLoops(const SpaceDefinition& def, bool vectoriz
   return loops;
 }
 
+// Whether `consumer` reads its input `index` in its pure definition with each pure dim
+// of the input following the consumer's dim of the same LoopNestOf index (trailing
+// axes aligned, as numpy broadcasting aligns them), so that a window of w points of
+// the consumer along a dim reads at most w points of the input along it: elementwise
+// ops and broadcasts, PAD and CONCAT (shifted and clamped indices), SLICE with unit
+// steps, nearest UPSAMPLE, the identity TRANSPOSE and a RESHAPE to the same shape.
+bool ReadsWindowAligned(const Stage& consumer, int index, const std::vector<Shape>& shapes) {
+  const Shape out(consumer.shape().begin(), consumer.shape().end());
+  switch (consumer.op()) {
+    case UNARY:
+    case BINARY:
+    case PAD:
+    case CONCAT:
+    case UPSAMPLE:
+      return true;
+    case SLICE:
+    case TRANSPOSE:
+      return AccessPatternOf(consumer, index, shapes) == AccessPattern::kPointwise;
+    case RESHAPE:
+      return shapes[index] == out;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 uint64_t MixSeed(uint64_t seed, uint64_t index) {
@@ -221,7 +246,10 @@ uint64_t SpaceRng::Below(uint64_t n) {
 // Construction
 
 ScheduleSpace::ScheduleSpace(const PipelineGraph& graph, const TargetParams& target)
-    : graph_(graph), target_(target), pipeline_id_(PipelineId(graph)) {
+    : graph_(graph),
+      target_(target),
+      pipeline_id_(PipelineId(graph)),
+      at_counts_(std::make_shared<AtCounts>()) {
   const std::vector<int>& topo = graph.topological_order();
   order_.assign(topo.rbegin(), topo.rend());
   position_.assign(graph.num_stages(), -1);
@@ -254,17 +282,20 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
     info.defs[1] = MakeDefinition(loops, /*update=*/true, /*restricted=*/false, lanes);
   }
   for (int c : graph.consumers(s)) {
-    int mask = 0;
+    StageReader reader;
+    reader.stage = c;
+    reader.aligned = true;
+    const Stage& consumer = graph.stage(c);
+    const std::vector<Shape>& shapes = graph.input_shapes(c);
     const std::vector<int>& inputs = graph.stage_inputs(c);
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i] != graph.stage_value(s)) continue;
       const int index = static_cast<int>(i);
-      mask |= ReadMask(graph.stage(c), index);
-      if (!ClampedAxes(graph.stage(c), index, graph.input_shapes(c)).empty()) {
-        info.read_clamped = true;
-      }
+      reader.defs |= ReadMask(consumer, index);
+      if (!ClampedAxes(consumer, index, shapes).empty()) info.read_clamped = true;
+      reader.aligned = reader.aligned && ReadsWindowAligned(consumer, index, shapes);
     }
-    info.readers.push_back({c, mask});
+    info.readers.push_back(reader);
   }
 
   info.count_root = info.count_at = 1;
@@ -726,20 +757,98 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
     if (loop.extent <= 1 || loop.vectorized || loop.unrolled || q < vpos) continue;
     if (host.clamped_window && ctx.host_def->PureLoopInside(q)) continue;
     ctx.at_loops.push_back(q);
+    ctx.at_windows.push_back(WindowAt(space, state, ctx.stage, ctx.host, ctx.host_update, q));
+    ctx.at_counts.push_back(CountAt(space, ctx.stage, ctx.at_windows.back()));
   }
   return ctx;
+}
+
+SpaceDefinition ScheduleSpaceImpl::WithinWindow(const SpaceDefinition& def,
+                                                const std::vector<int64_t>& window) {
+  SpaceDefinition out = def;
+  for (int d = 0; d < def.num_pure; ++d) {
+    if (window[d] >= def.dims[d].extent) continue;
+    std::vector<std::vector<int64_t>>& splits = out.dims[d].splits;
+    splits.erase(std::remove_if(splits.begin(), splits.end(),
+                                [&](const std::vector<int64_t>& factors) {
+                                  int64_t product = 1;
+                                  for (int64_t f : factors) product *= f;
+                                  return product > window[d];
+                                }),
+                 splits.end());
+  }
+  // A restricted definition vectorizes AT by splitting its dim 0 by the lanes.
+  if (def.restricted && def.num_pure > 0 && window[0] < def.lanes) out.restricted_vec = false;
+  return out;
+}
+
+bool ScheduleSpaceImpl::Narrower(const ScheduleSpace& space, int stage,
+                                 const std::vector<int64_t>& window) {
+  const SpaceDefinition& pure = space.stages_[stage].defs[0];
+  for (int d = 0; d < pure.num_pure; ++d) {
+    if (window[d] < pure.dims[d].extent) return true;
+  }
+  return false;
+}
+
+const SpaceDefinition* ScheduleSpaceImpl::DefinitionsWithin(const ScheduleSpace& space, int stage,
+                                                            const std::vector<int64_t>& window,
+                                                            std::vector<SpaceDefinition>* storage) {
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  if (!Narrower(space, stage, window)) return info.defs;
+  storage->clear();
+  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
+    storage->push_back(WithinWindow(info.defs[u], window));
+  }
+  return storage->data();
+}
+
+int64_t ScheduleSpaceImpl::CountAt(const ScheduleSpace& space, int stage,
+                                   const std::vector<int64_t>& window) {
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  if (!Narrower(space, stage, window)) return info.count_at;
+  ScheduleSpace::AtCounts& memo = *space.at_counts_;
+  const std::pair<int, std::vector<int64_t>> key(stage, window);
+  {
+    std::shared_lock<std::shared_mutex> lock(memo.mutex);
+    const auto it = memo.counts.find(key);
+    if (it != memo.counts.end()) return it->second;
+  }
+  std::vector<SpaceDefinition> storage;
+  DefinitionsWithin(space, stage, window, &storage);
+  int64_t count = 1;
+  for (const SpaceDefinition& def : storage) {
+    count *= def.restricted ? static_cast<int64_t>(RestrictedChoices(def, false).size())
+                            : CountFull(def, false);
+  }
+  std::unique_lock<std::shared_mutex> lock(memo.mutex);
+  memo.counts.emplace(key, count);
+  return count;
 }
 
 namespace {
 
 // The stage's options: INLINE, ROOT with its definitions' options, and each AT loop
-// with the definitions' options.
-int64_t CountFromContext(int64_t count_root, int64_t count_at, const NextContext& ctx) {
-  return (ctx.inline_ok ? 1 : 0) + count_root +
-         count_at * static_cast<int64_t>(ctx.at_loops.size());
+// with the definitions' options there.
+int64_t CountFromContext(int64_t count_root, const NextContext& ctx) {
+  int64_t count = (ctx.inline_ok ? 1 : 0) + count_root;
+  for (int64_t at : ctx.at_counts) count += at;
+  return count;
 }
 
 }  // namespace
+
+void ScheduleSpaceImpl::SampleDefinitions(const ScheduleSpace& space, int stage,
+                                          const SpaceDefinition* defs, bool root, SpaceRng& rng,
+                                          StageSchedule* out) {
+  if (space.stages_[stage].has_update) {
+    const std::vector<RestrictedChoice> rc = RestrictedChoices(defs[0], root);
+    FillRestricted(space, stage, defs[0], rc[rng.Below(rc.size())], out->mutable_pure());
+    FillFull(space, stage, defs[1], SampleFull(defs[1], root, rng), out->mutable_update());
+  } else {
+    FillFull(space, stage, defs[0], SampleFull(defs[0], root, rng), out->mutable_pure());
+  }
+}
 
 StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& state,
                                         SpaceRng& rng) {
@@ -748,8 +857,7 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
   if (ctx.stage < 0) return out;
   const ScheduleSpace::StageInfo& info = space.stages_[ctx.stage];
   out.set_stage(info.name);
-  uint64_t x =
-      rng.Below(static_cast<uint64_t>(CountFromContext(info.count_root, info.count_at, ctx)));
+  uint64_t x = rng.Below(static_cast<uint64_t>(CountFromContext(info.count_root, ctx)));
   if (ctx.inline_ok) {
     if (x == 0) {
       out.set_compute(INLINE);
@@ -757,23 +865,19 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
     }
     --x;
   }
-  bool root = true;
   if (x < static_cast<uint64_t>(info.count_root)) {
     out.set_compute(ROOT);
-  } else {
-    x -= info.count_root;
-    root = false;
-    FillLocation(space, ctx, static_cast<int>(x / info.count_at), &out);
+    SampleDefinitions(space, ctx.stage, info.defs, /*root=*/true, rng, &out);
+    return out;
   }
-  if (info.has_update) {
-    const std::vector<RestrictedChoice> rc = RestrictedChoices(info.defs[0], root);
-    FillRestricted(space, ctx.stage, info.defs[0], rc[rng.Below(rc.size())], out.mutable_pure());
-    FillFull(space, ctx.stage, info.defs[1], SampleFull(info.defs[1], root, rng),
-             out.mutable_update());
-  } else {
-    FillFull(space, ctx.stage, info.defs[0], SampleFull(info.defs[0], root, rng),
-             out.mutable_pure());
-  }
+  x -= info.count_root;
+  size_t i = 0;
+  while (x >= static_cast<uint64_t>(ctx.at_counts[i])) x -= ctx.at_counts[i++];
+  FillLocation(space, ctx, static_cast<int>(i), &out);
+  std::vector<SpaceDefinition> storage;
+  SampleDefinitions(space, ctx.stage,
+                    DefinitionsWithin(space, ctx.stage, ctx.at_windows[i], &storage),
+                    /*root=*/false, rng, &out);
   return out;
 }
 
@@ -786,7 +890,7 @@ int64_t ScheduleSpace::CountOptions(const ScheduleSpec& partial) const {
   SpecState state(*this, partial);
   const NextContext ctx = ScheduleSpaceImpl::Context(*this, state);
   if (ctx.stage < 0) return 0;
-  return CountFromContext(stages_[ctx.stage].count_root, stages_[ctx.stage].count_at, ctx);
+  return CountFromContext(stages_[ctx.stage].count_root, ctx);
 }
 
 StageSchedule ScheduleSpace::SampleOption(const ScheduleSpec& partial, SpaceRng& rng) const {
@@ -806,36 +910,38 @@ void ScheduleSpace::ForEachOption(const ScheduleSpec& partial,
     option.set_compute(INLINE);
     if (!fn(option)) return;
   }
-  // Every combination of the definitions' options at one location (`option` holds
-  // the location); false when fn asked to stop.
-  auto definitions = [&](bool root) {
+  // Every combination of the options of `defs` (the stage's definitions within its
+  // window) at one location (`option` holds the location); false when fn asked to stop.
+  auto definitions = [&](const SpaceDefinition* defs, bool root) {
     if (!info.has_update) {
-      return ScheduleSpaceImpl::ForEachFull(info.defs[0], root, [&](const FullChoice& c) {
+      return ScheduleSpaceImpl::ForEachFull(defs[0], root, [&](const FullChoice& c) {
         option.clear_pure();
-        ScheduleSpaceImpl::FillFull(*this, ctx.stage, info.defs[0], c, option.mutable_pure());
+        ScheduleSpaceImpl::FillFull(*this, ctx.stage, defs[0], c, option.mutable_pure());
         return fn(option);
       });
     }
-    for (const RestrictedChoice& r : ScheduleSpaceImpl::RestrictedChoices(info.defs[0], root)) {
+    for (const RestrictedChoice& r : ScheduleSpaceImpl::RestrictedChoices(defs[0], root)) {
       option.clear_pure();
-      ScheduleSpaceImpl::FillRestricted(*this, ctx.stage, info.defs[0], r, option.mutable_pure());
-      const bool go_on =
-          ScheduleSpaceImpl::ForEachFull(info.defs[1], root, [&](const FullChoice& c) {
-            option.clear_update();
-            ScheduleSpaceImpl::FillFull(*this, ctx.stage, info.defs[1], c, option.mutable_update());
-            return fn(option);
-          });
+      ScheduleSpaceImpl::FillRestricted(*this, ctx.stage, defs[0], r, option.mutable_pure());
+      const bool go_on = ScheduleSpaceImpl::ForEachFull(defs[1], root, [&](const FullChoice& c) {
+        option.clear_update();
+        ScheduleSpaceImpl::FillFull(*this, ctx.stage, defs[1], c, option.mutable_update());
+        return fn(option);
+      });
       if (!go_on) return false;
     }
     return true;
   };
   option.set_compute(ROOT);
-  if (!definitions(true)) return;
+  if (!definitions(info.defs, true)) return;
+  std::vector<SpaceDefinition> storage;
   for (size_t i = 0; i < ctx.at_loops.size(); ++i) {
     option.Clear();
     option.set_stage(info.name);
     ScheduleSpaceImpl::FillLocation(*this, ctx, static_cast<int>(i), &option);
-    if (!definitions(false)) return;
+    const SpaceDefinition* defs =
+        ScheduleSpaceImpl::DefinitionsWithin(*this, ctx.stage, ctx.at_windows[i], &storage);
+    if (!definitions(defs, false)) return;
   }
 }
 

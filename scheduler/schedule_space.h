@@ -52,6 +52,15 @@
 //              whose required region then exceeds their extent ("Input buffer x is
 //              accessed at 12, which is beyond the max (6)"). The AT options on such
 //              an h are its loops with no pure loop of extent > 1 inside.
+//              Windows: a stage whose single host reads it aligned (elementwise,
+//              broadcast, pad, concat, unit-stride slice, nearest upsample; through
+//              inlined consumers that do too) computes, at a host loop, along each
+//              dim at most the span of the host's loops of that dim inside the loop
+//              (the host's own window when its level 0 is inside).
+//              Its splits AT that loop are those whose product fits the window: a
+//              larger split only makes a loop of extent 1 and a partly false guard,
+//              and Halide 14 mislowers some of them (an out-of-bounds input read, a
+//              crash in its simplifier). So the options at each AT loop differ.
 //   storage    at the compute location only (store COMPUTE_LOCATION_UNSPECIFIED).
 //              Storage outside the compute loop makes Halide 14 slide windows and
 //              fold storage, and its sliding window computes wrong values for
@@ -99,6 +108,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -165,7 +175,8 @@ class ScheduleSpace {
   // Whether the stage may be inlined (no update definition, not an output).
   bool InlineLegal(int stage) const;
   // Options of the stage's own definitions for one location (product over its
-  // definitions): ROOT, and AT (one compute location).
+  // definitions): ROOT, and AT a loop whose window (see Windows above) is the stage's
+  // whole extent (narrower windows offer fewer splits).
   int64_t DefinitionOptions(int stage, bool root) const;
 
   // --- the next stage of a partial schedule -------------------------------------
@@ -211,7 +222,8 @@ class ScheduleSpace {
   //    vectorized, unrolled or inside the vectorized loop, and it encloses every use
   //    of the stage (the loop nests of the consumers, through inlined ones, each
   //    nested in its own compute location). If the host is a clamped window (above),
-  //    no pure loop of extent > 1 of the host lies inside the loop.
+  //    no pure loop of extent > 1 of the host lies inside the loop. No split of the
+  //    stage is larger than its window at the loop (Windows, above).
   //  - store: unset, or equal to the compute location (see storage above).
   //  - splits: dims of the definition (pure dims; the update also has reduction
   //    dims), each at most once, factors >= 2; the product of a dim's factors must not
@@ -229,10 +241,10 @@ class ScheduleSpace {
   //    vectorized one.
   //  - a stage without update has an empty update schedule.
   Status Check(const ScheduleSpec& spec) const;
-  // Check for a schedule that was measured, which may come from a space before rule 4
-  // of docs/SCHEDULES.md (clamped windows): every rule but that one. Rule 4 refuses
-  // schedules that Halide 14 may fail to run; one measured OK ran, and its loop nest
-  // and features are as well defined as any legal schedule's.
+  // Check for a schedule that was measured, which may come from a space before rules 4
+  // and 5 of docs/SCHEDULES.md (clamped windows, splits within the window): every rule
+  // but those. They refuse schedules that Halide 14 may fail to run; one measured OK
+  // ran, and its loop nest and features are as well defined as any legal schedule's.
   Status CheckMeasured(const ScheduleSpec& spec) const;
 
   // The loops of the definition of `stage` that producers can be computed in (its
@@ -245,8 +257,10 @@ class ScheduleSpace {
 
  private:
   struct StageInfo;
+  struct AtCounts;
 
-  Status Check(const ScheduleSpec& spec, bool clamped_window_rule) const;
+  // strict: rules 4 and 5 of docs/SCHEDULES.md apply.
+  Status Check(const ScheduleSpec& spec, bool strict) const;
 
   const PipelineGraph& graph_;
   TargetParams target_;
@@ -254,6 +268,8 @@ class ScheduleSpace {
   std::vector<int> order_;
   std::vector<int> position_;  // stage -> index in order_
   std::vector<StageInfo> stages_;
+  // Options per (stage, window) of the AT loops met so far, shared by copies.
+  std::shared_ptr<AtCounts> at_counts_;
   // Private helpers live in space_internal.h and the scheduler's .cc files.
   friend class ScheduleSpaceImpl;
 };

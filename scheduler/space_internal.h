@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -103,6 +106,12 @@ struct StageState {
   // there has bounds Halide 14 overestimates (rule 4 of docs/SCHEDULES.md), so no
   // stage is computed at one of its loops with a pure loop inside.
   bool clamped_window = false;
+  // Per pure dim, the extent of the region it computes, as far as the space can bound
+  // it: at ROOT the dim's extent; AT a loop of a host that reads it aligned (through
+  // inlined consumers that do too: StageReader::aligned), at most the span of the
+  // host's loops of that dim inside the loop (rule 5 of docs/SCHEDULES.md: no split
+  // is larger than this).
+  std::vector<int64_t> window;
 };
 
 // One use of a stage: a non-inlined consumer reached through inlined ones, and the
@@ -118,9 +127,9 @@ class ScheduleSpaceImpl;
 // before `pos`). The spec may grow (RandomCompletion appends to it).
 class SpecState {
  public:
-  // clamped_window_rule: whether rule 4 of docs/SCHEDULES.md applies (ScheduleSpace::
-  // CheckMeasured leaves it out).
-  SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool clamped_window_rule = true);
+  // strict: whether rules 4 and 5 of docs/SCHEDULES.md apply (ScheduleSpace::
+  // CheckMeasured leaves them out).
+  SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool strict = true);
   // The compute location of decision `pos`, the default resolved (no checks).
   ComputeLocation Location(int pos) const;
   // Validates decision `pos` against the earlier ones and records it.
@@ -133,13 +142,16 @@ class SpecState {
   // Whether `stage` is read through clamped indices by a consumer, or by one of the
   // inlined consumers through which its uses are found.
   bool ReadClamped(int stage);
+  // Whether every consumer of `stage`, and every inlined consumer through which its
+  // uses are found, reads it aligned (StageReader::aligned).
+  bool ReadAligned(int stage);
   const ScheduleSpec& spec() const { return *spec_; }
-  bool clamped_window_rule() const { return clamped_window_rule_; }
+  bool strict() const { return strict_; }
 
  private:
   const ScheduleSpace& space_;
   const ScheduleSpec* spec_;
-  bool clamped_window_rule_;
+  bool strict_;
   std::vector<std::unique_ptr<StageState>> states_;           // by position
   std::vector<std::unique_ptr<std::vector<StageUse>>> uses_;  // by stage
 };
@@ -153,6 +165,10 @@ struct NextContext {
   bool host_update = false;
   const ResolvedDefinition* host_def = nullptr;
   std::vector<int> at_loops;  // positions in host_def->loops
+  // Per AT loop: the stage's window there (StageState::window) and its number of
+  // definition options (splits within the window).
+  std::vector<std::vector<int64_t>> at_windows;
+  std::vector<int64_t> at_counts;
 };
 
 class ScheduleSpaceImpl {
@@ -180,9 +196,30 @@ class ScheduleSpaceImpl {
   // Sets out->clamped_window for `stage` computed at loop `q` of `host_def`.
   static void SetClampedWindow(SpecState& state, int stage, const ResolvedDefinition& host_def,
                                int q, StageState* out);
+  // The stage's extents (its window at ROOT).
+  static std::vector<int64_t> Extents(const ScheduleSpace& space, int stage);
+  // The window (StageState::window) of `stage` computed at loop `q` of the pure
+  // definition of `host`, or of its update (`host_update`).
+  static std::vector<int64_t> WindowAt(const ScheduleSpace& space, SpecState& state, int stage,
+                                       int host, bool host_update, int q);
+  // The first split of a definition larger than the window (the dim, or -1).
+  static int SplitBeyondWindow(const ResolvedDefinition& def, const std::vector<int64_t>& window);
 
   // Options.
   static NextContext Context(const ScheduleSpace& space, SpecState& state);
+  // `def` with only the splits of its pure dims that fit in `window`.
+  static SpaceDefinition WithinWindow(const SpaceDefinition& def,
+                                      const std::vector<int64_t>& window);
+  // Whether `window` is narrower than the stage's extent along some dim.
+  static bool Narrower(const ScheduleSpace& space, int stage, const std::vector<int64_t>& window);
+  // The stage's definitions (pure, then update if it has one) with splits within
+  // `window`: StageInfo::defs itself unless the window is Narrower, else copies kept in
+  // `storage`.
+  static const SpaceDefinition* DefinitionsWithin(const ScheduleSpace& space, int stage,
+                                                  const std::vector<int64_t>& window,
+                                                  std::vector<SpaceDefinition>* storage);
+  // Options of the stage's definitions computed AT a loop giving it `window`.
+  static int64_t CountAt(const ScheduleSpace& space, int stage, const std::vector<int64_t>& window);
   static int64_t CountFull(const SpaceDefinition& def, bool root);
   // The loop order of `choice` (split, chosen dim, placement) into `loops`.
   static void FullOrder(const SpaceDefinition& def, const FullChoice& choice,
@@ -200,7 +237,21 @@ class ScheduleSpaceImpl {
                              const RestrictedChoice& choice, DefinitionSchedule* out);
   static void FillLocation(const ScheduleSpace& space, const NextContext& ctx, int at_index,
                            StageSchedule* out);
+  // Samples the definitions of the next stage (`out` holds its location) from `defs`.
+  static void SampleDefinitions(const ScheduleSpace& space, int stage, const SpaceDefinition* defs,
+                                bool root, SpaceRng& rng, StageSchedule* out);
   static StageSchedule Sample(const ScheduleSpace& space, SpecState& state, SpaceRng& rng);
+};
+
+// A consumer of a stage and the definitions of it that read the stage (bit 0 pure, bit
+// 1 update); aligned: it reads the stage in its pure definition only, each pure dim of
+// the stage following the consumer's dim of the same index, so that w points of the
+// consumer along a dim read at most w points of the stage along it (elementwise ops,
+// broadcasts, pads, concatenations, unit-stride slices, nearest upsampling).
+struct StageReader {
+  int stage = 0;
+  int defs = 0;
+  bool aligned = false;
 };
 
 // The stage's option structure, built once by the constructor.
@@ -210,12 +261,18 @@ struct ScheduleSpace::StageInfo {
   bool is_output = false;
   bool inline_legal = false;
   SpaceDefinition defs[2];  // [0] pure, [1] update (empty without update)
-  // Consumers and the definitions of each that read this stage (bit 0 pure, 1 update).
-  std::vector<std::pair<int, int>> readers;
+  std::vector<StageReader> readers;
   // Some consumer reads this stage through clamped indices (ClampedAxes).
   bool read_clamped = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
+};
+
+// The memo of ScheduleSpaceImpl::CountAt: counting the options within a window takes
+// longer than sampling one, and a stage meets few distinct windows.
+struct ScheduleSpace::AtCounts {
+  std::shared_mutex mutex;
+  std::map<std::pair<int, std::vector<int64_t>>, int64_t> counts;
 };
 
 // Text of a loop for error messages: "'d0' level 1" or "'d0'".

@@ -286,7 +286,7 @@ std::vector<std::string> Differences(const ScheduleSpace& space, const ScheduleS
 void ExpectAgreement(const ScheduleSpace& space, const ScheduleSpec& spec,
                      AllocationCounts* counts) {
   SCOPED_TRACE("schedule:\n" + spec.DebugString());
-  ASSERT_TRUE(space.Check(spec).ok()) << space.Check(spec).ToString();
+  ASSERT_TRUE(space.CheckMeasured(spec).ok()) << space.CheckMeasured(spec).ToString();
   const std::vector<std::string> differences = Differences(space, spec, counts);
   std::string text;
   for (const std::string& d : differences) text += "\n  " + d;
@@ -371,43 +371,11 @@ void Split(DefinitionSchedule* def, const std::string& dim, const std::vector<in
 
 // Reductions computed at an inner loop of their consumer, whose splits are wider than
 // the point each realization covers: Halide runs the iterations of that point only (the
-// guarded tails skip the rest), and so must the totals. The metrics' case first: matmul
-// (66x66, k=1024) of random pipeline 119 at a loop of silu, one point per realization.
+// guarded tails skip the rest), and so must the totals. (Found first as matmul of random
+// pipeline 119 at a loop of silu. Rule 5 of docs/SCHEDULES.md refuses such splits where
+// it knows the window; schedules measured before it keep them: CheckMeasured.)
 TEST(GuardedTailCrossCheck, FeaturesCountTheIterationsThatRunInsideConsumers) {
   AllocationCounts counts;
-  {
-    RandomPipelineOptions options;
-    options.max_ops = 8;
-    const PipelineGraph graph = MustBuild(RandomPipeline(119, options));
-    const ScheduleSpace space(graph);
-    const ScheduleSpec spec = space.RandomSchedule(19005);
-    ExpectAgreement(space, spec, &counts);
-    // It still holds such a stage: an update at a consumer loop whose loops hold more
-    // iterations than its region and reduction have points.
-    const Featurizer featurizer(space);
-    PipelineFeatures f;
-    ASSERT_TRUE(featurizer.Featurize(spec, &f).ok());
-    const std::vector<std::string>& names = CurrentFeatureSchema().dependent_names;
-    const Columns col(names);
-    int clipped = 0;
-    for (int s = 0; s < graph.num_stages(); ++s) {
-      const float* row = &f.dependent[s * names.size()];
-      double reduction = 1, loops = row[col("loops_beyond_slots")];
-      for (const LoopDim& d : graph.loops(s).reduction) reduction *= d.extent;
-      for (int q = 0; q < kLoopSlots && q < row[col("num_loops")]; ++q) {
-        loops *= row[col("loop" + std::to_string(q) + "_extent")];
-      }
-      const double points =
-          static_cast<double>(row[col("realizations")]) * row[col("region_points")] * reduction;
-      if (row[col("loc_at")] == 1 && !graph.loops(s).reduction.empty() &&
-          loops * row[col("realizations")] > 2 * points) {
-        ++clipped;
-        EXPECT_TRUE(Close(row[col("update_iterations")], points)) << graph.stage(s).name();
-      }
-    }
-    EXPECT_GE(clipped, 1);
-  }
-
   // matmul -> relu: matmul at relu's inner column loop (8 of 30, guarded), its update's
   // d1 split by 16 and k by 16.
   {
@@ -490,9 +458,10 @@ TEST(GuardedTailCrossCheck, FeaturesCountTheIterationsThatRunInsideConsumers) {
   Report(counts);
 }
 
-// Legal specs the space never samples: four split levels, levels reordered against each
-// other, factors beyond the extent with guarded tails, a split reduction that does not
-// divide its extent, vectorizing an outer loop.
+// Specs the space never samples (CheckMeasured: some split beyond their window, which
+// rule 5 now refuses): four split levels, levels reordered against each other, factors
+// beyond the extent with guarded tails, a split reduction that does not divide its
+// extent, vectorizing an outer loop.
 TEST(HandWrittenCrossCheck, SchedulesOutsideTheSampledFamily) {
   PipelineBuilder b("stencil");
   const std::string relu = b.Relu(b.Input("x", {1, 3, 20, 20}));

@@ -9,13 +9,18 @@
 //
 // Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
 //          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
-//          [--source 1]
+//          [--source 1] [--schedule FILE] [--random-limits OPS,ELEMENTS,FLOPS]
 // A failure names its pipeline's number P: --first-pipeline P --count K reruns it and
 // the schedules before it on that pipeline; --source 1 prints the Halide source of
-// each failed schedule (scheduler/schedule_source.h).
+// each failed schedule (scheduler/schedule_source.h) and its ScheduleSpec as text;
+// --schedule FILE checks that text (edited, say, to reduce a failure) on pipeline P
+// instead of random schedules (an edit the space calls illegal fails as such).
+// --random-limits sets the random pipelines' generator limits (default 12,32768,2e7;
+// the dataset campaign's are 8,262144,1e8).
 
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,8 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "common/files.h"
+#include "google/protobuf/text_format.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
+#include "pipeline/random_pipeline.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_source.h"
 #include "scheduler/schedule_space.h"
@@ -42,7 +50,9 @@ struct Flags {
   int threads = 2;
   int samples = 3;
   int timeout_seconds = 300;
-  bool source = false;  // print the Halide source of each failed schedule
+  bool source = false;           // print the Halide source of each failed schedule
+  std::string schedule_file;     // a text ScheduleSpec to check instead of random ones
+  RandomPipelineOptions random;  // limits of the random pipelines
 };
 
 void Usage(const char* argv0) {
@@ -50,7 +60,8 @@ void Usage(const char* argv0) {
                "usage: %s [--count N] [--first-pipeline P] [--per-pipeline K]\n"
                "          [--pipelines zoo|random|mixed] [--threads T] [--samples S]"
                " [--timeout S]\n"
-               "          [--source 0|1]\n",
+               "          [--source 0|1] [--schedule FILE]"
+               " [--random-limits OPS,ELEMENTS,FLOPS]\n",
                argv0);
 }
 
@@ -59,6 +70,17 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) return false;
     const char* value = argv[++i];
+    if (arg == "--schedule") {
+      flags.schedule_file = value;
+      continue;
+    }
+    if (arg == "--random-limits") {
+      if (std::sscanf(value, "%d,%" SCNd64 ",%lf", &flags.random.max_ops,
+                      &flags.random.max_elements, &flags.random.max_flops) != 3) {
+        return false;
+      }
+      continue;
+    }
     if (arg == "--pipelines") {
       flags.pipelines = value;
       if (flags.pipelines != "zoo" && flags.pipelines != "random" && flags.pipelines != "mixed") {
@@ -111,7 +133,7 @@ PipelineCase MakePipeline(const Flags& flags, int p) {
     const uint64_t seed =
         1 + static_cast<uint64_t>(flags.pipelines == "random" ? p : p - p / 3 - 1);
     c.name = "random:" + std::to_string(seed);
-    c.spec = schedule_checks::RandomPipelineCase(seed);
+    c.spec = RandomPipeline(seed, flags.random);
   }
   return c;
 }
@@ -217,9 +239,19 @@ std::string Cause(const std::string& message) {
 
 int Main(int argc, char** argv) {
   Flags flags;
+  flags.random = schedule_checks::RandomPipelineCaseOptions();
   if (!ParseFlags(argc, argv, flags)) {
     Usage(argv[0]);
     return 2;
+  }
+  ScheduleSpec given;
+  if (!flags.schedule_file.empty()) {
+    const StatusOr<std::string> text = ReadFileBytes(flags.schedule_file);
+    if (!text.ok() || !google::protobuf::TextFormat::ParseFromString(*text, &given)) {
+      std::fprintf(stderr, "%s: not a text ScheduleSpec\n", flags.schedule_file.c_str());
+      return 2;
+    }
+    flags.count = 1;
   }
   const auto start = std::chrono::steady_clock::now();
   int passed = 0, failed = 0;
@@ -252,12 +284,16 @@ int Main(int argc, char** argv) {
         line = buffer;
       } else {
         const ScheduleSpace space(*graph);
-        const ScheduleSpec spec = space.RandomSchedule(schedule_checks::ScheduleSeed(
-            graph->spec().name(), k + flags.per_pipeline * pipeline.round));
+        const ScheduleSpec spec =
+            flags.schedule_file.empty()
+                ? space.RandomSchedule(schedule_checks::ScheduleSeed(
+                      graph->spec().name(), k + flags.per_pipeline * pipeline.round))
+                : given;
         outcome = CheckInChild(space, spec, reference->outputs, flags);
         if (!outcome.pass && flags.source) {
           const StatusOr<std::string> source = ScheduleSource(*graph, spec);
-          failed_source = "\n" + (source.ok() ? *source : source.status().message());
+          failed_source = "\n" + (source.ok() ? *source : source.status().message()) + "\n" +
+                          spec.DebugString();
         }
         std::snprintf(buffer, sizeof(buffer), "#%-5d %-24s stages %3d  schedule %s", done,
                       pipeline.name.c_str(), graph->num_stages(),

@@ -18,12 +18,16 @@ StatusOr<PipelineSpec> ZooBlock(const std::string& name) {
   return MakeZooBlock(name, options);
 }
 
-StatusOr<PipelineSpec> RandomPipelineCase(uint64_t seed) {
+RandomPipelineOptions RandomPipelineCaseOptions() {
   RandomPipelineOptions options;
   options.max_ops = 12;
   options.max_elements = int64_t{1} << 15;
   options.max_flops = 2e7;
-  return RandomPipeline(seed, options);
+  return options;
+}
+
+StatusOr<PipelineSpec> RandomPipelineCase(uint64_t seed) {
+  return RandomPipeline(seed, RandomPipelineCaseOptions());
 }
 
 uint64_t ScheduleSeed(const std::string& pipeline_name, int k) {

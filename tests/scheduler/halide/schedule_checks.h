@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
+#include "pipeline/random_pipeline.h"
 #include "pipeline/tensor.h"
 #include "schedfarm.pb.h"
 #include "scheduler/halide/loop_nest.h"
@@ -25,7 +26,9 @@ namespace schedule_checks {
 // A zoo block at the size of the checks: spatial and channel sizes halved (seconds of
 // compile, milliseconds of run under random schedules).
 StatusOr<PipelineSpec> ZooBlock(const std::string& name);
-// A random pipeline of the checks: up to 12 operators, 2^15 elements per tensor.
+// A random pipeline of the checks: up to 12 operators, 2^15 elements per tensor, 2e7
+// FLOPs (RandomPipelineCaseOptions).
+RandomPipelineOptions RandomPipelineCaseOptions();
 StatusOr<PipelineSpec> RandomPipelineCase(uint64_t seed);
 
 // The seed of the `k`-th random schedule of a pipeline: distinct pipelines get
