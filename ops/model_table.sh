@@ -5,13 +5,25 @@
 # its held-out pipelines (farm-learner --train). The GCN takes the longest (tens of
 # minutes on two cores).
 #
-#   ops/model_table.sh [--models A,B ...more farm-learner flags]
+#   ops/model_table.sh [--dataset FILE] [--models A,B ...more farm-learner flags]
+#
+# --dataset FILE replays another recorded dataset (default: the one replay_all.yaml
+# names) with the same campaign settings.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+campaign_file="$root/configs/campaigns/replay_all.yaml"
+work="$(mktemp -d)"
+if [ "${1:-}" = "--dataset" ]; then
+  [ $# -ge 2 ] || { echo "model_table: --dataset needs a file" >&2; exit 2; }
+  dataset="$(realpath "$2")" || exit 2
+  [ -f "$dataset" ] || { echo "model_table: no dataset file $2" >&2; exit 2; }
+  shift 2
+  sed "s|^replay: .*|replay: {dataset: $dataset}|" "$campaign_file" >"$work/replay.yaml"
+  campaign_file="$work/replay.yaml"
+fi
 "$root/ops/build.sh" >&2
 build="${SCHEDFARM_BUILD_DIR:-$root/build}"
-work="$(mktemp -d)"
-"$build/farmctl/farmctl" local "$root/configs/campaigns/replay_all.yaml" --dir "$work" >"$work/local.log"
+"$build/farmctl/farmctl" local "$campaign_file" --dir "$work" >"$work/local.log"
 "$build/coordinator/farm-coordinator" --store "$work/store" --endpoint tcp://127.0.0.1:5598 \
   >"$work/coordinator.log" 2>&1 &
 coordinator=$!
