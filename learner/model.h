@@ -42,6 +42,9 @@ struct TrainOptions {
   // have it (the GCN kinds and sage; docs/MODELS.md, "Early stopping"): faster, at a
   // cost in top-1 regret measured in docs/EVALUATION.md.
   bool early_stopping = false;
+  // Multiplies the learning rate of every Torch kind. For the tests of what the learner
+  // does with a model whose training diverges (farm-learner --test-learning-rate-scale).
+  double learning_rate_scale = 1;
 };
 
 class PerformanceModel {

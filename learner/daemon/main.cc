@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -43,6 +44,8 @@ constexpr char kUsage[] =
     "                          training pipelines (faster; docs/MODELS.md)\n"
     "  --drop-features P,Q     with --train: zero the feature columns whose names start\n"
     "                          with P or Q in every sample, an ablation (docs/FEATURES.md)\n"
+    "  --test-learning-rate-scale F   tests only: every kind's learning rate times F\n"
+    "                          (1e36 makes training diverge: the model is not stored)\n"
     "  --seed N                seed of the split and of training (default 1)\n"
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
     "  --min-samples N         OK measurements a campaign needs before its first\n"
@@ -91,6 +94,7 @@ int Main(int argc, char** argv) {
                                   {"--train-samples", true},
                                   {"--early-stopping", false},
                                   {"--drop-features", true},
+                                  {"--test-learning-rate-scale", true},
                                   {"--poll-ms", true},
                                   {"--nice", true},
                                   {"--curve-key", true},
@@ -137,6 +141,15 @@ int Main(int argc, char** argv) {
   options.train.threads = static_cast<int>(threads);
   options.train.seed = static_cast<uint64_t>(seed);
   options.train.early_stopping = flags.has("--early-stopping");
+  if (flags.has("--test-learning-rate-scale")) {
+    char* end = nullptr;
+    const std::string text = flags.get("--test-learning-rate-scale");
+    options.train.learning_rate_scale = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(options.train.learning_rate_scale > 0) ||
+        !std::isfinite(options.train.learning_rate_scale)) {
+      return UsageError("--test-learning-rate-scale must be a positive number, got '" + text + "'");
+    }
+  }
   if (flags.has("--drop-features")) {
     if (!flags.has("--train")) return UsageError("--drop-features is for --train");
     std::stringstream list(flags.get("--drop-features"));

@@ -113,8 +113,9 @@ Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberP
     torch::manual_seed(plan.seed + k);
     BilstmNet net = NewNet();
     if (warm) CopyState(*members_[k % members_.size()], *net);
-    torch::optim::Adam optimizer(net->parameters(),
-                                 torch::optim::AdamOptions(options_.learning_rate));
+    torch::optim::Adam optimizer(
+        net->parameters(),
+        torch::optim::AdamOptions(options_.learning_rate * plan.learning_rate_scale));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
     net->train();

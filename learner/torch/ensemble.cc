@@ -231,6 +231,7 @@ Status TorchEnsembleModel::Train(const std::vector<Sample>& train, const TrainOp
   plan.time_limit_seconds = options.time_limit_seconds;
   plan.warm_start = options.warm_start && trained_;
   plan.early_stopping = options.early_stopping;
+  plan.learning_rate_scale = options.learning_rate_scale;
   plan.start = std::chrono::steady_clock::now();
   ThreadScope threads(options.threads);
   SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] { return TrainMembers(train, plan); }));

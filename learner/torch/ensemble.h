@@ -93,6 +93,7 @@ struct MemberPlan {
   uint64_t seed = 0;                            // member k uses seed + k
   bool warm_start = false;                      // TrainOptions.warm_start on a trained model
   bool early_stopping = false;                  // TrainOptions.early_stopping
+  double learning_rate_scale = 1;               // TrainOptions.learning_rate_scale
   double time_limit_seconds = 0;                // 0: none
   std::chrono::steady_clock::time_point start;  // of the whole training
 };

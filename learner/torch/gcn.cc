@@ -185,7 +185,8 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
     torch::manual_seed(plan.seed + k);
     GcnNet net(invariant_columns(), dependent_columns() + 1, options_.layers);
     torch::optim::Adagrad optimizer(
-        net->parameters(), torch::optim::AdagradOptions(kLearningRate).weight_decay(kWeightDecay));
+        net->parameters(), torch::optim::AdagradOptions(kLearningRate * plan.learning_rate_scale)
+                               .weight_decay(kWeightDecay));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
     EarlyStopping stopping;

@@ -58,8 +58,9 @@ Status LannModel::TrainMembers(const std::vector<Sample>& train, const MemberPla
   for (int k = 0; k < plan.members; ++k) {
     torch::manual_seed(plan.seed + k);
     LannNet net(inputs(), options_.hidden);
-    torch::optim::Adam optimizer(net->parameters(),
-                                 torch::optim::AdamOptions(options_.learning_rate));
+    torch::optim::Adam optimizer(
+        net->parameters(),
+        torch::optim::AdamOptions(options_.learning_rate * plan.learning_rate_scale));
     const MemberBudget budget(plan, k);
     for (int step = 0; step < plan.epochs && (step == 0 || !budget.Expired()); ++step) {
       const torch::Tensor loss = torch::mse_loss(net->forward(x), y);

@@ -109,8 +109,9 @@ Status SageModel::TrainMembers(const std::vector<Sample>& train, const MemberPla
   for (int k = 0; k < plan.members; ++k) {
     torch::manual_seed(plan.seed + k);
     SageNet net = NewNet(options_);
-    torch::optim::Adam optimizer(net->parameters(),
-                                 torch::optim::AdamOptions(options_.learning_rate));
+    torch::optim::Adam optimizer(
+        net->parameters(),
+        torch::optim::AdamOptions(options_.learning_rate * plan.learning_rate_scale));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
     EarlyStopping stopping;

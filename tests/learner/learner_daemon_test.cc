@@ -257,6 +257,33 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
   second->Signal(SIGKILL);
   second->Wait(10000);
 
+  // A training that diverges (every learning rate times 1e36) stores nothing: the
+  // learner says why, keeps the newest stored model and goes on proposing with it.
+  reply = client.Call(models);
+  ASSERT_TRUE(reply && reply->models().models_size() > 0);
+  const std::string kept = reply->models().models(0).version();
+  std::vector<std::string> diverging_flags = learner_flags;
+  diverging_flags.insert(diverging_flags.end(), {"--test-learning-rate-scale", "1e36"});
+  ChildProcess diverging(FARM_LEARNER_BIN, diverging_flags);
+  ASSERT_TRUE(WaitForLog(diverging, "event=training_failed", 300)) << diverging.Log();
+  const std::string failed = LogFrom(diverging.Log(), "event=training_failed");
+  EXPECT_NE(failed.substr(0, failed.find('\n')).find("diverged (loss"), std::string::npos)
+      << failed;
+  std::string after;  // the first proposal after the failed training
+  for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+       after.empty() && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    after = LogFrom(LogFrom(diverging.Log(), "event=training_failed"), "event=proposed");
+  }
+  ASSERT_FALSE(after.empty()) << diverging.Log();
+  EXPECT_NE(after.substr(0, after.find('\n')).find("model=" + kept), std::string::npos)
+      << diverging.Log();
+  reply = client.Call(models);
+  ASSERT_TRUE(reply && reply->models().models_size() > 0);
+  EXPECT_EQ(reply->models().models(0).version(), kept);
+  diverging.Signal(SIGKILL);
+  diverging.Wait(10000);
+
   // A truncated blob as the newest stored model: an event naming it, then training.
   ClientRequest store;
   Model* bad = store.mutable_store_model()->mutable_model();
@@ -350,6 +377,14 @@ TEST(LearnerDaemonTest, RefusesBadArguments) {
   EXPECT_EQ(WEXITSTATUS(*status), 2);
   EXPECT_NE(empty_prefix.Log().find("--drop-features: an empty prefix"), std::string::npos)
       << empty_prefix.Log();
+  ChildProcess bad_scale(
+      FARM_LEARNER_BIN, {"--coordinator", "tcp://127.0.0.1:1", "--test-learning-rate-scale", "-1"});
+  status = bad_scale.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(bad_scale.Log().find("--test-learning-rate-scale must be a positive number, got '-1'"),
+            std::string::npos)
+      << bad_scale.Log();
 }
 
 }  // namespace
