@@ -395,14 +395,14 @@ std::vector<int64_t> ScheduleSpaceImpl::WindowAt(const ScheduleSpace& space, Spe
   return window;
 }
 
-int ScheduleSpaceImpl::SplitBeyondWindow(const ResolvedDefinition& def,
-                                         const std::vector<int64_t>& window) {
-  for (size_t d = 0; d < window.size(); ++d) {
-    int64_t product = 1;
-    for (int64_t f : def.factors[d]) product *= f;
-    if (product > window[d]) return static_cast<int>(d);
+int64_t FactorProduct(const std::vector<int64_t>& factors) {
+  int64_t product = 1;
+  for (int64_t f : factors) {
+    product = product > std::numeric_limits<int64_t>::max() / f
+                  ? std::numeric_limits<int64_t>::max()
+                  : product * f;
   }
-  return -1;
+  return product;
 }
 
 void ScheduleSpaceImpl::SetClampedWindow(SpecState& state, int stage,
@@ -600,18 +600,19 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   // docs/SCHEDULES.md).
   out->window = WindowAt(space, state, stage, host, hu == 1, q);
   for (int u = 0; u < (info.has_update ? 2 : 1) && state.strict(); ++u) {
-    const int beyond = SplitBeyondWindow(out->defs[u], out->window);
-    if (beyond < 0) continue;
-    int64_t product = 1;
-    for (int64_t f : out->defs[u].factors[beyond]) product *= f;
-    return Status::Error(
-        where() + ": " + DefName(u == 1) + ".splits: dim '" + info.defs[u].dims[beyond].name +
-        "' split by " + std::to_string(product) + " at " + at.stage() + "." +
-        LoopVarName(at.dim(), at.level(), hres.num_levels[dim]) + ", which gives this stage a " +
-        "window of " + std::to_string(out->window[beyond]) + " along it: a split larger than " +
-        "the window only makes a loop of extent 1 and a partly false guard, and Halide 14 " +
-        "mislowers some of them; split '" + info.defs[u].dims[beyond].name + "' by at most " +
-        std::to_string(out->window[beyond]));
+    for (size_t d = 0; d < out->window.size(); ++d) {
+      const int64_t product = FactorProduct(out->defs[u].factors[d]);
+      if (product <= out->window[d]) continue;
+      const std::string& name = info.defs[u].dims[d].name;
+      return Status::Error(
+          where() + ": " + DefName(u == 1) + ".splits: dim '" + name + "' split by " +
+          std::to_string(product) + " at " + at.stage() + "." +
+          LoopVarName(at.dim(), at.level(), hres.num_levels[dim]) + ", which gives this stage a " +
+          "window of " + std::to_string(out->window[d]) + " along it: a split larger than the " +
+          "window only makes a loop of extent 1 and a partly false guard, and Halide 14 " +
+          "mislowers some of them; split '" + name + "' by at most " +
+          std::to_string(out->window[d]));
+    }
   }
 
   // Storage outside the compute loop makes Halide 14 apply its sliding-window and

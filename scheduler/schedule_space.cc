@@ -771,9 +771,7 @@ SpaceDefinition ScheduleSpaceImpl::WithinWindow(const SpaceDefinition& def,
     std::vector<std::vector<int64_t>>& splits = out.dims[d].splits;
     splits.erase(std::remove_if(splits.begin(), splits.end(),
                                 [&](const std::vector<int64_t>& factors) {
-                                  int64_t product = 1;
-                                  for (int64_t f : factors) product *= f;
-                                  return product > window[d];
+                                  return FactorProduct(factors) > window[d];
                                 }),
                  splits.end());
   }

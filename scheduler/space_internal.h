@@ -202,8 +202,6 @@ class ScheduleSpaceImpl {
   // definition of `host`, or of its update (`host_update`).
   static std::vector<int64_t> WindowAt(const ScheduleSpace& space, SpecState& state, int stage,
                                        int host, bool host_update, int q);
-  // The first split of a definition larger than the window (the dim, or -1).
-  static int SplitBeyondWindow(const ResolvedDefinition& def, const std::vector<int64_t>& window);
 
   // Options.
   static NextContext Context(const ScheduleSpace& space, SpecState& state);
@@ -274,6 +272,9 @@ struct ScheduleSpace::AtCounts {
   std::shared_mutex mutex;
   std::map<std::pair<int, std::vector<int64_t>>, int64_t> counts;
 };
+
+// The product of a split's factors, saturated at the largest int64_t.
+int64_t FactorProduct(const std::vector<int64_t>& factors);
 
 // Text of a loop for error messages: "'d0' level 1" or "'d0'".
 std::string LoopText(const SpaceDefinition& def, int dim, int level, int num_levels);

@@ -195,14 +195,20 @@ std::string LogFrom(const std::string& log, const std::string& from) {
   return at == std::string::npos ? "" : log.substr(at);
 }
 
-// Waits until `process`'s log contains `text` or the timeout passes.
-bool WaitForLog(const ChildProcess& process, const std::string& text, int seconds) {
+// Waits until `process`'s log contains `text` after the first `after` (from the start
+// when `after` is empty) or the timeout passes.
+bool WaitForLogAfter(const ChildProcess& process, const std::string& after, const std::string& text,
+                     int seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (process.Log().find(text) != std::string::npos) return true;
+    if (LogFrom(process.Log(), after).find(text) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return false;
+}
+
+bool WaitForLog(const ChildProcess& process, const std::string& text, int seconds) {
+  return WaitForLogAfter(process, "", text, seconds);
 }
 
 // A learner restarted mid-campaign proposes with the campaign's newest stored model
@@ -269,13 +275,11 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
   const std::string failed = LogFrom(diverging.Log(), "event=training_failed");
   EXPECT_NE(failed.substr(0, failed.find('\n')).find("diverged (loss"), std::string::npos)
       << failed;
-  std::string after;  // the first proposal after the failed training
-  for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-       after.empty() && std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    after = LogFrom(LogFrom(diverging.Log(), "event=training_failed"), "event=proposed");
-  }
-  ASSERT_FALSE(after.empty()) << diverging.Log();
+  ASSERT_TRUE(WaitForLogAfter(diverging, "event=training_failed", "event=proposed", 120))
+      << diverging.Log();
+  // The first proposal after the failed training.
+  const std::string after =
+      LogFrom(LogFrom(diverging.Log(), "event=training_failed"), "event=proposed");
   EXPECT_NE(after.substr(0, after.find('\n')).find("model=" + kept), std::string::npos)
       << diverging.Log();
   reply = client.Call(models);
@@ -335,56 +339,31 @@ TEST(LearnerDaemonTest, ARestartedLearnerProposesWithItsStoredModelAtOnce) {
       << schema_out;
 }
 
+// Runs farm-learner with `args`: a usage error (exit code 2) whose output says `message`.
+void ExpectUsageError(const std::vector<std::string>& args, const std::string& message) {
+  ChildProcess learner(FARM_LEARNER_BIN, args);
+  const std::optional<int> status = learner.Wait(10000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(learner.Log().find(message), std::string::npos) << learner.Log();
+}
+
 TEST(LearnerDaemonTest, RefusesBadArguments) {
-  ChildProcess no_coordinator(FARM_LEARNER_BIN, {});
-  std::optional<int> status = no_coordinator.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(no_coordinator.Log().find("--coordinator is required"), std::string::npos);
-  ChildProcess bad_model(FARM_LEARNER_BIN,
-                         {"--coordinator", "tcp://127.0.0.1:1", "--models", "gcn,forest"});
-  status = bad_model.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(bad_model.Log().find("unknown model kind 'forest'"), std::string::npos)
-      << bad_model.Log();
+  const std::string endpoint = "tcp://127.0.0.1:1";
+  ExpectUsageError({}, "--coordinator is required");
+  ExpectUsageError({"--coordinator", endpoint, "--models", "gcn,forest"},
+                   "unknown model kind 'forest'");
   EXPECT_FALSE(MakePerformanceModel("forest").ok());
-  ChildProcess bad_minimum(FARM_LEARNER_BIN,
-                           {"--coordinator", "tcp://127.0.0.1:1", "--min-samples", "1"});
-  status = bad_minimum.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(bad_minimum.Log().find("--min-samples must be an integer in [2, "), std::string::npos)
-      << bad_minimum.Log();
-  ChildProcess bad_size(FARM_LEARNER_BIN,
-                        {"--coordinator", "tcp://127.0.0.1:1", "--train-samples", "-5"});
-  status = bad_size.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(bad_size.Log().find("--train-samples must be an integer in [0, "), std::string::npos)
-      << bad_size.Log();
-  ChildProcess drop_without_train(
-      FARM_LEARNER_BIN, {"--coordinator", "tcp://127.0.0.1:1", "--drop-features", "loop"});
-  status = drop_without_train.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(drop_without_train.Log().find("--drop-features is for --train"), std::string::npos)
-      << drop_without_train.Log();
-  ChildProcess empty_prefix(FARM_LEARNER_BIN, {"--coordinator", "tcp://127.0.0.1:1", "--train", "c",
-                                               "--drop-features", "loop,,ops_"});
-  status = empty_prefix.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(empty_prefix.Log().find("--drop-features: an empty prefix"), std::string::npos)
-      << empty_prefix.Log();
-  ChildProcess bad_scale(
-      FARM_LEARNER_BIN, {"--coordinator", "tcp://127.0.0.1:1", "--test-learning-rate-scale", "-1"});
-  status = bad_scale.Wait(10000);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(bad_scale.Log().find("--test-learning-rate-scale must be a positive number, got '-1'"),
-            std::string::npos)
-      << bad_scale.Log();
+  ExpectUsageError({"--coordinator", endpoint, "--min-samples", "1"},
+                   "--min-samples must be an integer in [2, ");
+  ExpectUsageError({"--coordinator", endpoint, "--train-samples", "-5"},
+                   "--train-samples must be an integer in [0, ");
+  ExpectUsageError({"--coordinator", endpoint, "--drop-features", "loop"},
+                   "--drop-features is for --train");
+  ExpectUsageError({"--coordinator", endpoint, "--train", "c", "--drop-features", "loop,,ops_"},
+                   "--drop-features: an empty prefix");
+  ExpectUsageError({"--coordinator", endpoint, "--test-learning-rate-scale", "-1"},
+                   "--test-learning-rate-scale must be a positive number, got '-1'");
 }
 
 }  // namespace
