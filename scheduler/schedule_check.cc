@@ -16,6 +16,14 @@ const char* DefName(bool update) { return update ? "update" : "pure"; }
 
 std::string StageWhere(const std::string& name) { return "stage '" + name + "'"; }
 
+// "not at all", "once", "twice", "3 times".
+std::string Times(int n) {
+  if (n <= 0) return "not at all";
+  if (n == 1) return "once";
+  if (n == 2) return "twice";
+  return std::to_string(n) + " times";
+}
+
 std::string DimList(const SpaceDefinition& def) {
   std::string out;
   for (const SpaceDim& d : def.dims) out += (out.empty() ? "" : ", ") + d.name;
@@ -358,21 +366,43 @@ bool SpecState::ReadAligned(int stage) {
   return true;
 }
 
-std::vector<int64_t> ScheduleSpaceImpl::Extents(const ScheduleSpace& space, int stage) {
-  const SpaceDefinition& pure = space.stages_[stage].defs[0];
-  std::vector<int64_t> extents(pure.num_pure);
-  for (int d = 0; d < pure.num_pure; ++d) extents[d] = pure.dims[d].extent;
-  return extents;
+uint32_t SpecState::TiledDims(int stage) {
+  uint32_t tiled = ~0u;
+  for (const StageReader& reader : ScheduleSpaceImpl::Info(space_, stage).readers) {
+    tiled &= reader.tiled;
+    if (Location(space_.position(reader.stage)) == INLINE) tiled &= TiledDims(reader.stage);
+  }
+  return tiled;
 }
 
-std::vector<int64_t> ScheduleSpaceImpl::WindowAt(const ScheduleSpace& space, SpecState& state,
-                                                 int stage, int host, bool host_update, int q) {
-  std::vector<int64_t> window = Extents(space, stage);
+StageWindow ScheduleSpaceImpl::RootWindow(const ScheduleSpace& space, int stage) {
+  const SpaceDefinition& pure = space.stages_[stage].defs[0];
+  StageWindow window;
+  window.extent.resize(pure.num_pure);
+  for (int d = 0; d < pure.num_pure; ++d) window.extent[d] = pure.dims[d].extent;
+  window.host_splits.assign(pure.num_pure, 0);
+  return window;
+}
+
+StageWindow ScheduleSpaceImpl::WindowAt(const ScheduleSpace& space, SpecState& state, int stage,
+                                        int host, bool host_update, int q) {
+  StageWindow window = RootWindow(space, stage);
+  const StageState& hs = state.At(space.position_[host]);
+  const ResolvedDefinition& hdef = hs.defs[host_update ? 1 : 0];
+  // Rule 6: the region lies in the host's tiles along each dim it is tiled along
+  // (StageReader::tiled) that has a host loop inside loop q.
+  const size_t shared = std::min(window.host_splits.size(), hs.nested_splits.size());
+  const uint32_t tiled = state.TiledDims(stage);
+  for (int i = 0; i < q; ++i) {
+    const SpaceLoop& loop = hdef.loops[i];
+    if (loop.reduction || loop.extent <= 1 || static_cast<size_t>(loop.dim) >= shared) continue;
+    if (loop.dim >= 32 || !(tiled >> loop.dim & 1)) continue;
+    window.host_splits[loop.dim] = hs.nested_splits[loop.dim];
+    window.host_tails |= hs.nested_tails & (1u << loop.dim);
+  }
   // Aligned readers read in their pure definitions: a host's update is never aligned.
   if (host_update || !state.ReadAligned(stage)) return window;
-  const StageState& hs = state.At(space.position_[host]);
-  const ResolvedDefinition& hdef = hs.defs[0];
-  for (size_t d = 0; d < window.size(); ++d) {
+  for (size_t d = 0; d < window.extent.size(); ++d) {
     // The span of the host's levels of dim d inside loop q: its whole window when
     // level 0 is among them, else 1 + (extent - 1) * stride summed over those levels
     // (their product when they are the innermost ones, as in the space's orders).
@@ -383,16 +413,36 @@ std::vector<int64_t> ScheduleSpaceImpl::WindowAt(const ScheduleSpace& space, Spe
       const SpaceLoop& loop = hdef.loops[i];
       if (loop.dim != static_cast<int>(d)) continue;
       if (loop.level == 0) {
-        span = hs.window[d];
+        span = hs.window.extent[d];
         break;
       }
       int64_t stride = 1;
       for (int k = 0; k < num_levels - 1 - loop.level; ++k) stride *= factors[k];
       span += (loop.extent - 1) * stride;
     }
-    window[d] = std::min(window[d], span);
+    window.extent[d] = std::min(window.extent[d], span);
   }
   return window;
+}
+
+void ScheduleSpaceImpl::SetNestedSplits(const ScheduleSpace& space, int stage, StageState* out) {
+  out->nested_splits = out->window.host_splits;
+  out->nested_tails = out->window.host_tails;
+  for (int u = 0; u < (space.stages_[stage].has_update ? 2 : 1); ++u) {
+    const ResolvedDefinition& def = out->defs[u];
+    for (size_t d = 0; d < out->nested_splits.size() && d < def.num_levels.size(); ++d) {
+      out->nested_splits[d] =
+          std::max(out->nested_splits[d], out->window.host_splits[d] + def.num_levels[d] - 1);
+      if (d < 32 && out->window.extent[d] % FactorProduct(def.factors[d]) != 0) {
+        out->nested_tails |= 1u << d;
+      }
+    }
+  }
+}
+
+bool StageWindow::TooManySplits(int d, const std::vector<int64_t>& factors) const {
+  if (static_cast<int>(factors.size()) + host_splits[d] <= kMaxNestedSplits) return false;
+  return (d < 32 && (host_tails >> d & 1)) || extent[d] % FactorProduct(factors) != 0;
 }
 
 int64_t FactorProduct(const std::vector<int64_t>& factors) {
@@ -417,10 +467,11 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
   const int stage = space.order_[pos];
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
   out->location = state.Location(pos);
-  out->window = Extents(space, stage);
+  out->window = RootWindow(space, stage);
   for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
     ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]);
   }
+  SetNestedSplits(space, stage, out);
   if (out->location != AT) return;
   const LoopRef& at = d.compute_at();
   const int value = space.graph_.FindValue(at.stage());
@@ -436,6 +487,7 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
   ExtendChain(hs, host, update, q, out);
   SetClampedWindow(state, stage, hs.defs[update ? 1 : 0], q, out);
   out->window = WindowAt(space, state, stage, host, update, q);
+  SetNestedSplits(space, stage, out);
 }
 
 Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& state, int pos,
@@ -452,7 +504,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   ComputeLocation location = d.compute();
   if (location == COMPUTE_LOCATION_UNSPECIFIED) location = info.inline_legal ? INLINE : ROOT;
   out->location = location;
-  out->window = Extents(space, stage);
+  out->window = RootWindow(space, stage);
   if (location != INLINE && location != ROOT && location != AT) {
     return Status::Error(where() + ": compute: unknown location " + std::to_string(location));
   }
@@ -497,6 +549,28 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
     SCHEDFARM_RETURN_IF_ERROR(
         ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]));
   }
+  // Halide 14's code for a guarded vectorized tail of strided loads with an unrolled
+  // loop can crash (rule 7 of docs/SCHEDULES.md).
+  for (int u = 0; u < (info.has_update ? 2 : 1) && state.strict(); ++u) {
+    const ResolvedDefinition& def = out->defs[u];
+    const int vpos = def.VectorizedPosition();
+    if (!info.defs[u].guarded_strided || vpos < 0 || def.loops[vpos].level == 0) continue;
+    for (const SpaceLoop& loop : def.loops) {
+      if (!loop.unrolled) continue;
+      const SpaceLoop& vloop = def.loops[vpos];
+      const SpaceDefinition& sdef = info.defs[u];
+      return Status::Error(
+          where() + ": " + DefName(u == 1) + ".unroll: loop " +
+          LoopText(sdef, loop.dim, loop.level, def.num_levels[loop.dim]) +
+          " is unrolled with the vectorized split level " +
+          LoopText(sdef, vloop.dim, vloop.level, def.num_levels[vloop.dim]) +
+          " of a stage that loads with a stride or a gather and has guarded tails: Halide " +
+          "14's code for the tail (predicated strided loads) can crash when unrolled; " +
+          "unroll nothing or vectorize no split level");
+    }
+  }
+  out->window = RootWindow(space, stage);
+  SetNestedSplits(space, stage, out);
   if (location == ROOT) return Status::Ok();
 
   // AT: the host loop.
@@ -600,20 +674,36 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   // docs/SCHEDULES.md).
   out->window = WindowAt(space, state, stage, host, hu == 1, q);
   for (int u = 0; u < (info.has_update ? 2 : 1) && state.strict(); ++u) {
-    for (size_t d = 0; d < out->window.size(); ++d) {
-      const int64_t product = FactorProduct(out->defs[u].factors[d]);
-      if (product <= out->window[d]) continue;
+    for (size_t d = 0; d < out->window.extent.size(); ++d) {
       const std::string& name = info.defs[u].dims[d].name;
-      return Status::Error(
-          where() + ": " + DefName(u == 1) + ".splits: dim '" + name + "' split by " +
-          std::to_string(product) + " at " + at.stage() + "." +
-          LoopVarName(at.dim(), at.level(), hres.num_levels[dim]) + ", which gives this stage a " +
-          "window of " + std::to_string(out->window[d]) + " along it: a split larger than the " +
-          "window only makes a loop of extent 1 and a partly false guard, and Halide 14 " +
-          "mislowers some of them; split '" + name + "' by at most " +
-          std::to_string(out->window[d]));
+      const std::string at_loop =
+          at.stage() + "." + LoopVarName(at.dim(), at.level(), hres.num_levels[dim]);
+      const int64_t product = FactorProduct(out->defs[u].factors[d]);
+      const int64_t window = out->window.extent[d];
+      if (product > window) {
+        return Status::Error(
+            where() + ": " + DefName(u == 1) + ".splits: dim '" + name + "' split by " +
+            std::to_string(product) + " at " + at_loop + ", which gives this stage a window of " +
+            std::to_string(window) + " along it: a split larger than the window only makes a " +
+            "loop of extent 1 and a partly false guard, and Halide 14 mislowers some of them; " +
+            "split '" + name + "' by at most " + std::to_string(window));
+      }
+      // Halide 14's bounds of a region inside nested tiles grow past the inputs
+      // (rule 6 of docs/SCHEDULES.md).
+      const int splits = out->defs[u].num_levels[d] - 1;
+      const int host_splits = out->window.host_splits[d];
+      if (out->window.TooManySplits(static_cast<int>(d), out->defs[u].factors[d])) {
+        return Status::Error(
+            where() + ": " + DefName(u == 1) + ".splits: dim '" + name + "' split " +
+            Times(splits) + " at " + at_loop + ", inside tiles of " + std::to_string(host_splits) +
+            " splits of its hosts along it, one with a tail: " +
+            "Halide 14 bounds regions inside more than " + std::to_string(kMaxNestedSplits) +
+            " nested splits with tails beyond the pipeline's inputs; split '" + name +
+            "' at most " + Times(std::max(0, kMaxNestedSplits - host_splits)) + " here");
+      }
     }
   }
+  SetNestedSplits(space, stage, out);
 
   // Storage outside the compute loop makes Halide 14 apply its sliding-window and
   // storage-folding passes, which compute wrong values for schedules of this space.

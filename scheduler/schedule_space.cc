@@ -84,17 +84,22 @@ struct Slot {
   bool pure = true;
   bool vec = false;    // pure, a multiple of the lanes, at most 4 vectors
   bool small = false;  // extent <= 16 (unrollable)
+  // A split level of a dim of a SpaceDefinition::guarded_strided definition: when it
+  // is vectorized, no loop is unrolled (rule 7).
+  bool strided_tail = false;
 };
 
 // At a consumer loop (not `root`), the level 0 of a pure dim spans the region the
 // consumer asks for, whose extent Halide may not know as a constant (the consumer's
 // guarded tails): it is neither vectorized nor unrolled.
-Slot SlotOf(const SpaceLoop& loop, int lanes, bool root) {
+Slot SlotOf(const SpaceLoop& loop, const SpaceDefinition& def, bool root) {
+  const int lanes = def.lanes;
   Slot s;
   s.pure = !loop.reduction;
   const bool constant = root || loop.reduction || loop.level > 0;
   s.vec = constant && s.pure && loop.extent % lanes == 0 && loop.extent <= 4 * lanes;
   s.small = constant && loop.extent <= 16;
+  s.strided_tail = def.guarded_strided && loop.level > 0;
   return s;
 }
 
@@ -108,6 +113,7 @@ uint16_t CombosOf(const Slot* s, int n, bool root) {
     if (v && !v_ok) continue;
     for (int u = 0; u < 2; ++u) {
       if (u && !u_ok) continue;
+      if (v && u && s[0].strided_tail) continue;
       for (int p = 0; p < (root ? 3 : 1); ++p) {
         bool ok = true;
         // The p outermost loops are parallel: each pure, not vectorized (position 0
@@ -212,6 +218,19 @@ bool ReadsWindowAligned(const Stage& consumer, int index, const std::vector<Shap
   }
 }
 
+// The pure dims of input `index` (bit i: LoopNestOf index i) along which the
+// consumer's loops tile it as they tile the consumer (StageReader::tiled).
+uint32_t TiledDims(const Stage& consumer, int index, const std::vector<Shape>& shapes) {
+  if (ReadsWindowAligned(consumer, index, shapes)) return ~0u;
+  if (consumer.op() != MATMUL) return 0;
+  if (index == 2) return ~0u;  // c, broadcast to [..., m, n]
+  // a [..., m, k] and b [..., k, n] against [..., m, n]: index 0 is k (a) or n (b),
+  // index 1 m (a) or k (b); transposed, neither of the two follows.
+  const bool transposed = index == 0 ? consumer.attrs().trans_a() : consumer.attrs().trans_b();
+  if (transposed) return ~3u;
+  return index == 0 ? ~1u : ~2u;
+}
+
 }  // namespace
 
 uint64_t MixSeed(uint64_t seed, uint64_t index) {
@@ -255,7 +274,8 @@ ScheduleSpace::ScheduleSpace(const PipelineGraph& graph, const TargetParams& tar
   position_.assign(graph.num_stages(), -1);
   for (size_t i = 0; i < order_.size(); ++i) position_[order_[i]] = static_cast<int>(i);
   stages_.resize(graph.num_stages());
-  for (int s = 0; s < graph.num_stages(); ++s) ScheduleSpaceImpl::InitStage(*this, s);
+  // Producers first: a stage's strided_loads follows those of its producers.
+  for (int s : topo) ScheduleSpaceImpl::InitStage(*this, s);
 }
 
 ScheduleSpace::ScheduleSpace(const ScheduleSpace& other) = default;
@@ -275,16 +295,32 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
   const std::vector<int>& outputs = graph.output_stages();
   info.is_output = std::find(outputs.begin(), outputs.end(), s) != outputs.end();
   info.inline_legal = !info.has_update && !info.is_output;
+  const std::vector<int>& inputs = graph.stage_inputs(s);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const AccessPattern access = AccessPatternOf(stage, static_cast<int>(i), graph.input_shapes(s));
+    const Value& input = graph.value(inputs[i]);
+    const bool inlinable_strided = input.kind == Value::Kind::kStage &&
+                                   space.stages_[input.index].inline_legal &&
+                                   space.stages_[input.index].strided_loads;
+    if (access == AccessPattern::kStrided || access == AccessPattern::kTransposed ||
+        access == AccessPattern::kGather || inlinable_strided) {
+      info.strided_loads = true;
+    }
+  }
   const int lanes = space.lanes(s);
   const StageLoops loops = graph.loops(s);
   info.defs[0] = MakeDefinition(loops, /*update=*/false, /*restricted=*/info.has_update, lanes);
   if (info.has_update) {
     info.defs[1] = MakeDefinition(loops, /*update=*/true, /*restricted=*/false, lanes);
   }
+  for (SpaceDefinition& def : info.defs) {
+    def.guarded_strided = !info.is_output && info.strided_loads;
+  }
   for (int c : graph.consumers(s)) {
     StageReader reader;
     reader.stage = c;
     reader.aligned = true;
+    reader.tiled = ~0u;
     const Stage& consumer = graph.stage(c);
     const std::vector<Shape>& shapes = graph.input_shapes(c);
     const std::vector<int>& inputs = graph.stage_inputs(c);
@@ -294,6 +330,7 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
       reader.defs |= ReadMask(consumer, index);
       if (!ClampedAxes(consumer, index, shapes).empty()) info.read_clamped = true;
       reader.aligned = reader.aligned && ReadsWindowAligned(consumer, index, shapes);
+      reader.tiled &= TiledDims(consumer, index, shapes);
     }
     info.readers.push_back(reader);
   }
@@ -425,7 +462,7 @@ uint16_t ScheduleSpaceImpl::FullCombos(const SpaceDefinition& def,
   Slot slots[64];
   int n = 0;
   for (const SpaceLoop& loop : order) {
-    if (loop.extent > 1 && n < 64) slots[n++] = SlotOf(loop, def.lanes, root);
+    if (loop.extent > 1 && n < 64) slots[n++] = SlotOf(loop, def, root);
   }
   return CombosOf(slots, n, root);
 }
@@ -495,8 +532,9 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
   }
 
   // Per pure dim of extent > 1: its split choices grouped by what the rules see.
-  // key: levels, innermost level vec / small, middle small, outer small.
-  using Key = std::array<int, 5>;
+  // key: levels, innermost level vec / small, middle small, outer small, innermost
+  // level strided tail.
+  using Key = std::array<int, 6>;
   std::vector<std::map<Key, int64_t>> keys(k);
   std::vector<std::array<int64_t, 4>> by_levels(k);
   for (int j = 0; j < k; ++j) {
@@ -507,11 +545,12 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
       SpaceLoop inner;
       inner.extent = LevelExtent(dim.extent, f, num_levels - 1);
       inner.level = num_levels - 1;
-      const Slot s = SlotOf(inner, def.lanes, root);
+      const Slot s = SlotOf(inner, def, root);
       const bool m_small = num_levels == 3 && LevelExtent(dim.extent, f, 1) <= 16;
       const bool o_small = root && num_levels >= 2 && LevelExtent(dim.extent, f, 0) <= 16;
       // With k >= 2 the middle and outer levels are never among the first two loops.
-      keys[j][{num_levels, s.vec, s.small, k == 1 && m_small, k == 1 && o_small}] += 1;
+      keys[j][{num_levels, s.vec, s.small, k == 1 && m_small, k == 1 && o_small, s.strided_tail}] +=
+          1;
       ++by_levels[j][num_levels];
     }
   }
@@ -559,7 +598,7 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
                 if (p == 2 && (rcnt == 0 || total_m == 0)) continue;
                 n = 0;
                 if (p == 0) add_reduction(rcnt, s1, s2);
-                slots[n++] = {true, ckey[1] != 0, ckey[2] != 0};
+                slots[n++] = {true, ckey[1] != 0, ckey[2] != 0, ckey[5] != 0};
                 if (fi >= 0) {
                   slots[n++] = {true, false, fkey.second};
                   placeholders(k - 2);
@@ -764,33 +803,37 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
 }
 
 SpaceDefinition ScheduleSpaceImpl::WithinWindow(const SpaceDefinition& def,
-                                                const std::vector<int64_t>& window) {
+                                                const StageWindow& window) {
   SpaceDefinition out = def;
   for (int d = 0; d < def.num_pure; ++d) {
-    if (window[d] >= def.dims[d].extent) continue;
     std::vector<std::vector<int64_t>>& splits = out.dims[d].splits;
     splits.erase(std::remove_if(splits.begin(), splits.end(),
                                 [&](const std::vector<int64_t>& factors) {
-                                  return FactorProduct(factors) > window[d];
+                                  return FactorProduct(factors) > window.extent[d] ||
+                                         window.TooManySplits(d, factors);
                                 }),
                  splits.end());
   }
   // A restricted definition vectorizes AT by splitting its dim 0 by the lanes.
-  if (def.restricted && def.num_pure > 0 && window[0] < def.lanes) out.restricted_vec = false;
+  if (def.restricted && def.num_pure > 0 &&
+      (window.extent[0] < def.lanes || window.TooManySplits(0, {def.lanes}))) {
+    out.restricted_vec = false;
+  }
   return out;
 }
 
-bool ScheduleSpaceImpl::Narrower(const ScheduleSpace& space, int stage,
-                                 const std::vector<int64_t>& window) {
+bool ScheduleSpaceImpl::Narrower(const ScheduleSpace& space, int stage, const StageWindow& window) {
   const SpaceDefinition& pure = space.stages_[stage].defs[0];
   for (int d = 0; d < pure.num_pure; ++d) {
-    if (window[d] < pure.dims[d].extent) return true;
+    // The space splits a dim at most twice.
+    if (window.extent[d] < pure.dims[d].extent) return true;
+    if (window.host_splits[d] > kMaxNestedSplits - 2) return true;
   }
   return false;
 }
 
 const SpaceDefinition* ScheduleSpaceImpl::DefinitionsWithin(const ScheduleSpace& space, int stage,
-                                                            const std::vector<int64_t>& window,
+                                                            const StageWindow& window,
                                                             std::vector<SpaceDefinition>* storage) {
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
   if (!Narrower(space, stage, window)) return info.defs;
@@ -802,11 +845,11 @@ const SpaceDefinition* ScheduleSpaceImpl::DefinitionsWithin(const ScheduleSpace&
 }
 
 int64_t ScheduleSpaceImpl::CountAt(const ScheduleSpace& space, int stage,
-                                   const std::vector<int64_t>& window) {
+                                   const StageWindow& window) {
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
   if (!Narrower(space, stage, window)) return info.count_at;
   ScheduleSpace::AtCounts& memo = *space.at_counts_;
-  const std::pair<int, std::vector<int64_t>> key(stage, window);
+  const std::pair<int, StageWindow> key(stage, window);
   {
     std::shared_lock<std::shared_mutex> lock(memo.mutex);
     const auto it = memo.counts.find(key);

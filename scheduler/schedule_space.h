@@ -61,6 +61,12 @@
 //              larger split only makes a loop of extent 1 and a partly false guard,
 //              and Halide 14 mislowers some of them (an out-of-bounds input read, a
 //              crash in its simplifier). So the options at each AT loop differ.
+//              Nested tiles: along a dim its host tiles it by (every dim of an
+//              aligned read, MATMUL's batch dims with m or n), a stage inside a host
+//              loop lies in the tiles of the host's splits of that dim and of the
+//              host's own hosts; at most 3 splits in all when one of them has a tail
+//              (factors that do not divide the extent they split), else Halide 14
+//              bounds the region beyond the pipeline's inputs.
 //   storage    at the compute location only (store COMPUTE_LOCATION_UNSPECIFIED).
 //              Storage outside the compute loop makes Halide 14 slide windows and
 //              fold storage, and its sliding window computes wrong values for
@@ -90,6 +96,11 @@
 //                With AT, neither is level 0 of a pure dim: that loop spans the
 //                region the consumer loop asks for, whose extent Halide does not
 //                know as a constant where the consumer's splits have guarded tails.
+//                Not with a vectorized split level in a stage that is not an output
+//                and loads with a stride or a gather (a strided SLICE, a moving
+//                TRANSPOSE, a RESHAPE, a transposed MATMUL operand; itself or through
+//                a producer that may be inlined into it): Halide 14's code for the
+//                guarded tail, predicated strided loads, can crash when unrolled.
 //     parallel   with ROOT only: none, the outermost loop, or the outermost two; each
 //                pure and neither vectorized nor unrolled.
 //     tail       TAIL_AUTO.
@@ -242,8 +253,8 @@ class ScheduleSpace {
   //  - a stage without update has an empty update schedule.
   Status Check(const ScheduleSpec& spec) const;
   // Check for a schedule that was measured, which may come from a space before rules 4
-  // and 5 of docs/SCHEDULES.md (clamped windows, splits within the window): every rule
-  // but those. They refuse schedules that Halide 14 may fail to run; one measured OK
+  // to 7 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
+  // tiles, unroll with strided loads): every rule but those. They refuse schedules that Halide 14 may fail to run; one measured OK
   // ran, and its loop nest and features are as well defined as any legal schedule's.
   Status CheckMeasured(const ScheduleSpec& spec) const;
 
@@ -259,7 +270,7 @@ class ScheduleSpace {
   struct StageInfo;
   struct AtCounts;
 
-  // strict: rules 4 and 5 of docs/SCHEDULES.md apply.
+  // strict: rules 4 to 7 of docs/SCHEDULES.md apply.
   Status Check(const ScheduleSpec& spec, bool strict) const;
 
   const PipelineGraph& graph_;

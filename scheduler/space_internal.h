@@ -9,6 +9,7 @@
 #include <memory>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,29 @@ struct SpaceDim {
   bool reduction = false;
   // Split choices, inner factors innermost first; splits[0] is {} (unsplit).
   std::vector<std::vector<int64_t>> splits;
+};
+
+// At most this many splits along one dim where some of them has a tail, counting
+// those of a stage and of the hosts whose tiles its region lies in (rule 6 of
+// docs/SCHEDULES.md).
+inline constexpr int kMaxNestedSplits = 3;
+
+// What bounds the region a stage computes, per pure dim: its extent as far as the
+// space can bound it (at ROOT the dim's extent; AT a loop of a host that reads it
+// aligned, through inlined consumers that do too, at most the span of the host's
+// loops of that dim inside the loop: rule 5, no split is larger), and the splits
+// along the dim of the hosts whose tiles it lies in, with whether one has a tail (bit
+// d of host_tails: its factors do not divide the extent it splits) (rule 6).
+struct StageWindow {
+  std::vector<int64_t> extent;
+  std::vector<int> host_splits;
+  uint32_t host_tails = 0;
+  bool operator<(const StageWindow& o) const {
+    return std::tie(extent, host_splits, host_tails) <
+           std::tie(o.extent, o.host_splits, o.host_tails);
+  }
+  // Whether rule 6 refuses splitting dim d by `factors` here.
+  bool TooManySplits(int d, const std::vector<int64_t>& factors) const;
 };
 
 // One loop of a resolved definition.
@@ -60,6 +84,10 @@ struct SpaceDefinition {
   std::vector<int> red_nt;     // reduction dims of extent > 1, natural order
   bool has_reduction = false;  // reduction placements 0-2 exist
   int lanes = 1;
+  // Not an output, and its loads may be strided or gathered (StageInfo::strided_loads):
+  // a vectorized split level has a guarded tail of predicated strided loads, and no
+  // loop is unrolled with it (rule 7 of docs/SCHEDULES.md).
+  bool guarded_strided = false;
   // Restricted definitions: vectorize possible; parallel possible with vectorize off/on.
   bool restricted_vec = false;
   bool restricted_par[2] = {false, false};
@@ -106,12 +134,12 @@ struct StageState {
   // there has bounds Halide 14 overestimates (rule 4 of docs/SCHEDULES.md), so no
   // stage is computed at one of its loops with a pure loop inside.
   bool clamped_window = false;
-  // Per pure dim, the extent of the region it computes, as far as the space can bound
-  // it: at ROOT the dim's extent; AT a loop of a host that reads it aligned (through
-  // inlined consumers that do too: StageReader::aligned), at most the span of the
-  // host's loops of that dim inside the loop (rule 5 of docs/SCHEDULES.md: no split
-  // is larger than this).
-  std::vector<int64_t> window;
+  StageWindow window;
+  // Per pure dim: window.host_splits plus the stage's own splits of it (the most of
+  // its definitions'), and whether one of them has a tail (bit d), what a stage
+  // computed inside its tiles inherits.
+  std::vector<int> nested_splits;
+  uint32_t nested_tails = 0;
 };
 
 // One use of a stage: a non-inlined consumer reached through inlined ones, and the
@@ -127,7 +155,7 @@ class ScheduleSpaceImpl;
 // before `pos`). The spec may grow (RandomCompletion appends to it).
 class SpecState {
  public:
-  // strict: whether rules 4 and 5 of docs/SCHEDULES.md apply (ScheduleSpace::
+  // strict: whether rules 4 to 7 of docs/SCHEDULES.md apply (ScheduleSpace::
   // CheckMeasured leaves them out).
   SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool strict = true);
   // The compute location of decision `pos`, the default resolved (no checks).
@@ -145,6 +173,9 @@ class SpecState {
   // Whether every consumer of `stage`, and every inlined consumer through which its
   // uses are found, reads it aligned (StageReader::aligned).
   bool ReadAligned(int stage);
+  // The pure dims along which every consumer of `stage` tiles it, through inlined
+  // consumers as ReadAligned (StageReader::tiled).
+  uint32_t TiledDims(int stage);
   const ScheduleSpec& spec() const { return *spec_; }
   bool strict() const { return strict_; }
 
@@ -167,7 +198,7 @@ struct NextContext {
   std::vector<int> at_loops;  // positions in host_def->loops
   // Per AT loop: the stage's window there (StageState::window) and its number of
   // definition options (splits within the window).
-  std::vector<std::vector<int64_t>> at_windows;
+  std::vector<StageWindow> at_windows;
   std::vector<int64_t> at_counts;
 };
 
@@ -196,28 +227,29 @@ class ScheduleSpaceImpl {
   // Sets out->clamped_window for `stage` computed at loop `q` of `host_def`.
   static void SetClampedWindow(SpecState& state, int stage, const ResolvedDefinition& host_def,
                                int q, StageState* out);
-  // The stage's extents (its window at ROOT).
-  static std::vector<int64_t> Extents(const ScheduleSpace& space, int stage);
+  // The stage's window at ROOT: its extents, inside no host's tile.
+  static StageWindow RootWindow(const ScheduleSpace& space, int stage);
   // The window (StageState::window) of `stage` computed at loop `q` of the pure
   // definition of `host`, or of its update (`host_update`).
-  static std::vector<int64_t> WindowAt(const ScheduleSpace& space, SpecState& state, int stage,
-                                       int host, bool host_update, int q);
+  static StageWindow WindowAt(const ScheduleSpace& space, SpecState& state, int stage, int host,
+                              bool host_update, int q);
+  // Sets out->nested_splits from out->window and the resolved definitions.
+  static void SetNestedSplits(const ScheduleSpace& space, int stage, StageState* out);
 
   // Options.
   static NextContext Context(const ScheduleSpace& space, SpecState& state);
-  // `def` with only the splits of its pure dims that fit in `window`.
-  static SpaceDefinition WithinWindow(const SpaceDefinition& def,
-                                      const std::vector<int64_t>& window);
-  // Whether `window` is narrower than the stage's extent along some dim.
-  static bool Narrower(const ScheduleSpace& space, int stage, const std::vector<int64_t>& window);
+  // `def` with only the splits of its pure dims that fit in `window` (rules 5 and 6).
+  static SpaceDefinition WithinWindow(const SpaceDefinition& def, const StageWindow& window);
+  // Whether `window` leaves out some split of the stage's pure dims.
+  static bool Narrower(const ScheduleSpace& space, int stage, const StageWindow& window);
   // The stage's definitions (pure, then update if it has one) with splits within
   // `window`: StageInfo::defs itself unless the window is Narrower, else copies kept in
   // `storage`.
   static const SpaceDefinition* DefinitionsWithin(const ScheduleSpace& space, int stage,
-                                                  const std::vector<int64_t>& window,
+                                                  const StageWindow& window,
                                                   std::vector<SpaceDefinition>* storage);
   // Options of the stage's definitions computed AT a loop giving it `window`.
-  static int64_t CountAt(const ScheduleSpace& space, int stage, const std::vector<int64_t>& window);
+  static int64_t CountAt(const ScheduleSpace& space, int stage, const StageWindow& window);
   static int64_t CountFull(const SpaceDefinition& def, bool root);
   // The loop order of `choice` (split, chosen dim, placement) into `loops`.
   static void FullOrder(const SpaceDefinition& def, const FullChoice& choice,
@@ -246,10 +278,14 @@ class ScheduleSpaceImpl {
 // the stage following the consumer's dim of the same index, so that w points of the
 // consumer along a dim read at most w points of the stage along it (elementwise ops,
 // broadcasts, pads, concatenations, unit-stride slices, nearest upsampling).
+// tiled: the stage's pure dims (bit i: dim i) along which the consumer's loops tile it
+// as they tile the consumer: every dim of an aligned read, and the batch dims with m
+// (MATMUL's a) or n (its b).
 struct StageReader {
   int stage = 0;
   int defs = 0;
   bool aligned = false;
+  uint32_t tiled = 0;
 };
 
 // The stage's option structure, built once by the constructor.
@@ -262,6 +298,10 @@ struct ScheduleSpace::StageInfo {
   std::vector<StageReader> readers;
   // Some consumer reads this stage through clamped indices (ClampedAxes).
   bool read_clamped = false;
+  // It reads with a non-unit stride or a gather (a strided SLICE, a TRANSPOSE that
+  // moves an axis, a RESHAPE to another shape), itself or through a producer that may
+  // be inlined into it.
+  bool strided_loads = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
 };
@@ -270,7 +310,7 @@ struct ScheduleSpace::StageInfo {
 // longer than sampling one, and a stage meets few distinct windows.
 struct ScheduleSpace::AtCounts {
   std::shared_mutex mutex;
-  std::map<std::pair<int, std::vector<int64_t>>, int64_t> counts;
+  std::map<std::pair<int, StageWindow>, int64_t> counts;
 };
 
 // The product of a split's factors, saturated at the largest int64_t.

@@ -707,6 +707,119 @@ TEST(ScheduleSpaceTest, SplitsFitTheWindowOfTheComputeLocation) {
       tf->Check(With(With(tf->Empty(), stage(tout, "d1", {})), at(ta, tout, "d1", 0, {32}))).ok());
 }
 
+// Rule 6 of docs/SCHEDULES.md: at most 3 splits along a dim, counting those of the
+// hosts whose tiles the stage's region lies in, where one of them has a tail.
+TEST(ScheduleSpaceTest, NoMoreThanThreeNestedSplitsWithATail) {
+  auto split_d0 = [](StageSchedule* s) {
+    DimSplit* split = s->mutable_pure()->add_splits();
+    split->set_dim("d0");
+    split->add_factors(2);
+    split->add_factors(2);
+  };
+  for (const int64_t rows : {9, 8}) {
+    SCOPED_TRACE(rows);
+    PipelineBuilder b("nested");
+    const std::string x = b.Input("x", {rows, 64});
+    const std::string a = b.Relu(x);
+    const std::string out = b.Exp(a);
+    b.Output(out);
+    Fixture f = Make(b.Finish().value());
+    // out splits its rows by [2, 2]: at its d0_0 loop (d1, d0_2 and d0_1 inside), a
+    // computes 4 rows inside tiles of 2 splits, with a tail when there are 9 rows.
+    StageSchedule o;
+    o.set_stage(out);
+    o.set_compute(ROOT);
+    split_d0(&o);
+    const ScheduleSpec decided = With(f->Empty(), o);
+    std::set<int> splits_of_d0;
+    f->ForEachOption(decided, [&](const StageSchedule& s) {
+      if (s.compute() != AT || s.compute_at().dim() != "d0" || s.compute_at().level() != 0) {
+        return true;
+      }
+      int splits = 0;
+      for (const DimSplit& split : s.pure().splits()) {
+        if (split.dim() == "d0") splits = split.factors_size();
+      }
+      splits_of_d0.insert(splits);
+      return true;
+    });
+    StageSchedule at;
+    at.set_stage(a);
+    at.set_compute(AT);
+    *at.mutable_compute_at() = Ref(out, "d0", 0);
+    split_d0(&at);
+    const Status twice = f->Check(With(decided, at));
+    if (rows == 9) {
+      EXPECT_EQ(splits_of_d0, (std::set<int>{0, 1}));
+      EXPECT_EQ(twice.message(),
+                "stage '" + a + "': pure.splits: dim 'd0' split twice at " + out +
+                    ".d0_0, inside tiles of 2 splits of its hosts along it, one with a tail: "
+                    "Halide 14 bounds regions inside more than 3 nested splits with tails "
+                    "beyond the pipeline's inputs; split 'd0' at most once here");
+      EXPECT_TRUE(f->CheckMeasured(With(decided, at)).ok());
+    } else {
+      EXPECT_EQ(splits_of_d0, (std::set<int>{0, 1, 2}));
+      EXPECT_TRUE(twice.ok()) << twice.ToString();
+    }
+  }
+}
+
+// Rule 7 of docs/SCHEDULES.md: a stage that is not an output and loads with a stride
+// (here a step-2 slice) unrolls nothing when it vectorizes a split level.
+TEST(ScheduleSpaceTest, NoUnrollWithAVectorizedStridedTail) {
+  PipelineBuilder b("strided");
+  const std::string x = b.Input("x", {8, 256});
+  const std::string a = b.Relu(x);
+  const std::string s = b.Slice(a, 1, 0, 256, 2);
+  const std::string out = b.Exp(s);
+  b.Output(out);
+  Fixture f = Make(b.Finish().value());
+  // Root options that vectorize a split level, and those of them that also unroll.
+  auto count = [&](const ScheduleSpec& partial) {
+    std::pair<int, int> n{0, 0};
+    f->ForEachOption(partial, [&](const StageSchedule& o) {
+      if (o.compute() != ROOT || !o.pure().has_vectorize() || o.pure().vectorize().level() == 0) {
+        return true;
+      }
+      ++n.first;
+      if (o.pure().unroll_size() > 0) ++n.second;
+      return true;
+    });
+    return n;
+  };
+  // The output (shifted tails, no predicated loads) may unroll with it; s may not.
+  const std::pair<int, int> of_out = count(f->Empty());
+  EXPECT_GT(of_out.second, 0);
+  StageSchedule o;
+  o.set_stage(out);
+  o.set_compute(ROOT);
+  const ScheduleSpec decided = With(f->Empty(), o);
+  const std::pair<int, int> of_s = count(decided);
+  EXPECT_GT(of_s.first, 0);
+  EXPECT_EQ(of_s.second, 0);
+
+  StageSchedule unrolled;
+  unrolled.set_stage(s);
+  unrolled.set_compute(ROOT);
+  DefinitionSchedule* pure = unrolled.mutable_pure();
+  DimSplit* split = pure->add_splits();
+  split->set_dim("d1");
+  split->add_factors(8);
+  *pure->mutable_vectorize() = Ref(s, "d1", 1);
+  pure->set_vector_width(8);
+  *pure->add_unroll() = Ref(s, "d1", 0);
+  const Status refused = f->Check(With(decided, unrolled));
+  EXPECT_EQ(refused.message(),
+            "stage '" + s +
+                "': pure.unroll: loop 'd1_0' is unrolled with the vectorized "
+                "split level 'd1_1' of a stage that loads with a stride or a gather and has "
+                "guarded tails: Halide 14's code for the tail (predicated strided loads) can crash "
+                "when unrolled; unroll nothing or vectorize no split level");
+  EXPECT_TRUE(f->CheckMeasured(With(decided, unrolled)).ok());
+  pure->clear_unroll();
+  EXPECT_TRUE(f->Check(With(decided, unrolled)).ok());
+}
+
 // Rule 4 of docs/SCHEDULES.md: a stage read through clamped indices (padding) and
 // computed at a loop of its consumer with pure loops inside covers a region whose
 // bounds Halide 14 overestimates; no stage is computed at one of its loops with a pure
