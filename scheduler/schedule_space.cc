@@ -796,8 +796,8 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
     if (loop.extent <= 1 || loop.vectorized || loop.unrolled || q < vpos) continue;
     if (host.clamped_window && ctx.host_def->PureLoopInside(q)) continue;
     ctx.at_loops.push_back(q);
-    ctx.at_windows.push_back(WindowAt(space, state, ctx.stage, ctx.host, ctx.host_update, q));
-    ctx.at_counts.push_back(CountAt(space, ctx.stage, ctx.at_windows.back()));
+    ctx.at_defs.push_back(DefinitionsAt(
+        space, ctx.stage, WindowAt(space, state, ctx.stage, ctx.host, ctx.host_update, q)));
   }
   return ctx;
 }
@@ -823,48 +823,59 @@ SpaceDefinition ScheduleSpaceImpl::WithinWindow(const SpaceDefinition& def,
 }
 
 bool ScheduleSpaceImpl::Narrower(const ScheduleSpace& space, int stage, const StageWindow& window) {
-  const SpaceDefinition& pure = space.stages_[stage].defs[0];
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  const SpaceDefinition& pure = info.defs[0];
   for (int d = 0; d < pure.num_pure; ++d) {
-    // The space splits a dim at most twice.
     if (window.extent[d] < pure.dims[d].extent) return true;
-    if (window.host_splits[d] > kMaxNestedSplits - 2) return true;
   }
-  return false;
+  // Rule 6 leaves out some split.
+  const SpaceDefinition& full = info.defs[info.has_update ? 1 : 0];
+  for (int d = 0; d < full.num_pure; ++d) {
+    if (window.host_splits[d] + 2 <= kMaxNestedSplits) continue;  // 2 splits at most
+    for (const std::vector<int64_t>& factors : full.dims[d].splits) {
+      if (window.TooManySplits(d, factors)) return true;
+    }
+  }
+  return pure.restricted_vec && window.TooManySplits(0, {pure.lanes});
 }
 
-const SpaceDefinition* ScheduleSpaceImpl::DefinitionsWithin(const ScheduleSpace& space, int stage,
-                                                            const StageWindow& window,
-                                                            std::vector<SpaceDefinition>* storage) {
-  const ScheduleSpace::StageInfo& info = space.stages_[stage];
-  if (!Narrower(space, stage, window)) return info.defs;
-  storage->clear();
-  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
-    storage->push_back(WithinWindow(info.defs[u], window));
-  }
-  return storage->data();
+size_t ScheduleSpace::AtCounts::Hash::operator()(const std::pair<int, StageWindow>& key) const {
+  uint64_t h = MixSeed(static_cast<uint64_t>(key.first), key.second.host_tails);
+  for (int64_t e : key.second.extent) h = MixSeed(h, static_cast<uint64_t>(e));
+  for (int s : key.second.host_splits) h = MixSeed(h, static_cast<uint64_t>(s));
+  return static_cast<size_t>(h);
 }
 
-int64_t ScheduleSpaceImpl::CountAt(const ScheduleSpace& space, int stage,
-                                   const StageWindow& window) {
+AtDefinitions ScheduleSpaceImpl::DefinitionsAt(const ScheduleSpace& space, int stage,
+                                               const StageWindow& window) {
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
-  if (!Narrower(space, stage, window)) return info.count_at;
+  if (!Narrower(space, stage, window)) return {info.defs, info.count_at};
   ScheduleSpace::AtCounts& memo = *space.at_counts_;
-  const std::pair<int, StageWindow> key(stage, window);
+  // Windows that filter alike share an entry: host splits count from 2 (below, every
+  // split of at most 2 levels fits) up to kMaxNestedSplits, tails only from 2 on.
+  std::pair<int, StageWindow> key(stage, window);
+  for (size_t d = 0; d < key.second.host_splits.size(); ++d) {
+    int& splits = key.second.host_splits[d];
+    splits = std::clamp(splits, 1, kMaxNestedSplits);
+    if (splits < 2 && d < 32) key.second.host_tails &= ~(1u << d);
+  }
   {
     std::shared_lock<std::shared_mutex> lock(memo.mutex);
-    const auto it = memo.counts.find(key);
-    if (it != memo.counts.end()) return it->second;
+    const auto it = memo.entries.find(key);
+    if (it != memo.entries.end()) return {it->second.defs.data(), it->second.count};
   }
-  std::vector<SpaceDefinition> storage;
-  DefinitionsWithin(space, stage, window, &storage);
-  int64_t count = 1;
-  for (const SpaceDefinition& def : storage) {
-    count *= def.restricted ? static_cast<int64_t>(RestrictedChoices(def, false).size())
-                            : CountFull(def, false);
+  ScheduleSpace::AtCounts::Entry entry;
+  entry.count = 1;
+  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
+    entry.defs.push_back(WithinWindow(info.defs[u], key.second));
+    const SpaceDefinition& def = entry.defs.back();
+    entry.count *= def.restricted ? static_cast<int64_t>(RestrictedChoices(def, false).size())
+                                  : CountFull(def, false);
   }
   std::unique_lock<std::shared_mutex> lock(memo.mutex);
-  memo.counts.emplace(key, count);
-  return count;
+  const ScheduleSpace::AtCounts::Entry& stored =
+      memo.entries.emplace(std::move(key), std::move(entry)).first->second;
+  return {stored.defs.data(), stored.count};
 }
 
 namespace {
@@ -873,7 +884,7 @@ namespace {
 // with the definitions' options there.
 int64_t CountFromContext(int64_t count_root, const NextContext& ctx) {
   int64_t count = (ctx.inline_ok ? 1 : 0) + count_root;
-  for (int64_t at : ctx.at_counts) count += at;
+  for (const AtDefinitions& at : ctx.at_defs) count += at.count;
   return count;
 }
 
@@ -913,11 +924,9 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
   }
   x -= info.count_root;
   size_t i = 0;
-  while (x >= static_cast<uint64_t>(ctx.at_counts[i])) x -= ctx.at_counts[i++];
+  while (x >= static_cast<uint64_t>(ctx.at_defs[i].count)) x -= ctx.at_defs[i++].count;
   FillLocation(space, ctx, static_cast<int>(i), &out);
-  std::vector<SpaceDefinition> storage;
-  SampleDefinitions(space, ctx.stage,
-                    DefinitionsWithin(space, ctx.stage, ctx.at_windows[i], &storage),
+  SampleDefinitions(space, ctx.stage, ctx.at_defs[i].defs,
                     /*root=*/false, rng, &out);
   return out;
 }
@@ -975,14 +984,11 @@ void ScheduleSpace::ForEachOption(const ScheduleSpec& partial,
   };
   option.set_compute(ROOT);
   if (!definitions(info.defs, true)) return;
-  std::vector<SpaceDefinition> storage;
   for (size_t i = 0; i < ctx.at_loops.size(); ++i) {
     option.Clear();
     option.set_stage(info.name);
     ScheduleSpaceImpl::FillLocation(*this, ctx, static_cast<int>(i), &option);
-    const SpaceDefinition* defs =
-        ScheduleSpaceImpl::DefinitionsWithin(*this, ctx.stage, ctx.at_windows[i], &storage);
-    if (!definitions(defs, false)) return;
+    if (!definitions(ctx.at_defs[i].defs, false)) return;
   }
 }
 

@@ -5,11 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <shared_mutex>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -42,9 +41,8 @@ struct StageWindow {
   std::vector<int64_t> extent;
   std::vector<int> host_splits;
   uint32_t host_tails = 0;
-  bool operator<(const StageWindow& o) const {
-    return std::tie(extent, host_splits, host_tails) <
-           std::tie(o.extent, o.host_splits, o.host_tails);
+  bool operator==(const StageWindow& o) const {
+    return extent == o.extent && host_splits == o.host_splits && host_tails == o.host_tails;
   }
   // Whether rule 6 refuses splitting dim d by `factors` here.
   bool TooManySplits(int d, const std::vector<int64_t>& factors) const;
@@ -187,6 +185,13 @@ class SpecState {
   std::vector<std::unique_ptr<std::vector<StageUse>>> uses_;  // by stage
 };
 
+// The stage's definitions (pure, then update if it has one) with the splits that fit
+// a window, and their number of options.
+struct AtDefinitions {
+  const SpaceDefinition* defs = nullptr;
+  int64_t count = 0;
+};
+
 // The location options of the next stage of a partial schedule.
 struct NextContext {
   int stage = -1;
@@ -196,10 +201,24 @@ struct NextContext {
   bool host_update = false;
   const ResolvedDefinition* host_def = nullptr;
   std::vector<int> at_loops;  // positions in host_def->loops
-  // Per AT loop: the stage's window there (StageState::window) and its number of
-  // definition options (splits within the window).
-  std::vector<StageWindow> at_windows;
-  std::vector<int64_t> at_counts;
+  // Per AT loop: the stage's definitions within its window there (StageState::window)
+  // and their number of options.
+  std::vector<AtDefinitions> at_defs;
+};
+
+// The memo of ScheduleSpaceImpl::DefinitionsAt: counting the options
+// within a window takes longer than sampling one, and a stage meets few distinct
+// windows. Entries are never removed, so pointers to their definitions stay valid.
+struct ScheduleSpace::AtCounts {
+  struct Entry {
+    std::vector<SpaceDefinition> defs;  // pure, then update if the stage has one
+    int64_t count = 0;
+  };
+  struct Hash {
+    size_t operator()(const std::pair<int, StageWindow>& key) const;
+  };
+  std::shared_mutex mutex;
+  std::unordered_map<std::pair<int, StageWindow>, Entry, Hash> entries;
 };
 
 class ScheduleSpaceImpl {
@@ -240,16 +259,13 @@ class ScheduleSpaceImpl {
   static NextContext Context(const ScheduleSpace& space, SpecState& state);
   // `def` with only the splits of its pure dims that fit in `window` (rules 5 and 6).
   static SpaceDefinition WithinWindow(const SpaceDefinition& def, const StageWindow& window);
-  // Whether `window` leaves out some split of the stage's pure dims.
+  // Whether `window` leaves out some option of the stage's definitions.
   static bool Narrower(const ScheduleSpace& space, int stage, const StageWindow& window);
-  // The stage's definitions (pure, then update if it has one) with splits within
-  // `window`: StageInfo::defs itself unless the window is Narrower, else copies kept in
-  // `storage`.
-  static const SpaceDefinition* DefinitionsWithin(const ScheduleSpace& space, int stage,
-                                                  const StageWindow& window,
-                                                  std::vector<SpaceDefinition>* storage);
-  // Options of the stage's definitions computed AT a loop giving it `window`.
-  static int64_t CountAt(const ScheduleSpace& space, int stage, const StageWindow& window);
+  // The stage's definitions computed AT a loop giving it `window`: StageInfo::defs
+  // itself unless the window is Narrower, else copies kept in the space's memo
+  // (AtCounts) for as long as the space.
+  static AtDefinitions DefinitionsAt(const ScheduleSpace& space, int stage,
+                                     const StageWindow& window);
   static int64_t CountFull(const SpaceDefinition& def, bool root);
   // The loop order of `choice` (split, chosen dim, placement) into `loops`.
   static void FullOrder(const SpaceDefinition& def, const FullChoice& choice,
@@ -304,13 +320,6 @@ struct ScheduleSpace::StageInfo {
   bool strided_loads = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
-};
-
-// The memo of ScheduleSpaceImpl::CountAt: counting the options within a window takes
-// longer than sampling one, and a stage meets few distinct windows.
-struct ScheduleSpace::AtCounts {
-  std::shared_mutex mutex;
-  std::map<std::pair<int, StageWindow>, int64_t> counts;
 };
 
 // The product of a split's factors, saturated at the largest int64_t.
