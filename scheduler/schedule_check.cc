@@ -445,6 +445,10 @@ bool StageWindow::TooManySplits(int d, const std::vector<int64_t>& factors) cons
   return (d < 32 && (host_tails >> d & 1)) || extent[d] % FactorProduct(factors) != 0;
 }
 
+bool StageWindow::Fits(int d, const std::vector<int64_t>& factors) const {
+  return FactorProduct(factors) <= extent[d] && !TooManySplits(d, factors);
+}
+
 int64_t FactorProduct(const std::vector<int64_t>& factors) {
   int64_t product = 1;
   for (int64_t f : factors) {
@@ -471,22 +475,24 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
   for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
     ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]);
   }
-  SetNestedSplits(space, stage, out);
-  if (out->location != AT) return;
-  const LoopRef& at = d.compute_at();
-  const int value = space.graph_.FindValue(at.stage());
-  if (value < 0 || space.graph_.value(value).kind != Value::Kind::kStage) return;
-  const int host = space.graph_.value(value).index;
-  const int host_pos = space.position_[host];
-  if (host_pos >= pos) return;
-  const StageState& hs = state.At(host_pos);
-  const bool update = at.update() && space.stages_[host].has_update;
-  const int dim = space.stages_[host].defs[update ? 1 : 0].FindDim(at.dim());
-  const int q = dim < 0 ? -1 : hs.defs[update ? 1 : 0].Find(dim, at.level());
-  if (q < 0) return;
-  ExtendChain(hs, host, update, q, out);
-  SetClampedWindow(state, stage, hs.defs[update ? 1 : 0], q, out);
-  out->window = WindowAt(space, state, stage, host, update, q);
+  // AT: the chain, clamped window and window of the host loop (none on an illegal spec).
+  const auto at_host = [&] {
+    const LoopRef& at = d.compute_at();
+    const int value = space.graph_.FindValue(at.stage());
+    if (value < 0 || space.graph_.value(value).kind != Value::Kind::kStage) return;
+    const int host = space.graph_.value(value).index;
+    const int host_pos = space.position_[host];
+    if (host_pos >= pos) return;
+    const StageState& hs = state.At(host_pos);
+    const bool update = at.update() && space.stages_[host].has_update;
+    const int dim = space.stages_[host].defs[update ? 1 : 0].FindDim(at.dim());
+    const int q = dim < 0 ? -1 : hs.defs[update ? 1 : 0].Find(dim, at.level());
+    if (q < 0) return;
+    ExtendChain(hs, host, update, q, out);
+    SetClampedWindow(state, stage, hs.defs[update ? 1 : 0], q, out);
+    out->window = WindowAt(space, state, stage, host, update, q);
+  };
+  if (out->location == AT) at_host();
   SetNestedSplits(space, stage, out);
 }
 
@@ -569,9 +575,10 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
           "unroll nothing or vectorize no split level");
     }
   }
-  out->window = RootWindow(space, stage);
-  SetNestedSplits(space, stage, out);
-  if (location == ROOT) return Status::Ok();
+  if (location == ROOT) {
+    SetNestedSplits(space, stage, out);
+    return Status::Ok();
+  }
 
   // AT: the host loop.
   if (info.is_output) {

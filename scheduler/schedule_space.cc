@@ -268,7 +268,7 @@ ScheduleSpace::ScheduleSpace(const PipelineGraph& graph, const TargetParams& tar
     : graph_(graph),
       target_(target),
       pipeline_id_(PipelineId(graph)),
-      at_counts_(std::make_shared<AtCounts>()) {
+      at_memo_(std::make_shared<AtMemo>()) {
   const std::vector<int>& topo = graph.topological_order();
   order_.assign(topo.rbegin(), topo.rend());
   position_.assign(graph.num_stages(), -1);
@@ -807,16 +807,13 @@ SpaceDefinition ScheduleSpaceImpl::WithinWindow(const SpaceDefinition& def,
   SpaceDefinition out = def;
   for (int d = 0; d < def.num_pure; ++d) {
     std::vector<std::vector<int64_t>>& splits = out.dims[d].splits;
-    splits.erase(std::remove_if(splits.begin(), splits.end(),
-                                [&](const std::vector<int64_t>& factors) {
-                                  return FactorProduct(factors) > window.extent[d] ||
-                                         window.TooManySplits(d, factors);
-                                }),
+    splits.erase(std::remove_if(
+                     splits.begin(), splits.end(),
+                     [&](const std::vector<int64_t>& factors) { return !window.Fits(d, factors); }),
                  splits.end());
   }
   // A restricted definition vectorizes AT by splitting its dim 0 by the lanes.
-  if (def.restricted && def.num_pure > 0 &&
-      (window.extent[0] < def.lanes || window.TooManySplits(0, {def.lanes}))) {
+  if (def.restricted && def.num_pure > 0 && !window.Fits(0, {def.lanes})) {
     out.restricted_vec = false;
   }
   return out;
@@ -836,10 +833,10 @@ bool ScheduleSpaceImpl::Narrower(const ScheduleSpace& space, int stage, const St
       if (window.TooManySplits(d, factors)) return true;
     }
   }
-  return pure.restricted_vec && window.TooManySplits(0, {pure.lanes});
+  return pure.restricted_vec && !window.Fits(0, {pure.lanes});
 }
 
-size_t ScheduleSpace::AtCounts::Hash::operator()(const std::pair<int, StageWindow>& key) const {
+size_t ScheduleSpace::AtMemo::Hash::operator()(const std::pair<int, StageWindow>& key) const {
   uint64_t h = MixSeed(static_cast<uint64_t>(key.first), key.second.host_tails);
   for (int64_t e : key.second.extent) h = MixSeed(h, static_cast<uint64_t>(e));
   for (int s : key.second.host_splits) h = MixSeed(h, static_cast<uint64_t>(s));
@@ -850,7 +847,7 @@ AtDefinitions ScheduleSpaceImpl::DefinitionsAt(const ScheduleSpace& space, int s
                                                const StageWindow& window) {
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
   if (!Narrower(space, stage, window)) return {info.defs, info.count_at};
-  ScheduleSpace::AtCounts& memo = *space.at_counts_;
+  ScheduleSpace::AtMemo& memo = *space.at_memo_;
   // Windows that filter alike share an entry: host splits count from 2 (below, every
   // split of at most 2 levels fits) up to kMaxNestedSplits, tails only from 2 on.
   std::pair<int, StageWindow> key(stage, window);
@@ -864,7 +861,7 @@ AtDefinitions ScheduleSpaceImpl::DefinitionsAt(const ScheduleSpace& space, int s
     const auto it = memo.entries.find(key);
     if (it != memo.entries.end()) return {it->second.defs.data(), it->second.count};
   }
-  ScheduleSpace::AtCounts::Entry entry;
+  ScheduleSpace::AtMemo::Entry entry;
   entry.count = 1;
   for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
     entry.defs.push_back(WithinWindow(info.defs[u], key.second));
@@ -873,7 +870,7 @@ AtDefinitions ScheduleSpaceImpl::DefinitionsAt(const ScheduleSpace& space, int s
                                   : CountFull(def, false);
   }
   std::unique_lock<std::shared_mutex> lock(memo.mutex);
-  const ScheduleSpace::AtCounts::Entry& stored =
+  const ScheduleSpace::AtMemo::Entry& stored =
       memo.entries.emplace(std::move(key), std::move(entry)).first->second;
   return {stored.defs.data(), stored.count};
 }

@@ -254,8 +254,9 @@ class ScheduleSpace {
   Status Check(const ScheduleSpec& spec) const;
   // Check for a schedule that was measured, which may come from a space before rules 4
   // to 7 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
-  // tiles, unroll with strided loads): every rule but those. They refuse schedules that Halide 14 may fail to run; one measured OK
-  // ran, and its loop nest and features are as well defined as any legal schedule's.
+  // tiles, unroll with strided loads): every rule but those. They refuse schedules that
+  // Halide 14 may fail to run; one measured OK ran, and its loop nest and features are
+  // as well defined as any legal schedule's.
   Status CheckMeasured(const ScheduleSpec& spec) const;
 
   // The loops of the definition of `stage` that producers can be computed in (its
@@ -268,7 +269,7 @@ class ScheduleSpace {
 
  private:
   struct StageInfo;
-  struct AtCounts;
+  struct AtMemo;
 
   // strict: rules 4 to 7 of docs/SCHEDULES.md apply.
   Status Check(const ScheduleSpec& spec, bool strict) const;
@@ -279,8 +280,9 @@ class ScheduleSpace {
   std::vector<int> order_;
   std::vector<int> position_;  // stage -> index in order_
   std::vector<StageInfo> stages_;
-  // Options per (stage, window) of the AT loops met so far, shared by copies.
-  std::shared_ptr<AtCounts> at_counts_;
+  // The definitions and their options per (stage, window) of the AT loops met so far,
+  // shared by copies.
+  std::shared_ptr<AtMemo> at_memo_;
   // Private helpers live in space_internal.h and the scheduler's .cc files.
   friend class ScheduleSpaceImpl;
 };

@@ -46,6 +46,8 @@ struct StageWindow {
   }
   // Whether rule 6 refuses splitting dim d by `factors` here.
   bool TooManySplits(int d, const std::vector<int64_t>& factors) const;
+  // Whether rules 5 and 6 allow splitting dim d by `factors` here.
+  bool Fits(int d, const std::vector<int64_t>& factors) const;
 };
 
 // One loop of a resolved definition.
@@ -209,7 +211,7 @@ struct NextContext {
 // The memo of ScheduleSpaceImpl::DefinitionsAt: counting the options
 // within a window takes longer than sampling one, and a stage meets few distinct
 // windows. Entries are never removed, so pointers to their definitions stay valid.
-struct ScheduleSpace::AtCounts {
+struct ScheduleSpace::AtMemo {
   struct Entry {
     std::vector<SpaceDefinition> defs;  // pure, then update if the stage has one
     int64_t count = 0;
@@ -263,7 +265,7 @@ class ScheduleSpaceImpl {
   static bool Narrower(const ScheduleSpace& space, int stage, const StageWindow& window);
   // The stage's definitions computed AT a loop giving it `window`: StageInfo::defs
   // itself unless the window is Narrower, else copies kept in the space's memo
-  // (AtCounts) for as long as the space.
+  // (AtMemo) for as long as the space.
   static AtDefinitions DefinitionsAt(const ScheduleSpace& space, int stage,
                                      const StageWindow& window);
   static int64_t CountFull(const SpaceDefinition& def, bool root);
@@ -315,8 +317,8 @@ struct ScheduleSpace::StageInfo {
   // Some consumer reads this stage through clamped indices (ClampedAxes).
   bool read_clamped = false;
   // It reads with a non-unit stride or a gather (a strided SLICE, a TRANSPOSE that
-  // moves an axis, a RESHAPE to another shape), itself or through a producer that may
-  // be inlined into it.
+  // moves an axis, a RESHAPE to another shape, a transposed MATMUL operand), itself or
+  // through a producer that may be inlined into it.
   bool strided_loads = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
