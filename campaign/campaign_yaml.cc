@@ -702,7 +702,8 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
                              Load(text, "a campaign needs at least name, pipelines and budget"));
   SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
                                              {"name", "pipelines", "replay", "network", "strategy",
-                                              "budget", "measurement", "baselines", "workers"}));
+                                              "budget", "measurement", "baselines", "workers",
+                                              "templates"}));
   for (const char* key : {"name", "budget"}) {
     SCHEDFARM_RETURN_IF_ERROR(Require(top, key, "campaign"));
   }
@@ -783,6 +784,23 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
         std::vector<std::string> baselines,
         Names(top.value("baselines"), "baselines", "baseline", BaselineNames()));
     for (const std::string& b : baselines) config.add_baselines(b);
+  }
+  // A replay answers only recorded schedules, and value iteration benchmarks its own
+  // plan: neither takes templates.
+  const bool templates_apply =
+      !config.has_replay() && config.strategy().name() != "value-iteration";
+  config.set_templates(templates_apply);
+  if (top.has("templates")) {
+    SCHEDFARM_ASSIGN_OR_RETURN(bool templates, Bool(top.value("templates"), "templates"));
+    if (templates && !templates_apply) {
+      return ErrorAt(top.value("templates"),
+                     config.has_replay()
+                         ? "templates: a replay campaign proposes only its dataset's schedules; "
+                           "write templates: false or leave it out"
+                         : "templates: value iteration benchmarks its own rounds; write "
+                           "templates: false or leave it out");
+    }
+    config.set_templates(templates);
   }
   if (top.has("workers")) {
     SCHEDFARM_RETURN_IF_ERROR(ReadWorkers(top.value("workers"), config.mutable_workers()));

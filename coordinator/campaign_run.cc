@@ -6,6 +6,7 @@
 #include "campaign/campaign_yaml.h"
 #include "network/tasks.h"
 #include "pipeline/spec.h"
+#include "scheduler/templates.h"
 #include "search/registry.h"
 #include "storage/keys.h"
 
@@ -36,6 +37,7 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
   std::unique_ptr<CampaignRun> run(new CampaignRun(std::move(campaign), std::move(config)));
   TargetParams target;
   target.cores = std::max(1, run->config_.measurement().threads());
+  target.vector_bytes = CampaignVectorBytes(run->config_.workers());
   run->entries_.reserve(pipelines.size());
   for (PipelineSpec& spec : pipelines) {
     StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
@@ -226,6 +228,19 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
       candidate.set_origin(baseline);
       if (!offer(entry, std::move(candidate))) return;
     }
+  }
+  if (!config_.templates()) return;
+  // The template of every pipeline that has one; a network's on its tasks (after the
+  // network and its assembly pipeline).
+  for (size_t e = config_.has_network() ? 2 : 0; e < entries_.size(); ++e) {
+    const PipelineEntry& entry = entries_[e];
+    StatusOr<ScheduleSpec> schedule = TemplateSchedule(*entry.space);
+    if (!schedule.ok()) continue;  // no convolution or matmul
+    Candidate candidate;
+    *candidate.mutable_schedule() = std::move(*schedule);
+    candidate.set_schedule_hash(ScheduleHash(*entry.space, candidate.schedule()));
+    candidate.set_origin(kTemplateOrigin);
+    if (!offer(entry, std::move(candidate))) return;
   }
 }
 

@@ -13,6 +13,9 @@
 
 namespace schedfarm {
 
+// {"avx512f"} on a host with AVX-512, else empty.
+std::vector<std::string> DefaultTuneIsa();
+
 struct TuneOptions {
   std::string model;           // an ONNX file, a pipeline YAML file, or a zoo block name
   int64_t benchmarks = 0;      // 0: no benchmark limit (then wall_time bounds the run)
@@ -21,6 +24,9 @@ struct TuneOptions {
   // The baselines timed on the whole network, beside its reference schedule.
   std::vector<std::string> baselines = {"li2018", "mullapudi2016", "adams2019", "libtorch"};
   std::string dir = "schedfarm-tune";
+  // ISA flags the campaign's workers must have (workers.isa): by default avx512f where
+  // this host has it, so that the schedule space plans for its 512-bit vectors.
+  std::vector<std::string> isa = DefaultTuneIsa();
 };
 
 // The campaign file of `options` (TuneOptions::model resolved to an absolute path).

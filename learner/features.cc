@@ -30,7 +30,7 @@ using features_internal::StageState;
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 constexpr int kLoopSlots = 8;       // loops of the main definition, innermost first
 constexpr int kAccessSlots = 3;     // inputs with an access matrix
 constexpr int kMatrixDims = 5;      // access matrix: 5 x 5
@@ -258,6 +258,12 @@ struct DependentRow {
   double bytes_read_total = 0, unique_bytes_read = 0, unique_lines_read = 0;
   double unique_bytes_read_total = 0, bytes_written_total = 0;
   double arithmetic_intensity = 0, work_per_task = 0, recompute_float_ops = 0;
+  // Layouts (scheduler/layouts.h): the pure dim stored innermost (0: natural), whether
+  // the vectorized loop runs along it (whole-vector stores), whether the weights are
+  // packed, and whether a CONV or MATMUL vectorized across output channels loads its
+  // weights as whole vectors (packed, or b's natural order).
+  double storage_innermost = 0, vector_store_contiguous = 0, weights_packed = 0;
+  double weight_vector_loads = 0;
 };
 
 template <typename Sink>
@@ -330,6 +336,10 @@ void EmitDependent(const DependentRow& r, Sink& sink) {
   sink("arithmetic_intensity", r.arithmetic_intensity);
   sink("work_per_task", r.work_per_task);
   sink("recompute_float_ops", r.recompute_float_ops);
+  sink("storage_innermost", r.storage_innermost);
+  sink("vector_store_contiguous", r.vector_store_contiguous);
+  sink("weights_packed", r.weights_packed);
+  sink("weight_vector_loads", r.weight_vector_loads);
 }
 
 // Bytes and 64-byte lines of the boxes of the values touched (value_bytes per value).
@@ -519,6 +529,36 @@ void MakeDependentRow(const PipelineModel& model, ScheduleEvaluator& ev, int s, 
   r.recompute_float_ops = r.recompute_ratio > 1 ? r.float_ops * (1 - 1 / r.recompute_ratio) : 0;
 }
 
+// The layout columns of a stage that is not inlined, from its decision.
+void SetLayoutColumns(const PipelineGraph& graph, const ScheduleEvaluator& ev,
+                      const PipelineModel& model, int s, const StageSchedule& decision,
+                      DependentRow* r) {
+  const StageModel& m = model.stages[s];
+  const StageState& st = ev.stage(s);
+  if (st.inlined) return;
+  const std::vector<LoopDim> pure = graph.loops(s).pure;
+  int innermost = 0;
+  for (size_t d = 0; d < pure.size(); ++d) {
+    if (pure[d].name == decision.storage_innermost()) innermost = static_cast<int>(d);
+  }
+  r->storage_innermost = innermost;
+  const DefState& def = st.defs[ScheduleEvaluator::MainDef(m)];
+  int vectorized = -1;
+  for (int q = 0; q < def.num_loops; ++q) {
+    if (def.loops[q].vectorized) vectorized = def.loops[q].dim;
+  }
+  r->vector_store_contiguous = vectorized >= 0 && vectorized == innermost;
+  r->weights_packed = decision.pack_weights();
+  const Stage& stage = graph.stage(s);
+  const int rank = static_cast<int>(pure.size());
+  if (stage.op() == CONV) {
+    r->weight_vector_loads = decision.pack_weights() && vectorized == rank - 2;
+  } else if (stage.op() == MATMUL) {
+    r->weight_vector_loads =
+        vectorized == 0 && (decision.pack_weights() || !stage.attrs().trans_b());
+  }
+}
+
 // The schedule evaluator of this thread (Featurize is const and may run concurrently).
 ScheduleEvaluator& ThreadEvaluator() {
   thread_local ScheduleEvaluator evaluator;
@@ -620,6 +660,7 @@ void Featurizer::FeaturizeLegal(const ScheduleSpec& schedule, PipelineFeatures* 
     const int s = order[pos];
     out->scheduled[s] = 1;
     MakeDependentRow(*model_, ev, s, space_.target().cores, &row);
+    SetLayoutColumns(space_.graph(), ev, *model_, s, schedule.stages(pos), &row);
     ValueSink sink(&out->dependent[s * width]);
     EmitDependent(row, sink);
   }

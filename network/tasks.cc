@@ -86,6 +86,53 @@ StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network) {
   return random;
 }
 
+StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network) {
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(network));
+  SCHEDFARM_ASSIGN_OR_RETURN(NetworkPartition partition, PartitionNetwork(graph));
+  std::set<std::string> names;
+  for (const TensorDecl& input : network.inputs()) names.insert(input.name());
+  for (const Parameter& p : network.parameters()) names.insert(p.tensor().name());
+  for (const Stage& stage : network.stages()) names.insert(stage.name());
+  std::map<std::string, std::string> copy_of;  // anchor -> its copy
+  for (const NetworkTask& task : partition.tasks) {
+    if (task.anchor < 0) continue;
+    const Stage& anchor = graph.stage(task.anchor);
+    if ((anchor.op() != CONV && anchor.op() != MATMUL) ||
+        !std::count(task.outputs.begin(), task.outputs.end(), anchor.name())) {
+      continue;
+    }
+    std::string name = anchor.name() + "_out";
+    while (names.count(name)) name += "_";
+    names.insert(name);
+    copy_of[anchor.name()] = name;
+  }
+  PipelineSpec out = network;
+  out.clear_stages();
+  for (const Stage& stage : network.stages()) {
+    Stage* s = out.add_stages();
+    *s = stage;
+    for (std::string& input : *s->mutable_inputs()) {
+      const auto it = copy_of.find(input);
+      if (it != copy_of.end()) input = it->second;
+    }
+    const auto it = copy_of.find(stage.name());
+    if (it == copy_of.end()) continue;
+    Stage* copy = out.add_stages();
+    copy->set_name(it->second);
+    copy->set_op(UNARY);
+    copy->mutable_attrs()->set_unary(IDENTITY);
+    copy->add_inputs(stage.name());
+    copy->set_dtype(stage.dtype());
+    *copy->mutable_shape() = stage.shape();
+    copy->set_label("tile_copy");
+  }
+  for (std::string& output : *out.mutable_outputs()) {
+    const auto it = copy_of.find(output);
+    if (it != copy_of.end()) output = it->second;
+  }
+  return out;
+}
+
 bool IsAnchorOp(OpKind op) {
   return op == CONV || op == MATMUL || op == POOL || op == REDUCE;
 }

@@ -98,6 +98,15 @@ ScheduleSpec CanonicalSchedule(const ScheduleSpace& space, const ScheduleSpec& s
     if (st.location == AT) {
       *cs->mutable_compute_at() = d.compute_at();
     }
+    // A dim stored innermost after dims of extent 1 only is the natural order.
+    const int innermost = info.defs[0].FindDim(d.storage_innermost());
+    for (int dim = 0; dim < innermost; ++dim) {
+      if (info.defs[0].dims[dim].extent > 1) {
+        cs->set_storage_innermost(d.storage_innermost());
+        break;
+      }
+    }
+    cs->set_pack_weights(d.pack_weights());
     CanonicalDefinition(info.name, info.is_output, info.defs[0], st.defs[0], d.pure().tail(),
                         cs->mutable_pure());
     if (info.has_update) {
@@ -116,6 +125,10 @@ std::string CanonicalScheduleText(const ScheduleSpace& space, const ScheduleSpec
   for (const StageSchedule& s : c.stages()) {
     text += "stage " + s.stage() + " " + ComputeLocation_Name(s.compute());
     if (s.compute() == AT) text += " " + RefText(s.compute_at());
+    // Layouts are named only when chosen, so that the hashes of schedules without
+    // them stay those of the space before layouts.
+    if (!s.storage_innermost().empty()) text += " storage " + s.storage_innermost();
+    if (s.pack_weights()) text += " packed";
     text += "\n";
     if (s.compute() == INLINE) continue;
     DefinitionText("pure", s.pure(), &text);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "scheduler/schedule_space.h"
+#include "scheduler/layouts.h"
 #include "scheduler/space_internal.h"
 
 namespace schedfarm {
@@ -531,6 +532,29 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
     return Status::Error(where() + ": update: the stage has no update definition");
   }
 
+  if (location == INLINE &&
+      (!d.storage_innermost().empty() || d.pack_weights())) {
+    return Status::Error(where() + ": " +
+                         (d.pack_weights() ? "pack_weights" : "storage_innermost") +
+                         ": set on an inlined stage, which has no buffer of its own");
+  }
+  if (!d.storage_innermost().empty()) {
+    if (info.is_output) {
+      return Status::Error(
+          where() + ": storage_innermost: '" + d.storage_innermost() +
+          "' on an output, whose buffer the caller passes in the pipeline's layout");
+    }
+    if (info.defs[0].FindDim(d.storage_innermost()) < 0 ||
+        info.defs[0].FindDim(d.storage_innermost()) >= info.defs[0].num_pure) {
+      return Status::Error(where() + ": storage_innermost: no pure dim '" +
+                           d.storage_innermost() + "' (dims: d0 to d" +
+                           std::to_string(info.defs[0].num_pure - 1) + ")");
+    }
+  }
+  if (d.pack_weights()) {
+    const StatusOr<PackedWeights> packed = PackableWeights(space.graph_, stage);
+    if (!packed.ok()) return packed.status();
+  }
   if (location == INLINE) {
     if (info.has_update) {
       return Status::Error(where() + ": compute: INLINE, but a stage with an update definition " +

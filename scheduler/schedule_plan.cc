@@ -350,6 +350,31 @@ class Planner {
       default:
         return Status::Error(Where(s) + ": storage cannot be " + ComputeLocation_Name(store));
     }
+    if (decision != nullptr && !decision->storage_innermost().empty()) {
+      if (IsOutput(s)) {
+        return Status::Error(Where(s) + ", storage_innermost: an output is stored as the " +
+                             "caller's buffer is");
+      }
+      const std::vector<LoopDim>& pure = graph_.loops(s).pure;
+      int innermost = -1;
+      for (size_t d = 0; d < pure.size(); ++d) {
+        if (pure[d].name == decision->storage_innermost()) innermost = static_cast<int>(d);
+      }
+      if (innermost < 0) {
+        return Status::Error(Where(s) + ", storage_innermost: no pure dim '" +
+                             decision->storage_innermost() + "'");
+      }
+      PlanCall call = MakeCall(PlanCall::Kind::kReorderStorage);
+      for (int d : StorageOrderWithInnermost(static_cast<int>(pure.size()), innermost)) {
+        call.vars.push_back({pure[d].name, false});
+      }
+      plan.location.push_back(call);
+    }
+    if (decision != nullptr && decision->pack_weights()) {
+      StatusOr<PackedWeights> packed = PackableWeights(graph_, s);
+      if (!packed.ok()) return packed.status().WithContext(Where(s));
+      plan.packed = *packed;
+    }
     for (bool update : {false, true}) {
       if (update && !has_update) {
         if (decision != nullptr && decision->update().ByteSizeLong() > 0) {
@@ -409,8 +434,10 @@ std::string CallSource(const PlanCall& call, const std::string& host) {
     case PlanCall::Kind::kSplit:
       return "split(" + var(0) + ", " + var(1) + ", " + var(2) + ", " +
              std::to_string(call.factor) + ", " + TailSource(call.tail) + ")";
-    case PlanCall::Kind::kReorder: {
-      std::string out = "reorder({";
+    case PlanCall::Kind::kReorder:
+    case PlanCall::Kind::kReorderStorage: {
+      std::string out =
+          call.kind == PlanCall::Kind::kReorder ? "reorder({" : "reorder_storage({";
       for (size_t i = 0; i < call.vars.size(); ++i) out += (i ? ", " : "") + var(i);
       return out + "})";
     }

@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "pipeline/graph.h"
+#include "scheduler/layouts.h"
 #include "schedfarm.pb.h"
 
 namespace schedfarm {
@@ -36,6 +37,7 @@ struct PlanCall {
     kUnroll,         // unroll(vars[0])
     kParallel,       // parallel(vars[0])
     kUnscheduled,    // unscheduled(): an update left as Halide's default on purpose
+    kReorderStorage,  // reorder_storage({vars...}): the buffer's dims, innermost first
   };
   Kind kind = Kind::kComputeRoot;
   std::vector<PlanVar> vars;
@@ -51,11 +53,15 @@ struct DefinitionPlan {
   std::vector<PlanCall> calls;
 };
 
-// The calls of one stage: the bounds of an output and where the stage is computed
-// and stored, then the calls on its definitions.
+// The calls of one stage: the bounds of an output, where the stage is computed and
+// stored and its storage order, then the calls on its definitions; and the weights it
+// packs.
 struct StagePlan {
   int stage = -1;
   bool inlined = false;
+  // The weights packed for the stage (pack_weights): stored in this order when the
+  // pipeline is loaded, before it is compiled; parameter -1 when none.
+  PackedWeights packed;
   std::vector<PlanCall> location;
   std::vector<DefinitionPlan> definitions;  // only those with calls; pure first
 };

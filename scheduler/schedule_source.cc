@@ -88,6 +88,16 @@ void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const Stage
   const Stage& stage = graph.stage(plan.stage);
   const std::string& func = cpp_names[plan.stage];
   out << "// stage '" << stage.name() << "' (" << OpDisplayName(stage) << ")\n";
+  if (plan.packed.parameter >= 0) {
+    // Packing is no scheduling call: the weights' buffer is stored in another order
+    // before the pipeline is compiled.
+    out << "// its weights '" << graph.spec().parameters(plan.packed.parameter).tensor().name()
+        << "' are packed before compiling: stored with Halide dims {";
+    for (size_t i = 0; i < plan.packed.storage_order.size(); ++i) {
+      out << (i ? ", " : "") << plan.packed.storage_order[i];
+    }
+    out << "} innermost first (Buffer(type, sizes, storage_order), then copy_from)\n";
+  }
 
   // Funcs the block names, which its Vars must not shadow.
   std::set<std::string> funcs = {func};

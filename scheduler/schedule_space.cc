@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "pipeline/spec.h"
+#include "scheduler/layouts.h"
 #include "scheduler/space_internal.h"
 
 namespace schedfarm {
@@ -233,6 +234,13 @@ uint32_t TiledDims(const Stage& consumer, int index, const std::vector<Shape>& s
 
 }  // namespace
 
+int CampaignVectorBytes(const WorkerRequirements& workers) {
+  for (const std::string& flag : workers.isa()) {
+    if (flag == "avx512f") return 64;
+  }
+  return TargetParams().vector_bytes;
+}
+
 uint64_t MixSeed(uint64_t seed, uint64_t index) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -334,6 +342,14 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
     }
     info.readers.push_back(reader);
   }
+
+  if (!info.is_output) {
+    for (int d = 1; d < info.defs[0].num_pure; ++d) {
+      const int64_t extent = info.defs[0].dims[d].extent;
+      if (extent > 1 && extent % lanes == 0) info.storage_dims.push_back(d);
+    }
+  }
+  info.packable = PackableWeights(graph, s).ok();
 
   info.count_root = info.count_at = 1;
   for (int d = 0; d < (info.has_update ? 2 : 1); ++d) {
@@ -758,6 +774,19 @@ void ScheduleSpaceImpl::FillRestricted(const ScheduleSpace& space, int stage,
   if (choice.parallel) *out->add_parallel() = ref(loops[EffectivePositions(loops).back()]);
 }
 
+void ScheduleSpaceImpl::FillLayout(const ScheduleSpace& space, int stage, int64_t index,
+                                   StageSchedule* out) {
+  const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  const int64_t packings = info.packable ? 2 : 1;
+  const int64_t storage = index / packings;
+  if (storage == 0) {
+    out->clear_storage_innermost();
+  } else {
+    out->set_storage_innermost(info.defs[0].dims[info.storage_dims[storage - 1]].name);
+  }
+  out->set_pack_weights(index % packings == 1);
+}
+
 void ScheduleSpaceImpl::FillLocation(const ScheduleSpace& space, const NextContext& ctx,
                                      int at_index, StageSchedule* out) {
   const SpaceDefinition& host_def = space.stages_[ctx.host].defs[ctx.host_update ? 1 : 0];
@@ -877,12 +906,12 @@ AtDefinitions ScheduleSpaceImpl::DefinitionsAt(const ScheduleSpace& space, int s
 
 namespace {
 
-// The stage's options: INLINE, ROOT with its definitions' options, and each AT loop
-// with the definitions' options there.
-int64_t CountFromContext(int64_t count_root, const NextContext& ctx) {
-  int64_t count = (ctx.inline_ok ? 1 : 0) + count_root;
-  for (const AtDefinitions& at : ctx.at_defs) count += at.count;
-  return count;
+// The stage's options: INLINE, and ROOT with its definitions' options and each AT loop
+// with the definitions' options there, each in every layout.
+int64_t CountFromContext(int64_t count_root, int64_t layouts, const NextContext& ctx) {
+  int64_t located = count_root;
+  for (const AtDefinitions& at : ctx.at_defs) located += at.count;
+  return (ctx.inline_ok ? 1 : 0) + located * layouts;
 }
 
 }  // namespace
@@ -906,7 +935,7 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
   if (ctx.stage < 0) return out;
   const ScheduleSpace::StageInfo& info = space.stages_[ctx.stage];
   out.set_stage(info.name);
-  uint64_t x = rng.Below(static_cast<uint64_t>(CountFromContext(info.count_root, ctx)));
+  uint64_t x = rng.Below(static_cast<uint64_t>(CountFromContext(info.count_root, info.layouts(), ctx)));
   if (ctx.inline_ok) {
     if (x == 0) {
       out.set_compute(INLINE);
@@ -914,6 +943,9 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
     }
     --x;
   }
+  const uint64_t layouts = static_cast<uint64_t>(info.layouts());
+  FillLayout(space, ctx.stage, static_cast<int64_t>(x % layouts), &out);
+  x /= layouts;
   if (x < static_cast<uint64_t>(info.count_root)) {
     out.set_compute(ROOT);
     SampleDefinitions(space, ctx.stage, info.defs, /*root=*/true, rng, &out);
@@ -937,7 +969,7 @@ int64_t ScheduleSpace::CountOptions(const ScheduleSpec& partial) const {
   SpecState state(*this, partial);
   const NextContext ctx = ScheduleSpaceImpl::Context(*this, state);
   if (ctx.stage < 0) return 0;
-  return CountFromContext(stages_[ctx.stage].count_root, ctx);
+  return CountFromContext(stages_[ctx.stage].count_root, stages_[ctx.stage].layouts(), ctx);
 }
 
 StageSchedule ScheduleSpace::SampleOption(const ScheduleSpec& partial, SpaceRng& rng) const {
@@ -957,6 +989,14 @@ void ScheduleSpace::ForEachOption(const ScheduleSpec& partial,
     option.set_compute(INLINE);
     if (!fn(option)) return;
   }
+  // `option` (a location and its definitions) in every layout.
+  auto in_layouts = [&]() {
+    for (int64_t layout = 0; layout < info.layouts(); ++layout) {
+      ScheduleSpaceImpl::FillLayout(*this, ctx.stage, layout, &option);
+      if (!fn(option)) return false;
+    }
+    return true;
+  };
   // Every combination of the options of `defs` (the stage's definitions within its
   // window) at one location (`option` holds the location); false when fn asked to stop.
   auto definitions = [&](const SpaceDefinition* defs, bool root) {
@@ -964,7 +1004,7 @@ void ScheduleSpace::ForEachOption(const ScheduleSpec& partial,
       return ScheduleSpaceImpl::ForEachFull(defs[0], root, [&](const FullChoice& c) {
         option.clear_pure();
         ScheduleSpaceImpl::FillFull(*this, ctx.stage, defs[0], c, option.mutable_pure());
-        return fn(option);
+        return in_layouts();
       });
     }
     for (const RestrictedChoice& r : ScheduleSpaceImpl::RestrictedChoices(defs[0], root)) {
@@ -973,7 +1013,7 @@ void ScheduleSpace::ForEachOption(const ScheduleSpec& partial,
       const bool go_on = ScheduleSpaceImpl::ForEachFull(defs[1], root, [&](const FullChoice& c) {
         option.clear_update();
         ScheduleSpaceImpl::FillFull(*this, ctx.stage, defs[1], c, option.mutable_update());
-        return fn(option);
+        return in_layouts();
       });
       if (!go_on) return false;
     }

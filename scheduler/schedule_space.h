@@ -135,6 +135,10 @@ struct TargetParams {
   int cores = 2;
 };
 
+// The vector bytes of the workers a campaign requires: 64 where they must have
+// avx512f (Halide's target then uses 512-bit vectors), else 32 (AVX2, the default).
+int CampaignVectorBytes(const WorkerRequirements& workers);
+
 // Inner split factors the space offers (a factor must be smaller than the extent).
 inline constexpr int64_t kSplitFactors[] = {2, 4, 8, 16, 32, 64};
 

@@ -285,6 +285,10 @@ class ScheduleSpaceImpl {
                              const RestrictedChoice& choice, DefinitionSchedule* out);
   static void FillLocation(const ScheduleSpace& space, const NextContext& ctx, int at_index,
                            StageSchedule* out);
+  // Layout `index` of the stage, in [0, StageInfo::layouts()): the storage choice
+  // (0: natural) varies slowest, packing fastest.
+  static void FillLayout(const ScheduleSpace& space, int stage, int64_t index,
+                         StageSchedule* out);
   // Samples the definitions of the next stage (`out` holds its location) from `defs`.
   static void SampleDefinitions(const ScheduleSpace& space, int stage, const SpaceDefinition* defs,
                                 bool root, SpaceRng& rng, StageSchedule* out);
@@ -322,6 +326,15 @@ struct ScheduleSpace::StageInfo {
   bool strided_loads = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
+  // Layouts (scheduler/layouts.h) of a stage that is not inlined: the pure dims it may
+  // store innermost besides the natural order (not an output; dims after d0 whose
+  // extent is a multiple of the lanes), and whether it may pack its weights.
+  std::vector<int> storage_dims;
+  bool packable = false;
+  // Every (storage, packing) pair: the options of each location times this.
+  int64_t layouts() const {
+    return static_cast<int64_t>(storage_dims.size() + 1) * (packable ? 2 : 1);
+  }
 };
 
 // The product of a split's factors, saturated at the largest int64_t.

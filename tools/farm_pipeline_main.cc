@@ -313,7 +313,13 @@ int Show(const PipelineGraph& graph) {
   return 0;
 }
 
-int Tasks(const PipelineGraph& graph) {
+int Tasks(const PipelineGraph& given) {
+  // The tasks a network campaign tunes: with its tile copies.
+  StatusOr<PipelineSpec> tuned = NetworkWithTileCopies(given.spec());
+  if (!tuned.ok()) Exit({kExitInput, tuned.status().message()});
+  StatusOr<PipelineGraph> built = PipelineGraph::Build(*tuned);
+  if (!built.ok()) Exit({kExitInput, built.status().message()});
+  const PipelineGraph& graph = *built;
   StatusOr<NetworkPartition> partition = PartitionNetwork(graph);
   if (!partition.ok()) Exit({kExitInput, partition.status().message()});
   PrintHeader(graph);

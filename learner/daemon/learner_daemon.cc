@@ -161,7 +161,9 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
     CampaignData::PipelineData pipeline;
     pipeline.graph = std::make_unique<PipelineGraph>(std::move(graph));
-    pipeline.space = std::make_unique<ScheduleSpace>(*pipeline.graph);
+    TargetParams target;
+    target.vector_bytes = CampaignVectorBytes(data->config.workers());
+    pipeline.space = std::make_unique<ScheduleSpace>(*pipeline.graph, target);
     pipeline.id = pipeline.space->pipeline_id();
     pipeline.featurizer = std::make_unique<Featurizer>(*pipeline.space);
     data->pipeline_index[pipeline.id] = data->pipelines.size();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pipeline/spec.h"
+#include "scheduler/layouts.h"
 
 namespace Halide {
 namespace Internal {
@@ -645,11 +646,20 @@ class PipelineReader {
     }
     *r.full.mutable_pure() = r.defs[0].schedule;
     if (r.has_update) *r.full.mutable_update() = r.defs[1].schedule;
-    ReadFuncSchedule(s, f);
+    ReadFuncSchedule(s, f, &r.full);
+    // Weights stored output channels innermost were packed (pack_weights).
+    const StatusOr<PackedWeights> packed = PackableWeights(graph_, s);
+    if (packed.ok()) {
+      const Halide::Buffer<>& weights = lowered_.parameters[packed->parameter];
+      const int innermost = packed->storage_order[0];
+      r.full.set_pack_weights(weights.dim(innermost).extent() > 1 &&
+                              weights.dim(innermost).stride() == 1);
+    }
   }
 
-  // Storage and other Func-wide directives.
-  void ReadFuncSchedule(int s, const Function& f) {
+  // Storage and other Func-wide directives; a storage order with one dim moved
+  // innermost is the stage's storage_innermost.
+  void ReadFuncSchedule(int s, const Function& f, StageSchedule* full) {
     const Halide::Internal::FuncSchedule& fs = f.schedule();
     const std::string& stage = StageName(s);
     std::vector<std::string> storage, natural;
@@ -669,11 +679,24 @@ class PipelineReader {
       }
     }
     for (const std::string& a : f.args()) natural.push_back(a);
+    const std::vector<int>& outputs = graph_.output_stages();
+    const bool output = std::find(outputs.begin(), outputs.end(), s) != outputs.end();
     if (storage != natural) {
-      left_out_.push_back(
-          {stage, "reorder_storage(" + Join(storage, ", ") + ")",
-           "the schedule space keeps the row-major storage order (" + Join(natural, ", ") + ")",
-           false});
+      std::vector<std::string> moved = {storage.empty() ? "" : storage[0]};
+      for (const std::string& a : natural) {
+        if (a != moved[0]) moved.push_back(a);
+      }
+      if (moved == storage && !output) {
+        full->set_storage_innermost(storage[0]);
+      } else {
+        left_out_.push_back(
+            {stage, "reorder_storage(" + Join(storage, ", ") + ")",
+             output ? "an output is stored as the caller's buffer is"
+                    : "the schedule space stores one dim innermost and the others in their "
+                      "natural order (" +
+                          Join(natural, ", ") + ")",
+             false});
+      }
     }
     if (fs.memory_type() != Halide::MemoryType::Auto) {
       std::ostringstream type;
@@ -681,8 +704,6 @@ class PipelineReader {
       left_out_.push_back({stage, "store_in(" + type.str() + ")",
                            "the schedule space leaves the memory type to Halide", false});
     }
-    const std::vector<int>& outputs = graph_.output_stages();
-    const bool output = std::find(outputs.begin(), outputs.end(), s) != outputs.end();
     for (const auto& b : fs.bounds()) {
       // An output bounded to its own shape (as an applier of the space does) is no
       // directive: its buffer has that shape.

@@ -50,6 +50,12 @@ void MakeLocationCall(const LoweredPipeline& lowered, Halide::Func& func, const 
     case PlanCall::Kind::kStoreAt:
       func.store_at(HostLoop(lowered, call));
       break;
+    case PlanCall::Kind::kReorderStorage: {
+      std::vector<Halide::Var> vars;
+      for (const PlanVar& v : call.vars) vars.emplace_back(v.name);
+      func.reorder_storage(vars);
+      break;
+    }
     default:
       break;
   }
@@ -98,6 +104,18 @@ Status Guarded(const std::string& where, const PlanCall& call, const std::string
   return Status::Ok();
 }
 
+// Stores the parameter buffer in `packed.storage_order`, in place: the Funcs that read
+// it hold the same buffer, and Halide compiles their loads for the strides it has when
+// the pipeline is compiled.
+void PackWeights(LoweredPipeline& lowered, const PackedWeights& packed) {
+  Halide::Buffer<>& weights = lowered.parameters[packed.parameter];
+  std::vector<int> sizes;
+  for (int d = 0; d < weights.dimensions(); ++d) sizes.push_back(weights.dim(d).extent());
+  Halide::Runtime::Buffer<void> repacked(weights.type(), sizes, packed.storage_order);
+  repacked.copy_from(*weights.get());
+  *weights.get() = repacked;
+}
+
 }  // namespace
 
 Status ApplySchedule(const PipelineGraph& graph, LoweredPipeline& lowered,
@@ -112,6 +130,7 @@ Status ApplySchedule(const PipelineGraph& graph, LoweredPipeline& lowered,
     Halide::Func& func = lowered.stages[plan.stage].func;
     const std::string where = "pipeline '" + graph.spec().name() + "', stage '" +
                               graph.stage(plan.stage).name() + "' (Func " + func.name() + ")";
+    if (plan.packed.parameter >= 0) PackWeights(lowered, plan.packed);
     for (const PlanCall& call : plan.location) {
       const std::string host = call.host >= 0 ? lowered.stages[call.host].func.name() : "";
       SCHEDFARM_RETURN_IF_ERROR(

@@ -326,6 +326,26 @@ TEST(CampaignYamlTest, DefaultsFilled) {
   EXPECT_EQ(zoo.math(), EXACT);
 }
 
+TEST(CampaignYamlTest, TemplatesByDefaultExceptReplayAndValueIteration) {
+  StatusOr<CampaignConfig> config = Parse(kName + kPipelines + kBudget);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_TRUE(config->has_templates());
+  EXPECT_TRUE(config->templates());
+  config = Parse(kName + kPipelines + kBudget + "templates: false\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_FALSE(config->templates());
+  config = Parse(kName + "pipelines:\n  - random: {seeds: [1, 8]}\n" + kBudget +
+                 "strategy: {name: value-iteration, settings: {warmup: 0, model_from: d}}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_FALSE(config->templates());
+  ExpectError(kName + "pipelines:\n  - random: {seeds: [1, 8]}\n" + kBudget +
+                  "strategy: {name: value-iteration, settings: {warmup: 0, model_from: d}}\n" +
+                  "templates: true\n",
+              6, 12, {"templates: value iteration benchmarks its own rounds"});
+  ExpectError(kName + kPipelines + kBudget + "templates: often\n", 5, 12,
+              {"templates", "true or false"});
+}
+
 TEST(CampaignYamlTest, RandomSeedsAsRangeOrCount) {
   StatusOr<CampaignConfig> config =
       Parse(kName +
@@ -536,6 +556,9 @@ TEST_F(ReplayCampaignYaml, SplitsTheDatasetsPipelines) {
   StatusOr<CampaignConfig> config =
       Parse(kName + "replay: {dataset: d.sfds, held_out: 0.3}\n" + kBudget);
   ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_FALSE(config->templates()) << "a replay proposes only its dataset's schedules";
+  ExpectErrorAt(kName + "replay: {dataset: d.sfds}\n" + kBudget + "templates: true\n", 4, 12,
+                "templates: a replay campaign proposes only its dataset's schedules");
   const ReplaySource& replay = config->replay();
   EXPECT_EQ(replay.dataset(), dir_.Sub("d.sfds"));
   EXPECT_EQ(replay.dataset_id(), ReadDataset(dir_.Sub("d.sfds")).value().id);

@@ -15,6 +15,7 @@
 #include "dataset/dataset.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "scheduler/templates.h"
 #include "storage/keys.h"
 
 namespace schedfarm {
@@ -75,6 +76,30 @@ TEST(CampaignRunTest, ProposesDistinctCandidatesWithinTheBudget) {
   EXPECT_TRUE(Propose(*run, 100).empty()) << "the budget is spoken for";
   EXPECT_EQ(run->waiting(), 10u);
   EXPECT_EQ(run->campaign().counters().proposed(), 10);
+}
+
+TEST(CampaignRunTest, TheTemplateIsProposedAfterTheBaselines) {
+  std::unique_ptr<CampaignRun> run = MakeRun(10, "baselines: [li2018]\n");
+  const std::vector<CandidateRecord> proposed = Propose(*run, 100);
+  ASSERT_GE(proposed.size(), 2u);
+  const Candidate& t = proposed[1].candidate();
+  EXPECT_EQ(t.origin(), kTemplateOrigin);
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
+  ASSERT_TRUE(graph.ok());
+  const ScheduleSpace space(*graph);
+  ASSERT_TRUE(space.Check(t.schedule()).ok()) << space.Check(t.schedule()).message();
+  EXPECT_EQ(t.schedule_hash(), ScheduleHash(space, t.schedule()));
+  bool packed = false;
+  for (const StageSchedule& s : t.schedule().stages()) packed |= s.pack_weights();
+  EXPECT_TRUE(packed) << "vgg_block's convolution reads its weights packed";
+  for (size_t i = 2; i < proposed.size(); ++i) {
+    EXPECT_EQ(proposed[i].candidate().origin(), "random");
+  }
+
+  std::unique_ptr<CampaignRun> without = MakeRun(10, "baselines: [li2018]\ntemplates: false\n");
+  for (const CandidateRecord& r : Propose(*without, 100)) {
+    EXPECT_NE(r.candidate().origin(), kTemplateOrigin);
+  }
 }
 
 TEST(CampaignRunTest, ProposalsAreDeterministic) {
@@ -259,8 +284,9 @@ TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposa
       MakeRun(3, "baselines: [li2018]\nstrategy: {name: model-guided}\n");
   EXPECT_FALSE(run->ProposesItself());
   std::vector<CandidateRecord> own = Propose(*run, 100);
-  ASSERT_EQ(own.size(), 1u) << "the baseline only";
+  ASSERT_EQ(own.size(), 2u) << "the baseline and the template only";
   EXPECT_EQ(own[0].candidate().origin(), "li2018");
+  EXPECT_EQ(own[1].candidate().origin(), kTemplateOrigin);
 
   const PipelineSpec& spec = run->pipelines()[0];
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
@@ -292,11 +318,9 @@ TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposa
   EXPECT_NE(why.find("not one of the campaign's"), std::string::npos) << why;
 
   *candidate.mutable_schedule() = space.RandomSchedule(6);
-  EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
-  *candidate.mutable_schedule() = space.RandomSchedule(7);
   EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why),
             CampaignRun::ProposalOutcome::kOverBudget)
-      << "1 baseline + 2 proposals fill the budget of 3";
+      << "1 baseline, the template and 1 proposal fill the budget of 3";
 }
 
 // A re-measurement is a candidate of its own (the schedule's repeat N), accepted once

@@ -86,9 +86,9 @@ LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool up
 // ---------------------------------------------------------------------------------
 // Schema
 
-TEST(FeatureSchema, VersionOneWithUniqueNamedColumns) {
+TEST(FeatureSchema, VersionTwoWithUniqueNamedColumns) {
   const FeatureSchema& schema = CurrentFeatureSchema();
-  EXPECT_EQ(schema.version, 1);
+  EXPECT_EQ(schema.version, 2) << "version 2 added the layout columns";
   EXPECT_GT(schema.invariant_names.size(), 100u);
   EXPECT_GT(schema.dependent_names.size(), 80u);
   std::set<std::string> seen;
@@ -507,6 +507,40 @@ TEST(DependentFeatures, ConvAtAnInnerConsumerLoopCountsTheIterationsThatRun) {
   EXPECT_EQ(r.Dep("update_iterations"), update);
   EXPECT_EQ(r.Dep("float_ops"), 2 * update);
   EXPECT_EQ(r.Dep("bytes_written_total"), 4 * (realizations + update));
+}
+
+// A conv at root, vectorized across its output channels (d1), stored channels
+// innermost and reading packed weights: the layout columns say so; the same loops in
+// the natural layout without packing do not.
+TEST(DependentFeatures, LayoutsAreSeen) {
+  PipelineBuilder b("conv_layout");
+  const std::string conv = b.Conv2d(b.Input("x", {1, 4, 12, 12}), 16, 3, 1, 1);
+  const std::string out = b.Relu(conv);
+  b.Output(out);
+  const PipelineGraph graph = MustBuild(b);
+  const ScheduleSpace space(graph);
+  const Featurizer featurizer(space);
+  ScheduleSpec spec = space.WithDefaults(space.Empty());
+  StageSchedule* c = spec.mutable_stages(1);
+  ASSERT_EQ(c->stage(), conv);
+  c->set_compute(ROOT);
+  Split(c->mutable_update(), "d1", {8});
+  *c->mutable_update()->mutable_vectorize() = Ref(conv, "d1", 1, true);
+  c->mutable_update()->set_vector_width(8);
+  ASSERT_TRUE(space.Check(spec).ok()) << space.Check(spec).ToString();
+  const Row natural(MustFeaturize(featurizer, spec), StageIndex(graph, conv));
+  EXPECT_EQ(natural.Dep("storage_innermost"), 0);
+  EXPECT_EQ(natural.Dep("vector_store_contiguous"), 0);
+  EXPECT_EQ(natural.Dep("weights_packed"), 0);
+  EXPECT_EQ(natural.Dep("weight_vector_loads"), 0);
+  c->set_storage_innermost("d1");
+  c->set_pack_weights(true);
+  const Row packed(MustFeaturize(featurizer, spec), StageIndex(graph, conv));
+  EXPECT_EQ(packed.Dep("storage_innermost"), 2);  // d1 is the third pure dim, innermost first
+  EXPECT_EQ(packed.Dep("vector_store_contiguous"), 1);
+  EXPECT_EQ(packed.Dep("weights_packed"), 1);
+  EXPECT_EQ(packed.Dep("weight_vector_loads"), 1);
+  EXPECT_EQ(packed.Dep("float_ops"), natural.Dep("float_ops")) << "the same work";
 }
 
 // x [5, 20] -> exp: d1 split by 8 and vectorized. With a guarded tail each row runs 2

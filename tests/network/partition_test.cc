@@ -180,5 +180,58 @@ TEST(Partition, EveryZooBlockPartitionsIntoValidTasks) {
   }
 }
 
+TEST(TileCopies, EveryConvolutionThatEndsItsTaskGetsACopyThatTakesOverItsReaders) {
+  const PipelineSpec network = *test_networks::TinyResNet();
+  const PipelineGraph original = MustBuild(network);
+  StatusOr<NetworkPartition> before = PartitionNetwork(original);
+  ASSERT_TRUE(before.ok());
+  std::set<std::string> ending;  // anchors that are outputs of their task
+  for (const NetworkTask& task : before->tasks) {
+    if (task.anchor < 0) continue;
+    const Stage& anchor = original.stage(task.anchor);
+    if ((anchor.op() == CONV || anchor.op() == MATMUL) &&
+        std::count(task.outputs.begin(), task.outputs.end(), anchor.name())) {
+      ending.insert(anchor.name());
+    }
+  }
+  ASSERT_FALSE(ending.empty());
+  StatusOr<PipelineSpec> copied = NetworkWithTileCopies(network);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  const PipelineGraph graph = MustBuild(*copied);
+  EXPECT_EQ(graph.num_stages(), original.num_stages() + static_cast<int>(ending.size()));
+  for (const std::string& name : ending) {
+    const int v = graph.FindValue(name + "_out");
+    ASSERT_GE(v, 0) << name;
+    const int copy = graph.value(v).index;
+    EXPECT_EQ(graph.stage(copy).op(), UNARY);
+    EXPECT_EQ(graph.stage(copy).attrs().unary(), IDENTITY);
+    EXPECT_EQ(graph.stage(copy).label(), "tile_copy");
+    EXPECT_EQ(graph.consumers(graph.value(graph.FindValue(name)).index), std::vector<int>{copy})
+        << name << ": the copy takes over every reader";
+  }
+  // No convolution or matmul ends its task any more, and the values are the same.
+  StatusOr<NetworkPartition> after = PartitionNetwork(graph);
+  ASSERT_TRUE(after.ok());
+  for (const NetworkTask& task : after->tasks) {
+    if (task.anchor < 0) continue;
+    EXPECT_FALSE(std::count(task.outputs.begin(), task.outputs.end(),
+                            graph.stage(task.anchor).name()))
+        << graph.stage(task.anchor).name();
+  }
+  StatusOr<PipelineSpec> twice = NetworkWithTileCopies(*copied);
+  ASSERT_TRUE(twice.ok());
+  EXPECT_EQ(twice->stages_size(), copied->stages_size()) << "applying it again adds nothing";
+}
+
+TEST(TileCopies, ANetworkOutputThatIsAMatmulIsCopied) {
+  PipelineBuilder b("head");
+  b.Output(b.Linear(b.Input("x", {2, 16}), 10));
+  const PipelineSpec network = b.Finish().value();
+  StatusOr<PipelineSpec> copied = NetworkWithTileCopies(network);
+  ASSERT_TRUE(copied.ok());
+  ASSERT_EQ(copied->outputs_size(), 1);
+  EXPECT_EQ(copied->outputs(0), network.outputs(0) + "_out");
+}
+
 }  // namespace
 }  // namespace schedfarm

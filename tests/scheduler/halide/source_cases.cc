@@ -16,7 +16,8 @@ namespace {
 
 // ConvReluPool renamed so that the source must rename: "new" (a C++ keyword), "Var" (a
 // Halide name of the source), "d1_0" (a Func named like the Var d1_0 of the block of
-// "new", which it also names as the host of compute_at).
+// "new", which it also names as the host of compute_at); "new" is stored channels
+// innermost (reorder_storage) and packs its weights (a comment in the source).
 constexpr char kAwkwardSchedule[] = R"pb(
   stages {
     stage: "d1_0"
@@ -36,6 +37,8 @@ constexpr char kAwkwardSchedule[] = R"pb(
     stage: "new"
     compute: AT
     compute_at { stage: "d1_0" dim: "d2" update: true }
+    storage_innermost: "d1"
+    pack_weights: true
     update {
       splits { dim: "d1" factors: 2 }
       splits { dim: "d3" factors: 4 factors: 2 }

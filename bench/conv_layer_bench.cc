@@ -1,0 +1,220 @@
+// The per-layer benchmark of fast kernels (docs/SCHEDULES.md, "Templates"): for every
+// distinct task of the networks given whose anchor is a convolution, a depthwise
+// convolution or a matmul, the template schedule's time beside the same tile without
+// layouts (the space before storage layouts and packed weights) and libtorch's, with
+// GFLOP/s, and the FLOP-weighted geometric mean of libtorch's time over the
+// template's (goal: at least 1.0). Every schedule's outputs are checked against
+// libtorch's before it is timed.
+//
+// Usage: conv_layer_bench [--threads N] [--samples K] [--only TEXT] [--assembly DIR]
+//                         NETWORK.onnx...
+// --only keeps the tasks whose summary contains TEXT; --assembly writes each template's
+// assembly (DIR/<task id>.s), to check its inner loop.
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "network/tasks.h"
+#include "pipeline/halide/jit_target.h"
+#include "pipeline/halide/lowering.h"
+#include "pipeline/source.h"
+#include "pipeline/torch/torch_eval.h"
+#include "scheduler/autoschedule/autoschedulers.h"
+#include "scheduler/halide/apply.h"
+#include "scheduler/templates.h"
+
+namespace schedfarm {
+namespace {
+
+struct Options {
+  int threads = 2;
+  int samples = 7;
+  std::string only;
+  std::string assembly_dir;
+  std::vector<std::string> networks;
+};
+
+// The template without its layouts: what the space held before them.
+ScheduleSpec WithoutLayouts(ScheduleSpec spec) {
+  for (StageSchedule& s : *spec.mutable_stages()) {
+    s.clear_storage_innermost();
+    s.clear_pack_weights();
+  }
+  return spec;
+}
+
+// The template's code for this host, as assembly.
+Status WriteAssembly(const PipelineGraph& graph, const ScheduleSpec& spec, const std::string& file) {
+  SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
+  SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
+  try {
+    lowered.pipeline.compile_to_assembly(file, lowered.pipeline.infer_arguments(), "template",
+                                         HostJitTarget());
+  } catch (const Halide::Error& e) {
+    return Status::Error(file + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+struct Row {
+  std::string network, task;
+  int weight = 0;
+  double flops = 0;
+  double template_s = 0, plain_s = 0, torch_s = 0;
+  bool conv = false;
+};
+
+StatusOr<double> TimeSchedule(const PipelineGraph& graph, const ScheduleSpec& spec,
+                              const std::vector<HostTensor>& inputs,
+                              const std::vector<HostTensor>& expected, const Options& options) {
+  RunOptions run;
+  run.timing_samples = options.samples;
+  run.min_sample_seconds = 0.02;
+  run.threads = options.threads;
+  SCHEDFARM_ASSIGN_OR_RETURN(RunResult result, RunWithSchedule(graph, spec, run, inputs));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Comparison c = CompareTensors(result.outputs[i], expected[i],
+                                        DefaultTolerance(expected[i].dtype));
+    if (!c.match) return Status::Error("wrong answer against libtorch: " + c.message);
+  }
+  return result.min_seconds;
+}
+
+StatusOr<double> TimeTorch(TorchProgram& program, const Options& options) {
+  SCHEDFARM_RETURN_IF_ERROR(program.Run());  // warm-up
+  double best = 1e30;
+  for (int k = 0; k < options.samples; ++k) {
+    int reps = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    do {
+      SCHEDFARM_RETURN_IF_ERROR(program.Run());
+      ++reps;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (elapsed < 0.02);
+    best = std::min(best, elapsed / reps);
+  }
+  return best;
+}
+
+int Run(const Options& options) {
+  at::set_num_threads(options.threads);
+  std::vector<Row> rows;
+  for (const std::string& path : options.networks) {
+    StatusOr<PipelineGraph> given = LoadPipelineSource(path);
+    StatusOr<PipelineSpec> tuned =
+        given.ok() ? NetworkWithTileCopies(given->spec()) : StatusOr<PipelineSpec>(given.status());
+    StatusOr<PipelineGraph> network =
+        tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
+    if (!network.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), network.status().message().c_str());
+      return 1;
+    }
+    StatusOr<NetworkPartition> partition = PartitionNetwork(*network);
+    if (!partition.ok()) {
+      std::fprintf(stderr, "%s\n", partition.status().message().c_str());
+      return 1;
+    }
+    for (const DistinctTask& task : partition->distinct) {
+      if (!options.only.empty() && task.summary.find(options.only) == std::string::npos) continue;
+      StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
+      if (!graph.ok()) return 1;
+      const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
+      StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
+      if (!spec.ok()) continue;  // no CONV or MATMUL anchor
+      Row row;
+      row.network = network->spec().name() == "torch_jit" ? path : network->spec().name();
+      row.task = task.summary;
+      row.weight = task.weight();
+      row.flops = graph->total_cost().flops;
+      for (int s = 0; s < graph->num_stages(); ++s) {
+        if (graph->stage(s).op() == CONV) row.conv = true;
+      }
+      if (!options.assembly_dir.empty()) {
+        const Status written =
+            WriteAssembly(*graph, *spec, options.assembly_dir + "/" + task.pipeline_id + ".s");
+        if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+      }
+      const std::vector<HostTensor> inputs = DeterministicInputs(graph->spec());
+      StatusOr<TorchProgram> program = TorchProgram::Prepare(*graph, inputs);
+      if (!program.ok()) {
+        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), program.status().message().c_str());
+        return 1;
+      }
+      StatusOr<double> torch_s = TimeTorch(*program, options);
+      if (!torch_s.ok()) return 1;
+      const std::vector<HostTensor> expected = program->Outputs();
+      StatusOr<double> template_s = TimeSchedule(*graph, *spec, inputs, expected, options);
+      StatusOr<double> plain_s = TimeSchedule(*graph, WithoutLayouts(*spec), inputs, expected, options);
+      if (!template_s.ok() || !plain_s.ok()) {
+        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(),
+                     (!template_s.ok() ? template_s.status() : plain_s.status()).message().c_str());
+        return 1;
+      }
+      row.torch_s = *torch_s;
+      row.template_s = *template_s;
+      row.plain_s = *plain_s;
+      std::printf("%-48s w%d %8.2f MFLOP  template %8.3f ms %6.1f GFLOP/s  no-layouts %8.3f ms  "
+                  "libtorch %8.3f ms  ratio %.2f\n",
+                  row.task.c_str(), row.weight, row.flops / 1e6, row.template_s * 1e3,
+                  row.flops / row.template_s / 1e9, row.plain_s * 1e3, row.torch_s * 1e3,
+                  row.torch_s / row.template_s);
+      std::fflush(stdout);
+      rows.push_back(row);
+    }
+  }
+  for (bool conv_only : {true, false}) {
+    double weight = 0, log_sum = 0, log_plain = 0;
+    for (const Row& r : rows) {
+      if (conv_only && !r.conv) continue;
+      const double w = r.flops * r.weight;
+      weight += w;
+      log_sum += w * std::log(r.torch_s / r.template_s);
+      log_plain += w * std::log(r.torch_s / r.plain_s);
+    }
+    if (weight == 0) continue;
+    std::printf("%s: FLOP-weighted geometric mean of libtorch / template %.3f (goal 1.0: %.2fx "
+                "of it); without layouts %.3f\n",
+                conv_only ? "conv tasks" : "all tasks", std::exp(log_sum / weight),
+                std::exp(log_sum / weight) / 1.0, std::exp(log_plain / weight));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+int main(int argc, char** argv) {
+  schedfarm::Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--threads" || arg == "--samples" || arg == "--only" || arg == "--assembly") &&
+        i + 1 < argc) {
+      const std::string value = argv[++i];
+      if (arg == "--only") {
+        options.only = value;
+      } else if (arg == "--assembly") {
+        options.assembly_dir = value;
+      } else {
+        (arg == "--threads" ? options.threads : options.samples) = std::atoi(value.c_str());
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr,
+                   "usage: conv_layer_bench [--threads N] [--samples K] [--only TEXT] "
+                   "[--assembly DIR] NETWORK.onnx...\n");
+      return 2;
+    } else {
+      options.networks.push_back(arg);
+    }
+  }
+  if (options.networks.empty()) {
+    std::fprintf(stderr, "usage: conv_layer_bench [--threads N] [--samples K] NETWORK.onnx...\n");
+    return 2;
+  }
+  return schedfarm::Run(options);
+}

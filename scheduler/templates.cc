@@ -1,0 +1,235 @@
+#include "scheduler/templates.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "scheduler/layouts.h"
+
+namespace schedfarm {
+namespace {
+
+// Vector registers the tile of accumulators may take: half the register file (the
+// rest holds the weights' vectors and the broadcast input), 32 registers with 64-byte
+// vectors (AVX-512), 16 otherwise.
+int AccumulatorBudget(const TargetParams& target) { return target.vector_bytes >= 64 ? 16 : 8; }
+
+LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update) {
+  LoopRef ref;
+  ref.set_stage(stage);
+  ref.set_dim(dim);
+  ref.set_level(level);
+  ref.set_update(update);
+  return ref;
+}
+
+// How the tile is cut: the dim vectorized by `vector` lanes (split), the dim unrolled
+// by `tile` (split), each -1 / 0 when not.
+struct TileShape {
+  int vector_dim = -1;
+  int64_t vector = 0;
+  int tile_dim = -1;
+  int64_t tile = 0;
+};
+
+// The largest split factor of kSplitFactors in [1, limit] below `extent`, preferring
+// one that divides it; 0 when none.
+int64_t Factor(int64_t extent, int64_t limit, const std::vector<int64_t>& allowed) {
+  int64_t best = 0;
+  for (int64_t f : allowed) {
+    if (f > limit || f >= extent) continue;
+    if (best == 0 || (extent % f == 0 && extent % best != 0) ||
+        (f > best && (extent % f == 0) == (extent % best == 0))) {
+      best = f;
+    }
+  }
+  return best;
+}
+
+TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
+  const PipelineGraph& graph = space.graph();
+  const Stage& stage = graph.stage(anchor);
+  const std::vector<LoopDim> pure = graph.loops(anchor).pure;
+  const int rank = static_cast<int>(pure.size());
+  const int lanes = space.lanes(anchor);
+  TileShape shape;
+  const std::vector<Shape> inputs = graph.input_shapes(anchor);
+  const bool depthwise = stage.op() == CONV && stage.attrs().groups() > 1 && inputs[1][1] == 1;
+  if (stage.op() == CONV && rank >= 3) {
+    // Output channels (row-major axis 1), or the rows of a depthwise convolution.
+    shape.vector_dim = depthwise ? 0 : rank - 2;
+    shape.tile_dim = depthwise ? 1 : 0;
+  } else {
+    shape.vector_dim = 0;  // MATMUL: n
+    shape.tile_dim = rank >= 2 ? 1 : -1;
+  }
+  std::vector<int64_t> vector_widths;
+  for (int v : {4, 2, 1}) vector_widths.push_back(int64_t{v} * lanes);
+  shape.vector = Factor(pure[shape.vector_dim].extent, 4 * lanes, vector_widths);
+  if (shape.vector == 0) shape.vector_dim = -1;
+  const int64_t vectors = shape.vector > 0 ? shape.vector / lanes : 1;
+  if (shape.tile_dim >= 0) {
+    const int64_t limit = std::min<int64_t>(16, AccumulatorBudget(space.target()) / vectors);
+    shape.tile = Factor(pure[shape.tile_dim].extent, limit,
+                        std::vector<int64_t>(std::begin(kSplitFactors), std::end(kSplitFactors)));
+    if (shape.tile == 0) shape.tile_dim = -1;
+  }
+  return shape;
+}
+
+// The full definition of `stage` (pure, or its update) cut into the tile: splits, the
+// loop order (the vectorized level, the other dims' inner levels, the reduction dims,
+// then the outer levels), vectorize and unroll, and with `parallel` the outermost
+// loops. Returns the order, innermost first, with each loop's extent.
+std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int stage,
+                                                 bool update, const TileShape& shape,
+                                                 bool parallel, DefinitionSchedule* out) {
+  const PipelineGraph& graph = space.graph();
+  const std::string& name = graph.stage(stage).name();
+  const StageLoops loops = graph.loops(stage);
+  const int rank = static_cast<int>(loops.pure.size());
+  auto factor = [&](int d) {
+    return d == shape.vector_dim ? shape.vector : d == shape.tile_dim ? shape.tile : 0;
+  };
+  for (int d = 0; d < rank; ++d) {
+    if (factor(d) == 0) continue;
+    DimSplit* split = out->add_splits();
+    split->set_dim(loops.pure[d].name);
+    split->add_factors(factor(d));
+  }
+  std::vector<std::pair<LoopRef, int64_t>> order;
+  auto inner = [&](int d) {
+    const int64_t f = factor(d);
+    order.push_back({Ref(name, loops.pure[d].name, f ? 1 : 0, update), f ? f : loops.pure[d].extent});
+  };
+  if (shape.vector_dim >= 0) inner(shape.vector_dim);
+  for (int d = 0; d < rank; ++d) {
+    if (d != shape.vector_dim) inner(d);
+  }
+  if (update) {
+    for (const LoopDim& r : loops.reduction) order.push_back({Ref(name, r.name, 0, true), r.extent});
+  }
+  for (int d = 0; d < rank; ++d) {
+    const int64_t f = factor(d);
+    if (f) order.push_back({Ref(name, loops.pure[d].name, 0, update), (loops.pure[d].extent + f - 1) / f});
+  }
+  for (const auto& [ref, extent] : order) *out->add_loop_order() = ref;
+  if (shape.vector_dim >= 0) {
+    *out->mutable_vectorize() = order[0].first;
+    out->set_vector_width(shape.vector);
+  }
+  if (shape.tile_dim >= 0) *out->add_unroll() = Ref(name, loops.pure[shape.tile_dim].name, 1, update);
+  if (parallel) {
+    // The outermost loop, and the next one too when the outermost alone is too short
+    // to keep the cores busy in even shares.
+    std::vector<LoopRef> outer;
+    for (auto it = order.rbegin(); it != order.rend() && outer.size() < 2; ++it) {
+      if (it->second <= 1) continue;
+      if (it->first.dim()[0] == 'r' || (it->first.level() == 1)) break;
+      outer.push_back(it->first);
+      if (it->second >= 4 * space.target().cores) break;
+    }
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) *out->add_parallel() = *it;
+  }
+  return order;
+}
+
+// The stage the anchor's tile is computed in: the anchor's single consumer chain of
+// elementwise stages, to an output or a stage read by several, when its shape is the
+// anchor's; the anchor itself when there is none.
+std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
+  std::vector<int> chain = {anchor};
+  const std::vector<int>& outputs = graph.output_stages();
+  auto is_output = [&](int s) { return std::find(outputs.begin(), outputs.end(), s) != outputs.end(); };
+  int s = anchor;
+  while (!is_output(s) && graph.consumers(s).size() == 1) {
+    const int c = graph.consumers(s)[0];
+    const Stage& consumer = graph.stage(c);
+    if ((consumer.op() != UNARY && consumer.op() != BINARY) ||
+        !std::equal(consumer.shape().begin(), consumer.shape().end(),
+                    graph.stage(anchor).shape().begin(), graph.stage(anchor).shape().end())) {
+      break;
+    }
+    chain.push_back(c);
+    s = c;
+  }
+  if (!is_output(chain.back())) return {anchor};
+  return chain;
+}
+
+}  // namespace
+
+StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
+  const PipelineGraph& graph = space.graph();
+  int anchor = -1;
+  double anchor_flops = -1;
+  for (int s = 0; s < graph.num_stages(); ++s) {
+    const OpKind op = graph.stage(s).op();
+    if ((op == CONV || op == MATMUL) && graph.cost(s).flops > anchor_flops) {
+      anchor = s;
+      anchor_flops = graph.cost(s).flops;
+    }
+  }
+  if (anchor < 0) {
+    return Status::Error("pipeline '" + graph.spec().name() +
+                         "': no template: it has no CONV or MATMUL stage");
+  }
+  const std::vector<int> chain = EpilogueChain(graph, anchor);
+  const int host = chain.back();
+  const TileShape shape = ShapeOf(space, anchor);
+  const std::string& anchor_name = graph.stage(anchor).name();
+
+  ScheduleSpec spec = space.Empty();
+  std::vector<std::pair<LoopRef, int64_t>> host_order;
+  for (int s : space.decision_order()) {
+    StageSchedule* d = spec.add_stages();
+    d->set_stage(graph.stage(s).name());
+    if (s == host && host != anchor) {
+      d->set_compute(ROOT);
+      host_order = CutTile(space, s, false, shape, /*parallel=*/true, d->mutable_pure());
+    } else if (std::find(chain.begin(), chain.end(), s) != chain.end() && s != anchor) {
+      d->set_compute(INLINE);
+    } else if (s == anchor) {
+      d->set_pack_weights(PackableWeights(graph, s).ok());
+      const bool root = host == anchor;
+      if (root) {
+        d->set_compute(ROOT);
+        // The pure definition (the bias) in parallel along its outermost dim.
+        const std::vector<LoopDim> pure = graph.loops(s).pure;
+        for (int dim = static_cast<int>(pure.size()) - 1; dim >= 0; --dim) {
+          if (pure[dim].extent > 1) {
+            *d->mutable_pure()->add_parallel() = Ref(anchor_name, pure[dim].name, 0, false);
+            break;
+          }
+        }
+      } else {
+        // At the host's loop just outside the tile: its region is one tile.
+        d->set_compute(AT);
+        size_t q = 0;
+        while (q < host_order.size() &&
+               (host_order[q].second <= 1 || host_order[q].first.level() == 1)) {
+          ++q;
+        }
+        if (q == host_order.size()) {
+          return Status::Error("pipeline '" + graph.spec().name() + "': no template: stage '" +
+                               graph.stage(host).name() + "' has no loop outside its tile");
+        }
+        *d->mutable_compute_at() = host_order[q].first;
+        if (shape.vector_dim > 0) {
+          d->set_storage_innermost(graph.loops(s).pure[shape.vector_dim].name);
+        }
+      }
+      CutTile(space, s, true, shape, root, d->mutable_update());
+    } else {
+      d->set_compute(space.InlineLegal(s) ? INLINE : ROOT);
+    }
+  }
+  spec.set_partial(false);
+  const Status legal = space.Check(spec);
+  if (!legal.ok()) {
+    return legal.WithContext("pipeline '" + graph.spec().name() + "': the template");
+  }
+  return spec;
+}
+
+}  // namespace schedfarm

@@ -1,0 +1,25 @@
+// The template schedule of a task whose anchor is a convolution, a depthwise
+// convolution or a matmul: what a performance engineer writes by hand for a CPU, as a
+// schedule of the space (docs/SCHEDULES.md, "Templates"). The output channels of a
+// convolution or matmul are vectorized (up to 4 vectors) with a register tile of
+// output columns unrolled around them, the reduction outside the tile, the weights
+// packed with output channels innermost, and the anchor computed inside its
+// consumer's tile, stored channels innermost, so that the epilogue (bias, activation,
+// residual add) is applied to the tile while it is in registers; the outer loops are
+// parallel. A depthwise convolution vectorizes along its rows. Campaigns propose it
+// (origin `template`) and searches start from it. Halide-free.
+#pragma once
+
+#include "common/status.h"
+#include "scheduler/schedule_space.h"
+
+namespace schedfarm {
+
+// Origin of the template's candidates.
+inline constexpr char kTemplateOrigin[] = "template";
+
+// The template schedule of the space's pipeline, legal (space.Check). An error names
+// the pipeline when it has no CONV or MATMUL stage.
+StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space);
+
+}  // namespace schedfarm

@@ -1,0 +1,186 @@
+// Layouts and templates in Halide: a storage order and packed weights compute the
+// reference's values, make Halide's loads and stores whole vectors, and print as
+// schedule source; the template of every zoo block and of ResNet-like tasks runs
+// correctly, and its loop nest is the one the space describes.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "Halide.h"
+#include "pipeline/builder.h"
+#include "pipeline/halide/lowering.h"
+#include "pipeline/zoo.h"
+#include "scheduler/halide/apply.h"
+#include "scheduler/schedule_source.h"
+#include "scheduler/templates.h"
+#include "tests/scheduler/halide/schedule_checks.h"
+
+namespace schedfarm {
+namespace {
+
+using schedule_checks::CheckLoopNest;
+using schedule_checks::RunAndCompare;
+
+struct Case {
+  std::unique_ptr<PipelineGraph> graph;
+  std::unique_ptr<ScheduleSpace> space;
+  std::vector<HostTensor> reference;
+};
+
+Case Make(const PipelineSpec& spec, int vector_bytes = 32) {
+  Case c;
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  c.graph = std::make_unique<PipelineGraph>(std::move(graph).value());
+  TargetParams target;
+  target.vector_bytes = vector_bytes;
+  c.space = std::make_unique<ScheduleSpace>(*c.graph, target);
+  StatusOr<RunResult> reference = RunReference(*c.graph, RunOptions{0});
+  EXPECT_TRUE(reference.ok()) << reference.status().ToString();
+  if (reference.ok()) c.reference = reference->outputs;
+  return c;
+}
+
+PipelineSpec ConvRelu(int64_t in_channels, int64_t out_channels, int64_t size) {
+  PipelineBuilder b("conv_relu_" + std::to_string(out_channels));
+  const std::string x = b.Input("x", {1, in_channels, size, size});
+  b.Output(b.Relu(b.Conv2d(x, out_channels, 3, 1, 1)));
+  return b.Finish().value();
+}
+
+// ONNX's Gemm as a fully connected layer exports it: x [4, 48] by w [40, 48]
+// transposed, plus bias.
+PipelineSpec FullyConnected() {
+  PipelineBuilder b("fully_connected");
+  const std::string w = b.RandomParameter("w", {40, 48}, 0.2);
+  const std::string bias = b.RandomParameter("bias", {40}, 0.1);
+  b.Output(b.Gemm(b.Input("x", {4, 48}), w, bias, 1.0, 1.0, false, true));
+  return b.Finish().value();
+}
+
+const StageSchedule* AnchorOf(const Case& c, const ScheduleSpec& spec) {
+  for (const StageSchedule& s : spec.stages()) {
+    const OpKind op = c.graph->stage(c.graph->value(c.graph->FindValue(s.stage())).index).op();
+    if (op == CONV || op == MATMUL) return &s;
+  }
+  return nullptr;
+}
+
+TEST(LayoutsHalideTest, StorageOrderAndPackedWeightsComputeTheReference) {
+  Case c = Make(ConvRelu(8, 32, 10));
+  ScheduleSpec spec = c.space->WithDefaults(c.space->Empty());
+  for (StageSchedule& s : *spec.mutable_stages()) {
+    if (s.compute() == INLINE) continue;
+    if (s.stage() != spec.stages(0).stage()) {  // the conv
+      s.set_compute(ROOT);
+      s.set_storage_innermost("d1");
+      s.set_pack_weights(true);
+      DefinitionSchedule& update = *s.mutable_update();
+      DimSplit* split = update.add_splits();
+      split->set_dim("d1");
+      split->add_factors(8);
+      *update.mutable_vectorize() = [&] {
+        LoopRef ref;
+        ref.set_stage(s.stage());
+        ref.set_dim("d1");
+        ref.set_level(1);
+        ref.set_update(true);
+        return ref;
+      }();
+      update.set_vector_width(8);
+    }
+  }
+  // The conv is decided second (outputs first); make it ROOT explicitly.
+  ASSERT_TRUE(c.space->Check(spec).ok()) << c.space->Check(spec).ToString();
+  const schedule_checks::RunOutcome run = RunAndCompare(*c.space, spec, c.reference, RunOptions{1});
+  EXPECT_TRUE(run.pass) << run.message;
+
+  // The weights' buffer is stored output channels innermost; Halide's code reads it
+  // with the strides it had when compiled.
+  StatusOr<LoweredPipeline> lowered = LowerToHalide(*c.graph);
+  ASSERT_TRUE(lowered.ok());
+  ASSERT_TRUE(ApplySchedule(*c.graph, *lowered, spec).ok());
+  bool packed = false;
+  for (const Halide::Buffer<>& p : lowered->parameters) {
+    if (p.dimensions() == 4) {
+      EXPECT_EQ(p.dim(3).stride(), 1) << p.name();
+      packed = true;
+    }
+  }
+  EXPECT_TRUE(packed);
+
+  StatusOr<std::string> source = ScheduleSource(*c.graph, spec);
+  ASSERT_TRUE(source.ok());
+  EXPECT_NE(source->find(".reorder_storage({d1, d3, d2, d0})"), std::string::npos) << *source;
+  EXPECT_NE(source->find("are packed before compiling: stored with Halide dims {3, 0, 1, 2}"),
+            std::string::npos)
+      << *source;
+}
+
+TEST(LayoutsHalideTest, PackedWeightsMakeVectorLoadsWhole) {
+  // The conv vectorized across output channels: with OIHW weights each lane's weight
+  // is Cin * 9 floats from the next (a gather); packed, one load.
+  Case c = Make(ConvRelu(16, 32, 8), /*vector_bytes=*/32);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*c.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto gathers = [&](const ScheduleSpec& s) {
+    StatusOr<LoweredPipeline> lowered = LowerToHalide(*c.graph);
+    EXPECT_TRUE(lowered.ok());
+    EXPECT_TRUE(ApplySchedule(*c.graph, *lowered, s).ok());
+    const std::string stmt = "/tmp/schedfarm_layouts_" + std::to_string(getpid()) + ".stmt";
+    lowered->pipeline.compile_to_lowered_stmt(stmt, lowered->pipeline.infer_arguments());
+    std::ifstream in(stmt);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(stmt.c_str());
+    // A strided vector load of the weights: w[ramp(base, stride, lanes)] with a
+    // stride other than 1.
+    int count = 0;
+    for (size_t at = text.find("ramp("); at != std::string::npos; at = text.find("ramp(", at + 1)) {
+      const size_t close = text.find(')', at);
+      const std::string ramp = text.substr(at, close - at);
+      if (ramp.find(", 1, ") == std::string::npos && ramp.find(", 144, ") != std::string::npos) ++count;
+    }
+    return count;
+  };
+  ScheduleSpec unpacked = *spec;
+  for (StageSchedule& s : *unpacked.mutable_stages()) s.clear_pack_weights();
+  EXPECT_GT(gathers(unpacked), 0) << "the unpacked weights load with a stride of Cin * 9";
+  EXPECT_EQ(gathers(*spec), 0);
+}
+
+TEST(TemplatesHalideTest, TemplatesOfConvolutionsAndMatmulsComputeTheReference) {
+  for (const PipelineSpec& spec : {ConvRelu(16, 64, 14), ConvRelu(32, 32, 7), FullyConnected()}) {
+    for (int vector_bytes : {32, 64}) {
+      Case c = Make(spec, vector_bytes);
+      StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);
+      ASSERT_TRUE(t.ok()) << spec.name() << ": " << t.status().ToString();
+      const StageSchedule* anchor = AnchorOf(c, *t);
+      ASSERT_NE(anchor, nullptr);
+      EXPECT_TRUE(anchor->pack_weights()) << spec.name();
+      const schedule_checks::RunOutcome run = RunAndCompare(*c.space, *t, c.reference, RunOptions{1});
+      EXPECT_TRUE(run.pass) << spec.name() << " at " << vector_bytes << " bytes: " << run.message;
+      const std::vector<std::string> differences = CheckLoopNest(*c.space, *t);
+      EXPECT_TRUE(differences.empty()) << spec.name() << ": " << differences[0];
+    }
+  }
+}
+
+TEST(TemplatesHalideTest, TemplatesOfZooBlocksComputeTheReference) {
+  for (const std::string& name : ZooNames()) {
+    StatusOr<PipelineSpec> spec = schedule_checks::ZooBlock(name);
+    ASSERT_TRUE(spec.ok()) << name;
+    Case c = Make(*spec, 64);
+    StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);
+    if (!t.ok()) continue;  // no convolution or matmul
+    const schedule_checks::RunOutcome run = RunAndCompare(*c.space, *t, c.reference, RunOptions{1});
+    EXPECT_TRUE(run.pass) << name << ": " << run.message;
+  }
+}
+
+}  // namespace
+}  // namespace schedfarm

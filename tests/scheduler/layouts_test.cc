@@ -1,0 +1,222 @@
+// Layouts in the schedule space (storage orders and packed weights) and the template
+// schedule: what the space offers, what Check refuses and why, the canonical form,
+// and the template's shape and legality. Halide-free.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "pipeline/builder.h"
+#include "pipeline/zoo.h"
+#include "scheduler/layouts.h"
+#include "scheduler/schedule_space.h"
+#include "scheduler/templates.h"
+
+namespace schedfarm {
+namespace {
+
+struct Fixture {
+  std::unique_ptr<PipelineGraph> graph;
+  std::unique_ptr<ScheduleSpace> space;
+};
+
+Fixture Make(const PipelineSpec& spec, int vector_bytes = 32) {
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  Fixture f;
+  f.graph = std::make_unique<PipelineGraph>(std::move(graph).value());
+  TargetParams target;
+  target.vector_bytes = vector_bytes;
+  f.space = std::make_unique<ScheduleSpace>(*f.graph, target);
+  return f;
+}
+
+// conv (3x3, 16 -> 32 channels, 12x12) -> relu, the conv's weights a parameter.
+PipelineSpec ConvRelu() {
+  PipelineBuilder b("conv_relu");
+  const std::string x = b.Input("x", {1, 16, 12, 12});
+  b.Output(b.Relu(b.Conv2d(x, 32, 3, 1, 1)));
+  return b.Finish().value();
+}
+
+// The same convolution with its weights a pipeline input.
+PipelineSpec ConvWithInputWeights() {
+  PipelineBuilder b("conv_input_weights");
+  const std::string x = b.Input("x", {1, 16, 12, 12});
+  const std::string w = b.Input("w", {32, 16, 3, 3});
+  b.Output(b.Relu(b.Conv(x, w, "", {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)));
+  return b.Finish().value();
+}
+
+int StageNamed(const PipelineGraph& graph, const std::string& op_label) {
+  for (int s = 0; s < graph.num_stages(); ++s) {
+    if (graph.stage(s).op() == CONV && op_label == "conv") return s;
+  }
+  return -1;
+}
+
+// The spec with every stage at its default and `conv` ROOT with `edit` applied.
+template <typename Edit>
+ScheduleSpec WithConv(const ScheduleSpace& space, Edit edit) {
+  ScheduleSpec spec = space.WithDefaults(space.Empty());
+  for (StageSchedule& s : *spec.mutable_stages()) {
+    const int v = space.graph().FindValue(s.stage());
+    if (space.graph().stage(space.graph().value(v).index).op() != CONV) continue;
+    s.set_compute(ROOT);
+    edit(s);
+  }
+  return spec;
+}
+
+TEST(LayoutsTest, PackableWeightsAreConstantsOfOneReader) {
+  Fixture f = Make(ConvRelu());
+  const int conv = StageNamed(*f.graph, "conv");
+  StatusOr<PackedWeights> packed = PackableWeights(*f.graph, conv);
+  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  // OIHW: output channels are row-major axis 0, Halide dim 3; stored innermost.
+  EXPECT_EQ(packed->storage_order, (std::vector<int>{3, 0, 1, 2}));
+
+  Fixture g = Make(ConvWithInputWeights());
+  StatusOr<PackedWeights> refused = PackableWeights(*g.graph, StageNamed(*g.graph, "conv"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'w' are a pipeline input, not a constant"),
+            std::string::npos)
+      << refused.status().message();
+}
+
+TEST(LayoutsTest, CheckRefusesLayoutsThatCannotHold) {
+  Fixture f = Make(ConvRelu());
+  const ScheduleSpace& space = *f.space;
+  auto expect_error = [&](const ScheduleSpec& spec, const std::string& part) {
+    const Status status = space.Check(spec);
+    ASSERT_FALSE(status.ok()) << "expected: " << part;
+    EXPECT_NE(status.message().find(part), std::string::npos) << status.message();
+  };
+  EXPECT_TRUE(space.Check(WithConv(space, [](StageSchedule& s) {
+                           s.set_storage_innermost("d1");
+                           s.set_pack_weights(true);
+                         })).ok());
+  expect_error(WithConv(space, [](StageSchedule& s) { s.set_storage_innermost("d7"); }),
+               "storage_innermost: no pure dim 'd7'");
+  // The output's buffer is the caller's.
+  ScheduleSpec spec = space.WithDefaults(space.Empty());
+  spec.mutable_stages(0)->set_storage_innermost("d1");
+  expect_error(spec, "on an output");
+  // An inlined stage has no buffer: the relu of a pipeline with two outputs' chain.
+  PipelineBuilder b("inline");
+  const std::string x = b.Input("x", {1, 16, 12, 12});
+  b.Output(b.Sigmoid(b.Relu(x)));
+  Fixture chain = Make(b.Finish().value());
+  ScheduleSpec inlined = chain.space->WithDefaults(chain.space->Empty());
+  ASSERT_EQ(inlined.stages(1).compute(), INLINE);
+  inlined.mutable_stages(1)->set_storage_innermost("d1");
+  const Status status = chain.space->Check(inlined);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("set on an inlined stage"), std::string::npos);
+
+  Fixture g = Make(ConvWithInputWeights());
+  const Status input_weights =
+      g.space->Check(WithConv(*g.space, [](StageSchedule& s) { s.set_pack_weights(true); }));
+  ASSERT_FALSE(input_weights.ok());
+  EXPECT_NE(input_weights.message().find("pack_weights"), std::string::npos);
+  EXPECT_NE(input_weights.message().find("'w' are a pipeline input"), std::string::npos);
+}
+
+TEST(LayoutsTest, SpaceOffersEveryLayoutOfAConvolution) {
+  Fixture f = Make(ConvRelu());
+  const ScheduleSpace& space = *f.space;
+  // The output (relu) first, then the conv.
+  ScheduleSpec partial = space.Empty();
+  *partial.add_stages() = space.Options(partial)[0];
+  std::set<std::pair<std::string, bool>> layouts;
+  int64_t options = 0;
+  space.ForEachOption(partial, [&](const StageSchedule& option) {
+    ++options;
+    EXPECT_TRUE(space.Check([&] {
+                       ScheduleSpec s = partial;
+                       *s.add_stages() = option;
+                       return s;
+                     }())
+                    .ok());
+    if (option.compute() == ROOT) layouts.insert({option.storage_innermost(), option.pack_weights()});
+    return options < 200000;
+  });
+  EXPECT_EQ(options, std::min<int64_t>(space.CountOptions(partial), 200000));
+  // Natural, channels (d1, 32 = 4 x 8 lanes) or rows (d2: 12 is no multiple of 8) innermost;
+  // packed or not.
+  EXPECT_EQ(layouts, (std::set<std::pair<std::string, bool>>{
+                         {"", false}, {"", true}, {"d1", false}, {"d1", true}}));
+}
+
+TEST(LayoutsTest, CanonicalFormNamesLayoutsOnlyWhenChosen) {
+  Fixture f = Make(ConvRelu());
+  const ScheduleSpace& space = *f.space;
+  const ScheduleSpec plain = WithConv(space, [](StageSchedule&) {});
+  const ScheduleSpec natural = WithConv(space, [](StageSchedule& s) { s.set_storage_innermost("d3"); });
+  const ScheduleSpec packed = WithConv(space, [](StageSchedule& s) {
+    s.set_storage_innermost("d1");
+    s.set_pack_weights(true);
+  });
+  // d3 is the natural innermost dim: the same schedule.
+  EXPECT_EQ(ScheduleHash(space, plain), ScheduleHash(space, natural));
+  EXPECT_NE(ScheduleHash(space, plain), ScheduleHash(space, packed));
+  const std::string text = CanonicalScheduleText(space, packed);
+  EXPECT_NE(text.find(" ROOT storage d1 packed\n"), std::string::npos) << text;
+  EXPECT_EQ(CanonicalScheduleText(space, plain).find("storage"), std::string::npos);
+}
+
+TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) {
+  PipelineBuilder b("conv_tile");
+  const std::string x = b.Input("x", {1, 64, 28, 28});
+  b.Output(b.Relu(b.Conv2d(x, 128, 3, 1, 1)));
+  Fixture f = Make(b.Finish().value(), /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const StageSchedule* conv = nullptr;
+  for (const StageSchedule& s : spec->stages()) {
+    if (f.graph->stage(f.graph->value(f.graph->FindValue(s.stage())).index).op() == CONV) conv = &s;
+  }
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->compute(), AT);
+  EXPECT_TRUE(conv->pack_weights());
+  EXPECT_EQ(conv->storage_innermost(), "d1");  // channels innermost
+  EXPECT_EQ(conv->update().vectorize().dim(), "d1");
+  // 64 channels = 4 vectors of 16 lanes; 4 columns unrolled: 16 accumulators of 32.
+  EXPECT_EQ(conv->update().vector_width(), 64);
+  ASSERT_EQ(conv->update().unroll_size(), 1);
+  EXPECT_EQ(conv->update().unroll(0).dim(), "d3");
+  // The reduction runs outside the tile: right after the tile's loops and the rows
+  // (extent 1 in the consumer's tile) and batch.
+  EXPECT_EQ(conv->update().loop_order(4).dim()[0], 'r');
+}
+
+TEST(TemplatesTest, EveryZooBlockWithAConvolutionOrMatmulHasALegalTemplate) {
+  for (const std::string& name : ZooNames()) {
+    ZooOptions options;
+    options.spatial_scale = 0.5;
+    StatusOr<PipelineSpec> spec = MakeZooBlock(name, options);
+    ASSERT_TRUE(spec.ok()) << name;
+    for (int vector_bytes : {32, 64}) {
+      Fixture f = Make(*spec, vector_bytes);
+      bool anchor = false;
+      for (int s = 0; s < f.graph->num_stages(); ++s) {
+        anchor |= f.graph->stage(s).op() == CONV || f.graph->stage(s).op() == MATMUL;
+      }
+      StatusOr<ScheduleSpec> t = TemplateSchedule(*f.space);
+      EXPECT_EQ(t.ok(), anchor) << name << ": " << t.status().ToString();
+    }
+  }
+}
+
+TEST(TemplatesTest, APipelineWithoutConvolutionHasNone) {
+  PipelineBuilder b("pool_only");
+  b.Output(b.MaxPool2d(b.Input("x", {1, 8, 16, 16}), 2, 2));
+  Fixture f = Make(b.Finish().value());
+  StatusOr<ScheduleSpec> t = TemplateSchedule(*f.space);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("no CONV or MATMUL stage"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedfarm
