@@ -9,6 +9,7 @@
 #include "scheduler/templates.h"
 #include "search/registry.h"
 #include "storage/keys.h"
+#include "storage/throughput.h"
 
 namespace schedfarm {
 
@@ -44,6 +45,7 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     if (!graph.ok()) return graph.status().WithContext("campaign " + run->id());
     PipelineEntry entry;
     entry.graph = std::make_unique<PipelineGraph>(std::move(*graph));
+    entry.flops = entry.graph->total_cost().flops;
     entry.id = PipelineId(*entry.graph);
     entry.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
     entry.spec = std::move(spec);
@@ -142,9 +144,10 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   const double median = measurement.stats().median_seconds();
   if (!std::isfinite(median) || median <= 0) return;
   PipelineEntry& entry = entries_[it->second];
-  entry.ok_results.push_back({measurement.candidate().schedule_hash(),
-                              measurement.candidate().origin(), measurement.host().worker_id(),
-                              median});
+  entry.ok_results.push_back(
+      {measurement.candidate().schedule_hash(), measurement.candidate().origin(),
+       measurement.host().worker_id(), median,
+       PeakGflops(measurement.host(), MeasuredThreads(measurement.settings())).value_or(0)});
   Count(entry.ok_results.back(), &entry.all_hosts);
   hosts_measured_.insert(measurement.host().worker_id());
 }
@@ -164,6 +167,11 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
   ProgressState::Runtime& runtime = state->runtimes[result.hash];
   runtime.sum_log_seconds += std::log(result.seconds);
   ++runtime.count;
+  if (result.peak_gflops > 0) {
+    runtime.sum_log_peak += std::log(result.peak_gflops);
+  } else {
+    runtime.every_peak = false;
+  }
   if (runtime.origin.empty()) runtime.origin = result.origin;  // of its first measurement
   const double estimate = runtime.Seconds();
   if (result.hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
@@ -180,6 +188,10 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
     progress.set_best_schedule_hash(result.hash);
     progress.set_best_origin(runtime.origin);  // a re-measurement's is "remeasure"
   }
+  // The best's hosts' peak, whichever schedule is the best now (a schedule measured
+  // again on another host keeps its place but may lose its peak).
+  const auto best = state->runtimes.find(progress.best_schedule_hash());
+  progress.set_best_peak_gflops(best == state->runtimes.end() ? 0 : best->second.PeakGflops());
 }
 
 const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {
@@ -561,6 +573,7 @@ std::vector<PipelineProgress> CampaignRun::Progress(
     }
     all.back().set_pipeline_id(entry.id);
     all.back().set_name(entry.spec.name());
+    all.back().set_flops(entry.flops);
   }
   return all;
 }

@@ -153,6 +153,8 @@ class CampaignRun {
     std::string origin;
     std::string worker_id;
     double seconds = 0;  // its median
+    // Its host's fp32 peak at the measurement's threads (storage/throughput.h); 0: none.
+    double peak_gflops = 0;
   };
   // A pipeline's progress over some of its OK measurements, and each schedule's runtime.
   struct ProgressState {
@@ -161,7 +163,11 @@ class CampaignRun {
       double sum_log_seconds = 0;
       int count = 0;
       std::string origin;
+      double sum_log_peak = 0;  // over its measurements, while every one has a peak
+      bool every_peak = true;   // false once one of its hosts had none
       double Seconds() const { return std::exp(sum_log_seconds / count); }
+      // The geometric mean of its hosts' peaks, 0 when one had none.
+      double PeakGflops() const { return every_peak ? std::exp(sum_log_peak / count) : 0; }
     };
     std::map<std::string, Runtime> runtimes;
   };
@@ -169,6 +175,7 @@ class CampaignRun {
     PipelineSpec spec;
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
+    double flops = 0;  // graph's total_cost
     std::unique_ptr<ScheduleSpace> space;
     RandomSearch random;  // the random strategy's stream of this pipeline
     ProgressState all_hosts;  // kept as results come

@@ -559,12 +559,25 @@ int ForEachMeasurement(Runner& r, const std::string& campaign,
   }
 }
 
+// The campaign's status first (an unknown campaign fails before a file is made): its
+// pipelines' FLOPs, for each row's GFLOP/s; then its measurements, page by page.
 int RunExport(Runner& r) {
   const std::string format_name = r.inv().Get("--format", "csv");
   if (format_name != "csv" && format_name != "jsonl") {
     return r.Fail(kExitUsage, "flag --format: expected csv or jsonl, got '" + format_name + "'");
   }
   const ExportFormat format = format_name == "csv" ? ExportFormat::kCsv : ExportFormat::kJsonLines;
+  std::map<std::string, double> flops;  // by pipeline id
+  {
+    ClientRequest status;
+    status.mutable_status()->set_campaign(r.inv().args[0]);
+    int code = kExitOk;
+    const auto reply = r.Call(status, &ClientReply::has_status, "status", &code);
+    if (!reply) return code;
+    for (const CampaignStatus& campaign : reply->status().campaigns()) {
+      for (const PipelineProgress& p : campaign.pipelines()) flops[p.pipeline_id()] = p.flops();
+    }
+  }
   const std::string output = r.inv().Get("--output", "-");
   // A file is written under a temporary name and renamed once complete.
   const std::string partial = output + ".partial";
@@ -586,8 +599,10 @@ int RunExport(Runner& r) {
   int64_t rows = 0;
   const int code =
       ForEachMeasurement(r, r.inv().args[0], [&](const StoredMeasurementRecord& record) {
-        SCHEDFARM_RETURN_IF_ERROR(
-            WriteExportRow({record.seq(), record.measurement()}, format, out));
+        const auto pipeline = flops.find(record.measurement().candidate().pipeline_id());
+        SCHEDFARM_RETURN_IF_ERROR(WriteExportRow({record.seq(), record.measurement()},
+                                                 pipeline == flops.end() ? 0 : pipeline->second,
+                                                 format, out));
         if (!out) return Status::Error("writing '" + output + "' failed");
         ++rows;
         return Status::Ok();

@@ -21,6 +21,7 @@
 #include "scheduler/schedule_source.h"
 #include "search/cost_model.h"
 #include "search/registry.h"
+#include "storage/throughput.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {
@@ -61,8 +62,9 @@ void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostrea
   for (const PipelineProgress& p : status.pipelines()) {
     for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
   }
-  std::vector<std::string> header = {"PIPELINE", "ID", "MEASURED", "BEST", "ORIGIN"};
-  std::vector<bool> right = {false, false, true, true, false};
+  std::vector<std::string> header = {"PIPELINE", "ID",   "MEASURED", "BEST",
+                                     "GFLOP/S",  "PEAK", "ORIGIN"};
+  std::vector<bool> right = {false, false, true, true, true, true, false};
   for (const std::string& name : baselines) {
     header.push_back(name);
     right.push_back(true);
@@ -72,8 +74,13 @@ void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostrea
                                       : status.pipelines_size();
   for (int i = 0; i < shown; ++i) {
     const PipelineProgress& p = status.pipelines(i);
-    std::vector<std::string> row = {PipelineDisplayName(p), ShortId(p.pipeline_id()),
-                                    std::to_string(p.measured()), FormatDuration(p.best_seconds()),
+    const Throughput best = BestThroughput(p);
+    std::vector<std::string> row = {PipelineDisplayName(p),
+                                    ShortId(p.pipeline_id()),
+                                    std::to_string(p.measured()),
+                                    FormatDuration(p.best_seconds()),
+                                    FormatGflops(best.gflops),
+                                    FormatPeakShare(best.peak_share),
                                     p.best_origin().empty() ? "-" : p.best_origin()};
     for (const std::string& name : baselines) {
       const auto it = p.baseline_seconds().find(name);
@@ -221,6 +228,16 @@ std::string PipelineDisplayName(const PipelineProgress& pipeline) {
 std::string Percent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
   return FormatNumber("%.0f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string FormatGflops(std::optional<double> gflops) {
+  if (!gflops || !std::isfinite(*gflops) || *gflops < 0) return "-";
+  return FormatNumber(*gflops >= 100 ? "%.0f" : "%.3g", *gflops);
+}
+
+std::string FormatPeakShare(std::optional<double> share) {
+  if (!share || !std::isfinite(*share) || *share < 0) return "-";
+  return FormatNumber(*share >= 1 ? "%.0f%%" : "%.3g%%", *share * 100);
 }
 
 std::string FailuresText(const CampaignStatus& status) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -24,6 +25,12 @@ std::string FormatElapsed(double seconds);
 std::string PipelineDisplayName(const PipelineProgress& pipeline);
 // part / whole as a whole percentage, "40%"; "-" when whole is not positive.
 std::string Percent(int64_t part, int64_t whole);
+// GFLOP/s with three significant digits, "41.2", "0.0512", whole from 100 on ("1050");
+// "-" when unknown.
+std::string FormatGflops(std::optional<double> gflops);
+// A share of the peak as a percentage with three significant digits, "31.4%", "0.52%",
+// whole from 100% on; "-" when unknown (the host measured no peak at the thread count).
+std::string FormatPeakShare(std::optional<double> share);
 // A campaign's failed results by class, "COMPILE_ERROR 1, CRASH 3", or "none".
 std::string FailuresText(const CampaignStatus& status);
 
@@ -33,8 +40,10 @@ std::string RenderCampaignLine(const Campaign& campaign);
 
 // The campaigns of a status reply as a table (state, budget used finished/budget,
 // counters, results/s), the workers by state, then for each campaign its pipelines:
-// best runtime so far, its origin, and each baseline's runtime with the speedup of the
-// best over it. `max_pipelines` > 0 shows at most that many pipelines per campaign.
+// best runtime so far, its GFLOP/s and their share of the measuring hosts' fp32 peak
+// (storage/throughput.h's BestThroughput, "-" when unknown), its origin, and each
+// baseline's runtime with the speedup of the best over it. `max_pipelines` > 0 shows at
+// most that many pipelines per campaign.
 std::string RenderStatus(const StatusReply& reply, int max_pipelines = 0);
 
 // The live view of the first campaign of `reply`: a progress bar of finished/budget,

@@ -12,6 +12,7 @@
 #include "farmctl/svg_chart.h"
 #include "protocol/state_names.h"
 #include "scheduler/autoscheduler_names.h"
+#include "storage/throughput.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {
@@ -83,21 +84,25 @@ std::string Summary(const ReportInput& input, const CampaignConfig* config) {
   return html.str();
 }
 
-// Per pipeline: results, the best so far and each baseline's runtime with the best's
-// speedup over it.
+// Per pipeline: results, the best so far with its GFLOP/s and their share of the
+// measuring hosts' fp32 peak ("-" when unknown), and each baseline's runtime with the
+// best's speedup over it.
 std::string PipelineTable(const CampaignStatus& status) {
   std::set<std::string> baselines;
   for (const PipelineProgress& p : status.pipelines()) {
     for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
   }
   std::ostringstream html;
-  html << "<table>\n<tr><th>pipeline</th><th>measured</th><th>best</th><th>origin</th>";
+  html << "<table>\n<tr><th>pipeline</th><th>measured</th><th>best</th><th>GFLOP/s</th>"
+          "<th>share of peak</th><th>origin</th>";
   for (const std::string& b : baselines) html << "<th>" << XmlEscaped(b) << "</th>";
   html << "</tr>\n";
   for (const PipelineProgress& p : status.pipelines()) {
+    const Throughput best = BestThroughput(p);
     html << "<tr><td>" << XmlEscaped(PipelineDisplayName(p)) << "</td><td>" << p.measured()
          << "</td><td>" << FormatDuration(p.best_seconds()) << "</td><td>"
-         << XmlEscaped(p.best_origin()) << "</td>";
+         << FormatGflops(best.gflops) << "</td><td>" << FormatPeakShare(best.peak_share)
+         << "</td><td>" << XmlEscaped(p.best_origin()) << "</td>";
     for (const std::string& b : baselines) {
       const auto it = p.baseline_seconds().find(b);
       html << "<td>";

@@ -1,6 +1,5 @@
 #include "learner/roofline.h"
 
-#include <immintrin.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,9 @@
 #include <random>
 #include <sstream>
 #include <thread>
+
+#include "common/cpus.h"
+#include "timing/peak.h"
 
 namespace schedfarm {
 namespace {
@@ -37,47 +39,6 @@ double SecondsSince(Clock::time_point start) {
 
 // --- microbenchmarks ------------------------------------------------------------------
 
-constexpr int kAccumulators = 12;  // independent chains: more than latency x ports
-
-__attribute__((target("avx2,fma"))) float FmaLoopAvx2(int64_t iterations) {
-  __m256 acc[kAccumulators];
-  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(1.0f + 0.01f * k);
-  const __m256 mul = _mm256_set1_ps(0.9999999f);
-  const __m256 add = _mm256_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iterations; ++i) {
-    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], mul, add);
-  }
-  __m256 sum = acc[0];
-  for (int k = 1; k < kAccumulators; ++k) sum = _mm256_add_ps(sum, acc[k]);
-  float lanes[8];
-  _mm256_storeu_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
-}
-constexpr double kFlopsPerIterationAvx2 = kAccumulators * 8 * 2;
-
-float MulAddLoopSse2(int64_t iterations) {
-  __m128 acc[kAccumulators];
-  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_set1_ps(1.0f + 0.01f * k);
-  const __m128 mul = _mm_set1_ps(0.9999999f);
-  const __m128 add = _mm_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iterations; ++i) {
-    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm_add_ps(_mm_mul_ps(acc[k], mul), add);
-  }
-  __m128 sum = acc[0];
-  for (int k = 1; k < kAccumulators; ++k) sum = _mm_add_ps(sum, acc[k]);
-  float lanes[4];
-  _mm_storeu_ps(lanes, sum);
-  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
-}
-constexpr double kFlopsPerIterationSse2 = kAccumulators * 4 * 2;
-
-bool HasAvx2Fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 // Runs fn(thread index) on `threads` threads at once; returns the wall time.
 template <typename Fn>
 double RunOnThreads(int threads, const Fn& fn) {
@@ -90,21 +51,11 @@ double RunOnThreads(int threads, const Fn& fn) {
 
 std::atomic<float> g_sink{0};  // keeps the loops' results alive
 
-double MeasureFlops(int threads, bool avx2) {
-  const double per_iteration = avx2 ? kFlopsPerIterationAvx2 : kFlopsPerIterationSse2;
-  auto run = [&](int64_t iterations) {
-    return RunOnThreads(threads, [&](int) {
-      const float r = avx2 ? FmaLoopAvx2(iterations) : MulAddLoopSse2(iterations);
-      g_sink.store(g_sink.load(std::memory_order_relaxed) + r, std::memory_order_relaxed);
-    });
-  };
-  // Grow the loop until one run takes 20 ms, then keep the best of three 40 ms runs.
-  int64_t iterations = 1 << 16;
-  while (run(iterations) < 0.02 && iterations < (int64_t{1} << 34)) iterations *= 2;
-  iterations *= 2;
-  double best = std::numeric_limits<double>::infinity();
-  for (int rep = 0; rep < 3; ++rep) best = std::min(best, run(iterations));
-  return per_iteration * static_cast<double>(iterations) * threads / best;
+// Multiply-adds on one pinned thread per cpu: timing/peak.h's kernel (the worker's fp32
+// peak), in AVX2 with FMA or SSE, the vector width the roofline's terms assume.
+StatusOr<double> MeasureFlops(const std::vector<int>& cpus, PeakIsa isa) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const PeakResult peak, MeasurePeak(isa, cpus));
+  return peak.gflops * 1e9;
 }
 
 StatusOr<double> MeasureBandwidth(int threads) {
@@ -161,7 +112,13 @@ std::string CpuModelName() {
   return "unknown";
 }
 
-int HostCores() { return std::max(1u, std::thread::hardware_concurrency()); }
+// The cpus this process may run on (the microbenchmarks' threads, one pinned to each);
+// their number is the host's core count.
+std::vector<int> HostCpus() { return AllowedCpus(); }
+int HostCores() {
+  const size_t cpus = HostCpus().size();
+  return cpus > 0 ? static_cast<int>(cpus) : std::max(1u, std::thread::hardware_concurrency());
+}
 
 std::string FormatPeaks(const HostPeaks& p) {
   char numbers[128];
@@ -221,9 +178,11 @@ StatusOr<HostPeaks> MeasureHostPeaks() {
   HostPeaks p;
   p.cpu = CpuModelName();
   p.cores = HostCores();
-  const bool avx2 = HasAvx2Fma();
+  const bool avx2 = CpuSupports(PeakIsa::kAvx2);
   p.isa = avx2 ? "avx2+fma" : "sse2";
-  p.flops_per_second = MeasureFlops(p.cores, avx2);
+  const StatusOr<double> flops = MeasureFlops(HostCpus(), avx2 ? PeakIsa::kAvx2 : PeakIsa::kSse);
+  if (!flops.ok()) return flops.status().WithContext("measuring host peaks");
+  p.flops_per_second = *flops;
   SCHEDFARM_ASSIGN_OR_RETURN(p.bytes_per_second, MeasureBandwidth(p.cores));
   SCHEDFARM_RETURN_IF_ERROR(CheckPeaks(p).WithContext("measuring host peaks"));
   return p;

@@ -18,16 +18,17 @@ namespace schedfarm {
 // What the host can do at best, all cores together.
 struct HostPeaks {
   std::string cpu;  // /proc/cpuinfo "model name"
-  int cores = 0;    // threads the microbenchmarks ran on
+  int cores = 0;    // threads the microbenchmarks ran on: the cpus the process may use
   std::string isa;  // "avx2+fma" or "sse2": the instructions of the FLOP/s loop
   double flops_per_second = 0;
   double bytes_per_second = 0;  // streaming read + write
 };
 
-// Runs the microbenchmarks (under a second on an idle host): f32 multiply-adds on
-// every core, and a streaming triad a[i] = b[i] + s * c[i] over three 64 MiB arrays
-// split among the cores (on hosts whose last-level cache holds that much, this is the
-// cache's bandwidth: the fitted efficiencies absorb the difference).
+// Runs the microbenchmarks (under a second on an idle host): f32 multiply-adds on one
+// thread pinned to each cpu the process may run on (timing/peak.h's kernel, AVX2 with
+// FMA where the CPU has it, else SSE), and a streaming triad a[i] = b[i] + s * c[i] over
+// three 64 MiB arrays split among the cores (on hosts whose last-level cache holds that
+// much, this is the cache's bandwidth: the fitted efficiencies absorb the difference).
 StatusOr<HostPeaks> MeasureHostPeaks();
 
 // The peaks cached in `path` (text) when that file was written on this CPU with the same

@@ -5,7 +5,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <vector>
+
+#include "pipeline/graph.h"
+#include "storage/throughput.h"
 
 namespace schedfarm {
 
@@ -27,6 +32,9 @@ Cell Num(double v) {
 }
 
 Cell Int(int64_t v) { return Cell{std::to_string(v), false}; }
+
+// An unknown figure is empty, as a non-finite one.
+Cell Num(std::optional<double> v) { return v ? Num(*v) : Cell{"", false}; }
 
 std::string CsvField(const Cell& cell) {
   if (cell.text.find_first_of(",\"\r\n") == std::string::npos) return cell.text;
@@ -70,8 +78,9 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
-StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored) {
+StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored, double pipeline_flops) {
   const Measurement& m = stored.measurement;
+  const Throughput throughput = MeasurementThroughput(m, pipeline_flops);
   const Candidate& c = m.candidate();
   const SampleStats& s = m.stats();
   std::string schedule;
@@ -103,11 +112,25 @@ StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored) {
                            Num(s.stddev_seconds()),
                            Num(s.cv()),
                            Int(m.samples_seconds_size()),
+                           pipeline_flops > 0 ? Num(pipeline_flops) : Cell{"", false},
+                           Num(throughput.gflops),
+                           Num(throughput.peak_gflops),
+                           Num(throughput.peak_share),
                            Str(m.host().worker_id()),
                            Str(m.host().cpu_model()),
                            Int(m.finished_unix_ms()),
                            Str(m.error()),
                            Cell{schedule, false}};
+}
+
+// The FLOPs of a pipeline of the store (0 when the store does not hold it).
+StatusOr<double> PipelineFlops(const Store& store, const std::string& pipeline_id) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const std::optional<PipelineSpec> spec,
+                             store.GetPipeline(pipeline_id));
+  if (!spec) return 0.0;
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  if (!graph.ok()) return graph.status().WithContext("pipeline " + pipeline_id + " of the store");
+  return graph->total_cost().flops;
 }
 
 }  // namespace
@@ -118,8 +141,9 @@ void WriteExportHeader(ExportFormat format, std::ostream& out) {
   out << "\n";
 }
 
-Status WriteExportRow(const StoredMeasurement& stored, ExportFormat format, std::ostream& out) {
-  SCHEDFARM_ASSIGN_OR_RETURN(const std::vector<Cell> row, Row(stored));
+Status WriteExportRow(const StoredMeasurement& stored, double pipeline_flops, ExportFormat format,
+                      std::ostream& out) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const std::vector<Cell> row, Row(stored, pipeline_flops));
   for (size_t i = 0; i < std::size(kExportColumns); ++i) {
     const Cell& cell = row[i];
     if (format == ExportFormat::kCsv) {
@@ -138,9 +162,20 @@ Status WriteExportRow(const StoredMeasurement& stored, ExportFormat format, std:
 Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
                           std::ostream& out) {
   WriteExportHeader(format, out);
+  std::map<std::string, double> flops;  // by pipeline id, read from the store once each
   Status row_status;
   Status scan = store.ScanMeasurements(campaign, 0, [&](const StoredMeasurement& stored) {
-    row_status = WriteExportRow(stored, format, out);
+    const std::string& pipeline_id = stored.measurement.candidate().pipeline_id();
+    auto known = flops.find(pipeline_id);
+    if (known == flops.end()) {
+      StatusOr<double> counted = PipelineFlops(store, pipeline_id);
+      if (!counted.ok()) {
+        row_status = counted.status().WithContext("measurement " + std::to_string(stored.seq));
+        return false;
+      }
+      known = flops.emplace(pipeline_id, *counted).first;
+    }
+    row_status = WriteExportRow(stored, known->second, format, out);
     return row_status.ok() && static_cast<bool>(out);
   });
   SCHEDFARM_RETURN_IF_ERROR(scan);

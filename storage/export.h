@@ -1,6 +1,8 @@
 // Datasets from the store: a campaign's measurements, one row per measurement in seq
 // order, as CSV (RFC 4180, with a header row) or JSON lines (one object per line).
-// Both carry the columns of kExportColumns; the schedule is its protobuf JSON.
+// Both carry the columns of kExportColumns; the schedule is its protobuf JSON. An OK
+// row also has its pipeline's FLOPs, GFLOP/s at its median and their share of its
+// host's fp32 peak at its thread count (storage/throughput.h), empty where unknown.
 #pragma once
 
 #include <ostream>
@@ -35,6 +37,10 @@ inline constexpr const char* kExportColumns[] = {"seq",
                                                  "stddev_seconds",
                                                  "cv",
                                                  "samples",
+                                                 "flops",
+                                                 "gflops",
+                                                 "peak_gflops",
+                                                 "peak_share",
                                                  "worker_id",
                                                  "cpu_model",
                                                  "finished_unix_ms",
@@ -42,14 +48,18 @@ inline constexpr const char* kExportColumns[] = {"seq",
                                                  "schedule"};
 
 // Writes the campaign's measurements to `out`: the header, then one row per measurement.
-// Non-finite numbers are written as an empty CSV field or JSON null.
+// Non-finite numbers, and figures that are unknown, are written as an empty CSV field
+// or JSON null. The FLOPs are those of the pipelines in the store (none for a pipeline
+// the store does not hold).
 Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
                           std::ostream& out);
 
 // The pieces of ExportMeasurements, for writers that get the measurements elsewhere
 // (farmctl reads them from the coordinator page by page): the CSV header line (nothing
-// for JSON lines), and one measurement as one CSV row or JSON line.
+// for JSON lines), and one measurement as one CSV row or JSON line, with its pipeline's
+// FLOPs (0 when unknown: no flops, gflops or share).
 void WriteExportHeader(ExportFormat format, std::ostream& out);
-Status WriteExportRow(const StoredMeasurement& stored, ExportFormat format, std::ostream& out);
+Status WriteExportRow(const StoredMeasurement& stored, double pipeline_flops, ExportFormat format,
+                      std::ostream& out);
 
 }  // namespace schedfarm

@@ -5,6 +5,7 @@
 #include <zmq.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "common/cpus.h"
 #include "common/sha256.h"
 #include "pipeline/halide/runner.h"
+#include "timing/peak.h"
 
 namespace schedfarm {
 namespace {
@@ -90,6 +92,34 @@ int UsableCores() {
 std::string DefaultWorkerId() {
   const std::string machine_id = ReadFirstLine("/etc/machine-id");
   return Hostname() + "-" + Sha256Hex(machine_id.empty() ? Hostname() : machine_id).substr(0, 8);
+}
+
+Status MeasureHostPeak(HostFingerprint* host) {
+  host->clear_peak_gflops();
+  host->clear_peak_isa();
+  const std::optional<PeakIsa> isa = PeakIsaOfHalideTarget(host->halide_target());
+  if (!isa) {
+    return Status::Error("fp32 peak: Halide target '" + host->halide_target() +
+                         "' is not x86-64, which the peak kernels are written for");
+  }
+  const std::vector<int> cpus = AllowedCpus();
+  if (static_cast<int>(cpus.size()) < host->cores()) {
+    return Status::Error("fp32 peak: " + std::to_string(cpus.size()) +
+                         " cpus to pin threads to, for " + std::to_string(host->cores()) +
+                         " cores");
+  }
+  std::set<int> counts = {1, host->cores()};
+  std::map<int, double> peaks;
+  for (const int threads : counts) {
+    if (threads < 1) continue;
+    StatusOr<PeakResult> peak =
+        MeasurePeak(*isa, std::vector<int>(cpus.begin(), cpus.begin() + threads));
+    if (!peak.ok()) return peak.status();
+    peaks[threads] = peak->gflops;
+  }
+  host->mutable_peak_gflops()->insert(peaks.begin(), peaks.end());
+  host->set_peak_isa(PeakIsaName(*isa));
+  return Status::Ok();
 }
 
 HostFingerprint DetectHostFingerprint(const std::string& worker_id) {

@@ -93,6 +93,24 @@ const std::map<std::string, bool> kFlags = {{"--coordinator", true},
                                             {"--check-sandbox", false},
                                             {"--help", false}};
 
+// The host's fp32 peak into its fingerprint, logged (peak_measured), or none
+// (peak_unmeasured, with why: its results then have no share of the peak).
+void MeasureAndLogPeak(HostFingerprint* host) {
+  const Status status = MeasureHostPeak(host);
+  if (!status.ok()) {
+    LogEvent("warn", "peak_unmeasured", {{"error", status.message()}});
+    return;
+  }
+  std::string gflops;
+  for (const auto& [threads, peak] :
+       std::map<int, double>(host->peak_gflops().begin(), host->peak_gflops().end())) {
+    char figure[32];
+    std::snprintf(figure, sizeof(figure), "%.1f", peak);
+    gflops += (gflops.empty() ? "" : ",") + std::to_string(threads) + ":" + figure;
+  }
+  LogEvent("info", "peak_measured", {{"isa", host->peak_isa()}, {"gflops_by_threads", gflops}});
+}
+
 int64_t PhysicalMemoryBytes() {
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
 }
@@ -136,6 +154,7 @@ int Main(int argc, char** argv) {
     host = std::move(recorded);
   }
   if (flags.values.count("--fingerprint")) {
+    if (!replay) MeasureAndLogPeak(&host);
     std::string json;
     google::protobuf::util::JsonPrintOptions options;
     options.add_whitespace = true;
@@ -178,6 +197,9 @@ int Main(int argc, char** argv) {
   }
 
   if (!flags.values.count("--coordinator")) return UsageError("--coordinator is required");
+  // Before the sandbox children start, so that the peak's threads have the cores. A
+  // replay worker reports its dataset's host, peak included.
+  if (!replay) MeasureAndLogPeak(&host);
   WorkerOptions options;
   options.coordinator = flags.values.at("--coordinator");
   options.host = host;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "pipeline/spec.h"
 #include "scheduler/templates.h"
 #include "storage/keys.h"
+#include "storage/throughput.h"
 
 namespace schedfarm {
 namespace {
@@ -392,6 +394,85 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_EQ(progress.best_origin(), leased_second.candidate().origin());
   EXPECT_EQ(progress.measured(), 4);
   EXPECT_EQ(run->campaign().counters().measured(), 4);
+}
+
+// The status's best carries its pipeline's FLOPs and the fp32 peak, at the campaign's
+// thread count, of the hosts that measured it (the geometric mean when several did, as
+// for its runtime); a host without a peak at that count leaves the best without one.
+TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
+  std::unique_ptr<CampaignRun> run =
+      MakeRun(5, "strategy: {name: model-guided}\nmeasurement: {threads: 2}\n");
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
+  ASSERT_TRUE(graph.ok());
+  const double flops = graph->total_cost().flops;
+  ASSERT_GT(flops, 0);
+  ScheduleSpace space(*graph);
+  auto keep = [](const CandidateRecord&) {};
+  std::string why;
+  Candidate first;
+  first.set_pipeline_id(space.pipeline_id());
+  *first.mutable_schedule() = space.RandomSchedule(5);
+  Candidate second = first;
+  *second.mutable_schedule() = space.RandomSchedule(6);
+  ASSERT_EQ(run->AddProposal(first, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  ASSERT_EQ(run->AddProposal(second, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  const CandidateRecord leased_first = *run->Lease("L1", kNow);
+  const CandidateRecord leased_second = *run->Lease("L2", kNow);
+  // A result of a host with these peaks, measured at the campaign's 2 threads.
+  auto on_host = [](Measurement m, const std::string& worker, const std::map<int, double>& peaks) {
+    m.mutable_host()->set_worker_id(worker);
+    for (const auto& [threads, gflops] : peaks)
+      (*m.mutable_host()->mutable_peak_gflops())[threads] = gflops;
+    m.mutable_settings()->set_threads(2);
+    return m;
+  };
+  CandidateRecord record;
+  ASSERT_EQ(run->RecordResult(
+                on_host(ResultOf(leased_first, "L1", OK, 1.0e-3), "a", {{1, 100}, {2, 190}}), {},
+                kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  PipelineProgress progress = run->Progress()[0];
+  EXPECT_EQ(progress.flops(), flops);
+  EXPECT_EQ(progress.best_peak_gflops(), 190) << "the peak at 2 threads, not at 1";
+  Throughput best = BestThroughput(progress);
+  ASSERT_TRUE(best.gflops && best.peak_share);
+  EXPECT_NEAR(*best.gflops, flops / 1.0e-3 / 1e9, 1e-9 * *best.gflops);
+  EXPECT_NEAR(*best.peak_share, *best.gflops / 190, 1e-12);
+
+  // A faster schedule from a host that measured its peak on 1 thread only: the best
+  // has GFLOP/s, and no share.
+  ASSERT_EQ(run->RecordResult(on_host(ResultOf(leased_second, "L2", OK, 0.9e-3), "b", {{1, 90}}),
+                              {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
+  EXPECT_EQ(progress.best_peak_gflops(), 0);
+  best = BestThroughput(progress);
+  ASSERT_TRUE(best.gflops);
+  EXPECT_NEAR(*best.gflops, flops / 0.9e-3 / 1e9, 1e-9 * *best.gflops);
+  EXPECT_FALSE(best.peak_share);
+  EXPECT_FALSE(best.peak_gflops);
+
+  // The first schedule measured again on a third host, faster: it is the best again, at
+  // the geometric mean of its runtimes and of its two hosts' peaks.
+  Candidate again = leased_first.candidate();
+  again.set_repeat(1);
+  again.set_origin("remeasure");
+  ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded) << why;
+  const CandidateRecord leased_again = *run->Lease("L3", kNow);
+  ASSERT_EQ(run->RecordResult(on_host(ResultOf(leased_again, "L3", OK, 0.5e-3), "c", {{2, 160}}),
+                              {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_EQ(progress.best_schedule_hash(), leased_first.candidate().schedule_hash());
+  EXPECT_NEAR(progress.best_seconds(), std::sqrt(1.0e-3 * 0.5e-3), 1e-15);
+  EXPECT_NEAR(progress.best_peak_gflops(), std::sqrt(190.0 * 160.0), 1e-9);
+  // Without host c's results the first schedule is back at 1 ms, the second is best, and
+  // the best has no peak.
+  const PipelineProgress trusted = run->Progress({"c"})[0];
+  EXPECT_EQ(trusted.best_schedule_hash(), leased_second.candidate().schedule_hash());
+  EXPECT_EQ(trusted.best_peak_gflops(), 0);
+  EXPECT_EQ(trusted.flops(), flops);
 }
 
 TEST(CampaignRunTest, WorkerRequirements) {

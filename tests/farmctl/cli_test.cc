@@ -573,19 +573,23 @@ TEST(FarmctlCliTest, StatusJsonIsTheReply) {
 }
 
 TEST(FarmctlCliTest, ExportReadsEveryPage) {
-  // Three pages of 2, 1 and 0 rows (seqs 3, 8, 11), then done.
+  // The campaign's status, then three pages of 2, 1 and 0 rows (seqs 3, 8, 11), then done.
   ControlPeer peer([](const ClientRequest& request, int n) -> std::optional<Envelope> {
     static const std::vector<std::vector<uint64_t>> kPages = {{3, 8}, {11}, {}};
     ClientReply reply;
+    if (request.has_status()) {
+      reply.mutable_status()->add_campaigns()->mutable_campaign()->set_id("c-5");
+      return ControlPeer::Reply(request, reply);
+    }
     ExportReply* page = reply.mutable_export_page();
-    for (uint64_t seq : kPages[n]) {
+    for (uint64_t seq : kPages[n - 1]) {
       StoredMeasurementRecord* row = page->add_rows();
       row->set_seq(seq);
       row->mutable_measurement()->mutable_candidate()->set_campaign("c-5");
       row->mutable_measurement()->set_status(OK);
     }
-    page->set_next_seq(n == 0 ? 9 : 12);
-    page->set_done(n == 2);
+    page->set_next_seq(n == 1 ? 9 : 12);
+    page->set_done(n == 3);
     return ControlPeer::Reply(request, reply);
   });
   ScratchDir dir;
@@ -604,11 +608,12 @@ TEST(FarmctlCliTest, ExportReadsEveryPage) {
   EXPECT_EQ(lines[3].rfind("11,c-5,", 0), 0u) << lines[3];
   EXPECT_FALSE(fs::exists(output + ".partial"));
   const auto seen = peer.seen();
-  ASSERT_EQ(seen.size(), 3u);
-  EXPECT_EQ(seen[0].request.export_measurements().from_seq(), 0u);
-  EXPECT_EQ(seen[1].request.export_measurements().from_seq(), 9u);
-  EXPECT_EQ(seen[2].request.export_measurements().from_seq(), 12u);
-  EXPECT_EQ(seen[0].request.export_measurements().campaign(), "c-5");
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].request.status().campaign(), "c-5");
+  EXPECT_EQ(seen[1].request.export_measurements().from_seq(), 0u);
+  EXPECT_EQ(seen[2].request.export_measurements().from_seq(), 9u);
+  EXPECT_EQ(seen[3].request.export_measurements().from_seq(), 12u);
+  EXPECT_EQ(seen[1].request.export_measurements().campaign(), "c-5");
 }
 
 // dataset pack: the campaign's record, its pipelines and every measurement from the
@@ -681,12 +686,25 @@ TEST(FarmctlCliTest, DatasetErrors) {
   EXPECT_TRUE(Contains(not_dataset.err, "not a schedfarm dataset")) << not_dataset.err;
 }
 
+// The rows' GFLOP/s come from the FLOPs of the status's pipelines: 2e6 FLOPs in 1 ms on
+// a host with a 4 GFLOP/s peak at 1 thread is 2 GFLOP/s, half of it.
 TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {
   ControlPeer peer([](const ClientRequest& request, int) -> std::optional<Envelope> {
     ClientReply reply;
+    if (request.has_status()) {
+      PipelineProgress* p = reply.mutable_status()->add_campaigns()->add_pipelines();
+      p->set_pipeline_id("p-5");
+      p->set_flops(2e6);
+      return ControlPeer::Reply(request, reply);
+    }
     StoredMeasurementRecord* row = reply.mutable_export_page()->add_rows();
     row->set_seq(1);
-    row->mutable_measurement()->set_lease_id("lease-1");
+    Measurement* m = row->mutable_measurement();
+    m->set_lease_id("lease-1");
+    m->mutable_candidate()->set_pipeline_id("p-5");
+    m->set_status(OK);
+    m->mutable_stats()->set_median_seconds(1e-3);
+    (*m->mutable_host()->mutable_peak_gflops())[1] = 4;
     reply.mutable_export_page()->set_done(true);
     return ControlPeer::Reply(request, reply);
   });
@@ -695,6 +713,7 @@ TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ(r.out.rfind("{\"seq\":1,", 0), 0u) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"lease_id\":\"lease-1\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"gflops\":2,\"peak_gflops\":4,\"peak_share\":0.5,")) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
 }
 

@@ -2,8 +2,10 @@
 // submit, status (table and --json), pause, resume, cancel, watch, best, export and
 // workers with their exit codes; a command that outlives a kill -9 and restart of the
 // coordinator on the same store and endpoint; and a small campaign run to the end by a
-// real farm-worker, its best schedules printed as Halide source and its rows exported;
+// real farm-worker, its best schedules printed as Halide source, its best's GFLOP/s and
+// share of the worker's measured peak in the status, and its rows exported with theirs;
 // a backup taken while a worker's results are written, restored into a new coordinator.
+#include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +17,9 @@
 #include <thread>
 
 #include "farmctl/cli.h"
+#include "farmctl/render.h"
 #include "storage/export.h"
+#include "storage/throughput.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
 
@@ -200,16 +204,52 @@ TEST(FarmctlCoordinatorTest, WorkerResultsReachWatchBestAndExport) {
   EXPECT_TRUE(Contains(best.out, "Halide schedule of pipeline 'vgg_block'")) << best.out;
   EXPECT_TRUE(Contains(best.out, "max_pool")) << best.out;
 
-  // One JSON line per recorded result, each of this campaign.
+  // The worker measured its fp32 peak when it started, at 1 thread (the campaign's) among
+  // others: the best carries the pipeline's FLOPs and that peak, and the status table
+  // shows the best's GFLOP/s and their share of it, below the peak.
+  const WorkersReply workers = ParseReply(Farmctl({"workers", "--json"}, endpoint).out).workers();
+  ASSERT_EQ(workers.workers_size(), 1);
+  const HostFingerprint& host = workers.workers(0).record().host();
+  ASSERT_TRUE(host.peak_gflops().count(1)) << worker.Log();
+  const double peak = host.peak_gflops().at(1);
+  const PipelineProgress& vgg = done.pipelines(0);
+  EXPECT_GT(vgg.flops(), 0);
+  EXPECT_NEAR(vgg.best_peak_gflops(), peak, 1e-9 * peak);
+  const Throughput best_throughput = BestThroughput(vgg);
+  ASSERT_TRUE(best_throughput.gflops && best_throughput.peak_share);
+  EXPECT_GT(*best_throughput.peak_share, 0);
+  EXPECT_LT(*best_throughput.peak_share, 1);
+  const std::string table = Farmctl({"status", id}, endpoint).out;
+  std::string row;
+  std::istringstream table_lines(table);
+  for (std::string line; std::getline(table_lines, line);) {
+    if (Contains(line, "vgg_block")) row = line;
+  }
+  EXPECT_TRUE(Contains(row, " " + FormatGflops(best_throughput.gflops) + " ")) << table;
+  EXPECT_TRUE(Contains(row, " " + FormatPeakShare(best_throughput.peak_share) + " ")) << table;
+
+  // One JSON line per recorded result, each of this campaign; an OK one with its GFLOP/s
+  // at its median and their share of the worker's peak.
   const CliResult exported = Farmctl({"export", id, "--format", "jsonl"}, endpoint);
   ASSERT_EQ(exported.code, kExitOk) << exported.err;
   std::istringstream lines(exported.out);
-  int64_t rows = 0;
+  int64_t rows = 0, ok_rows = 0;
   for (std::string line; std::getline(lines, line); ++rows) {
     EXPECT_TRUE(Contains(line, "\"campaign\":\"" + id + "\"")) << line;
+    google::protobuf::Struct object;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &object).ok()) << line;
+    const auto& fields = object.fields();
+    if (fields.at("status").string_value() != "OK") continue;
+    ++ok_rows;
+    const double gflops = vgg.flops() / fields.at("median_seconds").number_value() / 1e9;
+    EXPECT_EQ(fields.at("flops").number_value(), vgg.flops()) << line;
+    EXPECT_NEAR(fields.at("gflops").number_value(), gflops, 1e-9 * gflops) << line;
+    EXPECT_NEAR(fields.at("peak_gflops").number_value(), peak, 1e-12 * peak) << line;
+    EXPECT_NEAR(fields.at("peak_share").number_value(), gflops / peak, 1e-9) << line;
   }
   EXPECT_EQ(rows, done.campaign().counters().results());
   EXPECT_GE(rows, 3);
+  EXPECT_GE(ok_rows, 1);
 }
 
 // The lease ids of a campaign's exported rows, one JSON line each.

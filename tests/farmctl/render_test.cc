@@ -133,6 +133,50 @@ TEST(FarmctlRenderTest, StatusShowsBudgetBestAndSpeedups) {
   EXPECT_LT(header.find("adams2019"), header.find("li2018")) << header;
 }
 
+// The best's GFLOP/s (the pipeline's FLOPs over its runtime) and their share of the
+// measuring hosts' peak; "-" for what is unknown: no peak, or nothing measured.
+TEST(FarmctlRenderTest, StatusShowsGflopsAndTheShareOfThePeak) {
+  StatusReply reply = SampleStatus();
+  CampaignStatus& running = *reply.mutable_campaigns(0);
+  PipelineProgress& vgg = *running.mutable_pipelines(0);
+  vgg.set_flops(41.5e9 * vgg.best_seconds());    // 41.5 GFLOP/s
+  vgg.set_best_peak_gflops(132.1);               // 31.4% of it
+  running.mutable_pipelines(1)->set_flops(1e9);  // nothing measured yet
+  PipelineProgress no_peak = Progress("aaaa5555bbbb6666", "mlp", 2, 0.002, {{"adams2019", 0.003}});
+  no_peak.set_flops(1e8);  // 50 GFLOP/s, a host without a peak at the campaign's threads
+  *running.add_pipelines() = no_peak;
+  const std::string text = RenderStatus(reply);
+  const std::string header = LineWith(text, "PIPELINE");
+  EXPECT_LT(header.find("BEST"), header.find("GFLOP/S")) << header;
+  EXPECT_LT(header.find("GFLOP/S"), header.find("PEAK")) << header;
+  const std::string row = LineWith(text, "vgg_block");
+  EXPECT_TRUE(Contains(row, " 41.5 ")) << text;
+  EXPECT_TRUE(Contains(row, " 31.4% ")) << text;
+  const auto cells_of = [&](const std::string& name) {
+    std::istringstream line(LineWith(text, name));
+    return std::vector<std::string>{std::istream_iterator<std::string>(line),
+                                    std::istream_iterator<std::string>()};
+  };
+  // mlp, id, 2 measured, "2 ms", then 50 GFLOP/s and no share.
+  const std::vector<std::string> mlp = cells_of("mlp");
+  ASSERT_GE(mlp.size(), 7u) << text;
+  EXPECT_EQ(mlp[5], "50") << text;
+  EXPECT_EQ(mlp[6], "-") << "no share without a peak: " << text;
+  // squeezenet_fire, id, 0 measured, then "-" for the best, its GFLOP/s, share and origin.
+  const std::vector<std::string> fire = cells_of("squeezenet_fire");
+  ASSERT_GE(fire.size(), 7u) << text;
+  EXPECT_EQ(std::vector<std::string>(fire.begin() + 3, fire.begin() + 7),
+            std::vector<std::string>(4, "-"));
+  EXPECT_TRUE(Contains(LineWith(RenderWatch(reply), "vgg_block"), " 31.4% "));
+
+  EXPECT_EQ(FormatGflops(std::nullopt), "-");
+  EXPECT_EQ(FormatGflops(0.0512), "0.0512");
+  EXPECT_EQ(FormatGflops(1050.4), "1050");
+  EXPECT_EQ(FormatPeakShare(std::nullopt), "-");
+  EXPECT_EQ(FormatPeakShare(0.0052), "0.52%");
+  EXPECT_EQ(FormatPeakShare(1.5), "150%");
+}
+
 TEST(FarmctlRenderTest, StatusLimitsPipelinesPerCampaign) {
   const std::string text = RenderStatus(SampleStatus(), 1);
   EXPECT_TRUE(Contains(text, "vgg_block"));

@@ -55,6 +55,8 @@ ReportInput SampleCampaign() {
   a.set_measured(4);
   a.set_best_seconds(0.002);
   a.set_best_origin("random");
+  a.set_flops(5e7);
+  a.set_best_peak_gflops(40);
   (*a.mutable_baseline_seconds())["mullapudi2016"] = 0.004;
   *input.status.add_pipelines() = a;
   *input.status.add_pipelines() = Progress("pb", "beta");
@@ -94,6 +96,11 @@ TEST(CampaignReportTest, DrawsEverySectionWithItsPoints) {
   EXPECT_EQ(Points(html, "best-so-far-2"), 3);
   EXPECT_TRUE(Contains(html, ">mullapudi2016</text>"));
   EXPECT_TRUE(Contains(html, "4 ms (2.00x)")) << "the pipeline table's speedup";
+  // alpha's best: 5e7 FLOPs in 2 ms, 25 GFLOP/s, 62.5% of a 40 GFLOP/s peak; beta's:
+  // none measured.
+  EXPECT_TRUE(Contains(html, "<th>GFLOP/s</th><th>share of peak</th>"));
+  EXPECT_TRUE(Contains(html, "<td>2 ms</td><td>25</td><td>62.5%</td><td>random</td>")) << html;
+  EXPECT_TRUE(Contains(html, "<td>-</td><td>-</td><td>-</td><td></td>")) << html;
   // Histogram: one step line per origin of the search, 2 points per bin.
   EXPECT_GT(Points(html, "runtime-distribution"), 0);
   EXPECT_EQ(Points(html, "runtime-distribution") % 4, 0);

@@ -1,6 +1,7 @@
 // CSV and JSON-lines export of a campaign's measurements: read back with an RFC 4180
 // reader and protobuf's JSON parser, every column checked, the schedule round-tripped;
-// the header and row writers alone give the same text.
+// the header and row writers alone give the same text; GFLOP/s and the share of the
+// host's peak where they are known, and only there.
 #include "storage/export.h"
 
 #include <google/protobuf/struct.pb.h>
@@ -10,7 +11,10 @@
 #include <cmath>
 #include <sstream>
 
+#include "pipeline/graph.h"
+#include "storage/throughput.h"
 #include "test_records.h"
+#include "tests/pipeline/test_pipelines.h"
 
 namespace schedfarm {
 namespace {
@@ -102,6 +106,10 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
                                           "3.75e-06",
                                           "0.003",
                                           "10",
+                                          "",  // flops: the store holds no pipeline p1
+                                          "",
+                                          "",
+                                          "",
                                           "w-1",
                                           "Intel(R) Xeon(R) Gold 6230",
                                           "1700000000000",
@@ -114,7 +122,7 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
   EXPECT_EQ(rows[2][0], "3");
   EXPECT_EQ(rows[2][13], "CRASH");
   EXPECT_EQ(rows[2][19], "");
-  EXPECT_EQ(rows[2][24], f.failed.error());
+  EXPECT_EQ(rows[2][28], f.failed.error());
 }
 
 TEST(StoreExport, JsonLinesExportHasOneObjectPerMeasurement) {
@@ -161,6 +169,122 @@ TEST(StoreExport, ExportOfAnUnknownCampaignIsEmpty) {
   EXPECT_EQ(jsonl.str(), "");
 }
 
+// The index of `name` in kExportColumns.
+size_t Column(const std::string& name) {
+  for (size_t i = 0; i < std::size(kExportColumns); ++i) {
+    if (kExportColumns[i] == name) return i;
+  }
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+// Each OK row carries its pipeline's FLOPs, GFLOP/s at its median and their share of its
+// host's peak at the thread count it ran with; a figure that is unknown is empty.
+TEST(StoreExport, RowsCarryGflopsAndTheShareOfTheHostsPeak) {
+  ScratchDir dir;
+  auto opened = Store::Open(dir.Sub("db"));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const PipelineSpec spec = SmallConvPipeline();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+  ASSERT_TRUE(graph.ok());
+  const double flops = graph->total_cost().flops;
+  ASSERT_GT(flops, 0);
+  // One host with a peak at 1 and 4 threads, measured at 4, 2 and 1 (the default)
+  // threads; a host without a peak; a failure; a pipeline the store does not hold.
+  const auto with_peak = [](Measurement m, int threads) {
+    (*m.mutable_host()->mutable_peak_gflops())[1] = 50;
+    (*m.mutable_host()->mutable_peak_gflops())[4] = 180;
+    m.mutable_host()->set_peak_isa("avx512");
+    m.mutable_settings()->set_threads(threads);
+    return m;
+  };
+  const double median = 2e-5;
+  Store::Batch batch;
+  batch.PutPipeline("p1", spec);
+  batch.AddMeasurement(with_peak(MakeMeasurement(MakeCandidate("c1", "p1", 1), OK, median), 4));
+  batch.AddMeasurement(with_peak(MakeMeasurement(MakeCandidate("c1", "p1", 2), OK, median), 2));
+  batch.AddMeasurement(with_peak(MakeMeasurement(MakeCandidate("c1", "p1", 3), OK, median), 0));
+  batch.AddMeasurement(MakeMeasurement(MakeCandidate("c1", "p1", 4), OK, median));
+  batch.AddMeasurement(with_peak(MakeMeasurement(MakeCandidate("c1", "p1", 5), CRASH, 0), 4));
+  batch.AddMeasurement(with_peak(MakeMeasurement(MakeCandidate("c1", "p9", 6), OK, median), 4));
+  ASSERT_TRUE((*opened)->Commit(batch).ok());
+
+  std::ostringstream csv;
+  ASSERT_TRUE(ExportMeasurements(**opened, "c1", ExportFormat::kCsv, csv).ok());
+  const auto rows = ReadCsv(csv.str());
+  ASSERT_EQ(rows.size(), 7u) << csv.str();
+  const size_t f = Column("flops"), g = Column("gflops"), p = Column("peak_gflops"),
+               share = Column("peak_share");
+  const double gflops = flops / median / 1e9;
+  // At 4 threads: the 4-thread peak.
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][f]), flops);
+  EXPECT_NEAR(std::stod(rows[1][g]), gflops, 1e-12 * gflops);
+  EXPECT_EQ(rows[1][p], "180");
+  EXPECT_NEAR(std::stod(rows[1][share]), gflops / 180, 1e-12);
+  // At 2 threads: no peak there, so GFLOP/s and no share.
+  EXPECT_NEAR(std::stod(rows[2][g]), gflops, 1e-12 * gflops);
+  EXPECT_EQ(rows[2][p], "");
+  EXPECT_EQ(rows[2][share], "");
+  // Threads unset: the default 1, and its peak.
+  EXPECT_EQ(rows[3][p], "50");
+  EXPECT_NEAR(std::stod(rows[3][share]), gflops / 50, 1e-12);
+  // A host without a peak.
+  EXPECT_NEAR(std::stod(rows[4][g]), gflops, 1e-12 * gflops);
+  EXPECT_EQ(rows[4][share], "");
+  // A failure has its pipeline's FLOPs and nothing measured.
+  EXPECT_DOUBLE_EQ(std::stod(rows[5][f]), flops);
+  EXPECT_EQ(rows[5][g], "");
+  EXPECT_EQ(rows[5][share], "");
+  // A pipeline the store does not hold: no FLOPs, so nothing.
+  EXPECT_EQ(rows[6][f], "");
+  EXPECT_EQ(rows[6][g], "");
+  EXPECT_EQ(rows[6][share], "");
+
+  // JSON lines: numbers, and null where unknown.
+  std::ostringstream jsonl;
+  ASSERT_TRUE(ExportMeasurements(**opened, "c1", ExportFormat::kJsonLines, jsonl).ok());
+  std::istringstream lines(jsonl.str());
+  std::vector<google::protobuf::Struct> objects;
+  for (std::string line; std::getline(lines, line);) {
+    google::protobuf::Struct object;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &object).ok()) << line;
+    objects.push_back(object);
+  }
+  ASSERT_EQ(objects.size(), 6u);
+  EXPECT_NEAR(objects[0].fields().at("peak_share").number_value(), gflops / 180, 1e-12);
+  EXPECT_EQ(objects[0].fields().at("peak_gflops").number_value(), 180);
+  EXPECT_EQ(objects[1].fields().at("peak_share").kind_case(), google::protobuf::Value::kNullValue);
+  EXPECT_NEAR(objects[1].fields().at("gflops").number_value(), gflops, 1e-12 * gflops);
+  EXPECT_EQ(objects[5].fields().at("gflops").kind_case(), google::protobuf::Value::kNullValue);
+}
+
+// Only a positive peak measured at the thread count counts; a share needs positive
+// FLOPs, runtime and peak.
+TEST(StoreExport, ThroughputNeedsAMeasuredPeakAtTheThreadCount) {
+  HostFingerprint host;
+  (*host.mutable_peak_gflops())[1] = 42;
+  (*host.mutable_peak_gflops())[2] = 0;
+  (*host.mutable_peak_gflops())[3] = std::nan("");
+  EXPECT_EQ(PeakGflops(host, 1), 42);
+  EXPECT_FALSE(PeakGflops(host, 2));
+  EXPECT_FALSE(PeakGflops(host, 3));
+  EXPECT_FALSE(PeakGflops(host, 8));
+  EXPECT_FALSE(PeakGflops(HostFingerprint(), 1));
+  MeasurementSettings settings;
+  EXPECT_EQ(MeasuredThreads(settings), 1);
+  settings.set_threads(6);
+  EXPECT_EQ(MeasuredThreads(settings), 6);
+  const Throughput t = ThroughputOf(4e9, 0.5, 16);
+  ASSERT_TRUE(t.gflops && t.peak_share);
+  EXPECT_DOUBLE_EQ(*t.gflops, 8);
+  EXPECT_DOUBLE_EQ(*t.peak_share, 0.5);
+  EXPECT_FALSE(ThroughputOf(4e9, 0.5, std::nullopt).peak_share);
+  EXPECT_FALSE(ThroughputOf(4e9, 0.5, 0).peak_share);
+  EXPECT_FALSE(ThroughputOf(0, 0.5, 16).gflops);
+  EXPECT_FALSE(ThroughputOf(4e9, 0, 16).gflops);
+  EXPECT_FALSE(ThroughputOf(4e9, std::nan(""), 16).peak_share);
+}
+
 // farmctl writes the rows it reads from the coordinator page by page with the same
 // pieces: header and rows written one by one give the export's text exactly.
 TEST(StoreExport, RowByRowWritingMatchesTheExport) {
@@ -172,7 +296,8 @@ TEST(StoreExport, RowByRowWritingMatchesTheExport) {
     ASSERT_TRUE(f.store
                     ->ScanMeasurements("c1", 0,
                                        [&](const StoredMeasurement& stored) {
-                                         EXPECT_TRUE(WriteExportRow(stored, format, pieces).ok());
+                                         EXPECT_TRUE(
+                                             WriteExportRow(stored, 0, format, pieces).ok());
                                          return true;
                                        })
                     .ok());

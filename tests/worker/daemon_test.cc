@@ -2,6 +2,7 @@
 // the real wire code) on loopback: registration, credits, heartbeats, leases run in
 // the real sandbox with real Halide compiles, results kept until acknowledged,
 // reconnects, the SIGTERM drain, orphans, and every kind of bad job message.
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -339,6 +340,16 @@ TEST(WorkerCli, PrintsTheHostFingerprintAsJson) {
   EXPECT_NE(json.find("\"workerId\": \"host-7\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"halideTarget\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"cpuModel\""), std::string::npos) << json;
+  // With the fp32 peak it measured, at 1 thread and at its cores, per core between 1
+  // and 10,000 GFLOP/s.
+  HostFingerprint host;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &host).ok()) << json;
+  EXPECT_FALSE(host.peak_isa().empty()) << json;
+  for (const int threads : {1, host.cores()}) {
+    ASSERT_TRUE(host.peak_gflops().count(threads)) << threads << ": " << json;
+    EXPECT_GE(host.peak_gflops().at(threads) / threads, 1) << json;
+    EXPECT_LE(host.peak_gflops().at(threads) / threads, 10000) << json;
+  }
 }
 
 }  // namespace

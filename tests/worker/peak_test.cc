@@ -1,0 +1,152 @@
+// The host's fp32 peak (timing/peak.h) measured on this machine: positive and plausible
+// per core in every ISA the CPU runs, on one core and on every allowed core, with the
+// wider ISAs ahead of SSE; the ISA a Halide target string uses; the errors, naming the
+// ISA and the cpus; and the worker's fingerprint with its peaks (worker/fingerprint.h),
+// or none at all when they cannot be measured, so that its results carry no share.
+#include "timing/peak.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "common/cpus.h"
+#include "storage/throughput.h"
+#include "worker/fingerprint.h"
+
+namespace schedfarm {
+namespace {
+
+// GFLOP/s a core may plausibly reach in fp32: above any x86-64 core of the last 15
+// years at its slowest, far below what one could at its fastest.
+constexpr double kMinPerCore = 1, kMaxPerCore = 10000;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Fp32Peak, IsPlausibleOnOneCoreAndOnEveryCoreInEachIsaThisCpuRuns) {
+  const std::vector<int> cpus = AllowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  std::map<PeakIsa, double> one_core;
+  for (const PeakIsa isa : {PeakIsa::kAvx512, PeakIsa::kAvx2, PeakIsa::kSse}) {
+    if (!CpuSupports(isa)) continue;
+    for (const std::vector<int>& on : {std::vector<int>{cpus[0]}, cpus}) {
+      StatusOr<PeakResult> peak = MeasurePeak(isa, on);
+      ASSERT_TRUE(peak.ok()) << peak.status().message();
+      EXPECT_EQ(peak->isa, isa);
+      EXPECT_EQ(peak->threads, static_cast<int>(on.size()));
+      const double per_core = peak->gflops / on.size();
+      EXPECT_GE(per_core, kMinPerCore) << PeakIsaName(isa) << " on " << CpuList(on);
+      EXPECT_LE(per_core, kMaxPerCore) << PeakIsaName(isa) << " on " << CpuList(on);
+      EXPECT_NEAR(peak->flops_per_run / peak->best_seconds / 1e9, peak->gflops,
+                  1e-9 * peak->gflops);
+      if (on.size() == 1) one_core[isa] = peak->gflops;
+      std::printf("fp32 peak %s on %zu threads: %.1f GFLOP/s\n", PeakIsaName(isa), on.size(),
+                  peak->gflops);
+    }
+  }
+  ASSERT_TRUE(one_core.count(PeakIsa::kSse)) << "every x86-64 CPU runs SSE";
+  // SSE has 4 lanes and no fused multiply-add: a wider ISA does more on one core.
+  for (const PeakIsa wide : {PeakIsa::kAvx512, PeakIsa::kAvx2}) {
+    if (one_core.count(wide)) {
+      EXPECT_GT(one_core[wide], one_core[PeakIsa::kSse]) << PeakIsaName(wide);
+    }
+  }
+}
+
+TEST(Fp32Peak, IsaOfHalideTargets) {
+  EXPECT_EQ(PeakIsaOfHalideTarget(
+                "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-f16c-fma-sse41"),
+            PeakIsa::kAvx512);
+  EXPECT_EQ(PeakIsaOfHalideTarget("x86-64-linux-avx-avx2-f16c-fma-sse41"), PeakIsa::kAvx2);
+  EXPECT_EQ(PeakIsaOfHalideTarget("x86-64-linux-avx-avx2-f16c-sse41"), PeakIsa::kSse)
+      << "AVX2 without FMA: the SSE kernel";
+  EXPECT_EQ(PeakIsaOfHalideTarget("x86-64-linux-sse41"), PeakIsa::kSse);
+  EXPECT_EQ(PeakIsaOfHalideTarget("x86-64-linux"), PeakIsa::kSse);
+  EXPECT_FALSE(PeakIsaOfHalideTarget("arm-64-linux-arm_dot_prod"));
+  EXPECT_FALSE(PeakIsaOfHalideTarget("x86-32-linux-sse41"));
+  EXPECT_FALSE(PeakIsaOfHalideTarget(""));
+}
+
+TEST(Fp32Peak, ErrorsNameTheIsaAndTheCpus) {
+  StatusOr<PeakResult> none = MeasurePeak(PeakIsa::kSse, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "fp32 peak (sse): no cpu to run on");
+  StatusOr<PeakResult> no_repeats = MeasurePeak(PeakIsa::kSse, {AllowedCpus()[0]}, {0, 0.01});
+  ASSERT_FALSE(no_repeats.ok());
+  EXPECT_TRUE(Contains(no_repeats.status().message(), "repeats must be at least 1"));
+  // A cpu this process may not run on (the last the kernel's mask can name).
+  const std::vector<int> allowed = AllowedCpus();
+  const int outside = CPU_SETSIZE - 1;
+  if (std::count(allowed.begin(), allowed.end(), outside)) GTEST_SKIP() << "cpu " << outside;
+  StatusOr<PeakResult> unpinned = MeasurePeak(PeakIsa::kSse, {outside});
+  ASSERT_FALSE(unpinned.ok());
+  EXPECT_EQ(unpinned.status().message(), "fp32 peak (sse, cpus " + std::to_string(outside) +
+                                             "): cannot pin a thread to cpu " +
+                                             std::to_string(outside));
+}
+
+// The worker's fingerprint: the peak at 1 thread and at its cores, in the ISA of its
+// Halide target, in well under a second or two.
+TEST(HostPeak, FingerprintHasThePeakAtOneThreadAndAtEveryCore) {
+  HostFingerprint host = DetectHostFingerprint("peak-test");
+  const std::optional<PeakIsa> isa = PeakIsaOfHalideTarget(host.halide_target());
+  ASSERT_TRUE(isa) << host.halide_target();
+  EXPECT_TRUE(CpuSupports(*isa)) << "Halide's target for this host runs on it";
+  const auto start = std::chrono::steady_clock::now();
+  const Status measured = MeasureHostPeak(&host);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(measured.ok()) << measured.message();
+  EXPECT_LT(seconds, 3) << "the worker measures it at every start";
+  EXPECT_EQ(host.peak_isa(), PeakIsaName(*isa));
+  ASSERT_EQ(static_cast<size_t>(host.peak_gflops().size()), host.cores() > 1 ? 2u : 1u);
+  for (const int threads : {1, host.cores()}) {
+    ASSERT_TRUE(host.peak_gflops().count(threads)) << threads;
+    const double per_core = host.peak_gflops().at(threads) / threads;
+    EXPECT_GE(per_core, kMinPerCore) << threads;
+    EXPECT_LE(per_core, kMaxPerCore) << threads;
+    std::printf("host peak on %d threads (%s, %s): %.1f GFLOP/s in %.2f s\n", threads,
+                host.peak_isa().c_str(), host.cpu_model().c_str(), host.peak_gflops().at(threads),
+                seconds);
+  }
+}
+
+// A host whose peak cannot be measured reports none (a peak it had is dropped), and a
+// result of it has GFLOP/s but no share of a peak.
+TEST(HostPeak, AHostWithoutAMeasurablePeakReportsNoneAndItsResultsNoShare) {
+  HostFingerprint arm = DetectHostFingerprint("peak-test");
+  arm.set_halide_target("arm-64-linux-arm_dot_prod");
+  (*arm.mutable_peak_gflops())[1] = 80;
+  arm.set_peak_isa("avx512");
+  const Status status = MeasureHostPeak(&arm);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "fp32 peak: Halide target 'arm-64-linux-arm_dot_prod' is not x86-64, which the peak "
+            "kernels are written for");
+  EXPECT_TRUE(arm.peak_gflops().empty());
+  EXPECT_EQ(arm.peak_isa(), "");
+
+  HostFingerprint crowded = DetectHostFingerprint("peak-test");
+  crowded.set_cores(static_cast<int>(AllowedCpus().size()) + 1);
+  const Status too_many = MeasureHostPeak(&crowded);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_TRUE(Contains(too_many.message(), "cpus to pin threads to, for")) << too_many.message();
+  EXPECT_TRUE(crowded.peak_gflops().empty());
+
+  Measurement m;
+  *m.mutable_host() = arm;
+  m.set_status(OK);
+  m.mutable_stats()->set_median_seconds(1e-3);
+  const Throughput t = MeasurementThroughput(m, 1e8);
+  ASSERT_TRUE(t.gflops);
+  EXPECT_DOUBLE_EQ(*t.gflops, 100);
+  EXPECT_FALSE(t.peak_gflops);
+  EXPECT_FALSE(t.peak_share);
+}
+
+}  // namespace
+}  // namespace schedfarm
