@@ -6,6 +6,7 @@
 #include "campaign/campaign_yaml.h"
 #include "network/tasks.h"
 #include "pipeline/spec.h"
+#include "scheduler/autoscheduler_names.h"
 #include "search/registry.h"
 #include "storage/keys.h"
 
@@ -45,10 +46,21 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     entry.id = PipelineId(*entry.graph);
     entry.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
     entry.spec = std::move(spec);
+    entry.flops = entry.graph->total_cost().flops;
     if (run->entry_by_id_.count(entry.id)) continue;  // listed twice: one entry
     run->entry_by_id_[entry.id] = run->entries_.size();
     run->specs_.push_back(entry.spec);
     run->entries_.push_back(std::move(entry));
+  }
+  if (run->config_.has_network() && !run->entries_.empty()) {
+    // The weight of each distinct task: the split the submission was checked against.
+    StatusOr<NetworkPartition> partition = PartitionNetwork(*run->entries_[0].graph);
+    if (!partition.ok()) return partition.status().WithContext("campaign " + run->id());
+    for (const DistinctTask& task : partition->distinct) {
+      auto found = run->entry_by_id_.find(task.pipeline_id);
+      if (found != run->entry_by_id_.end())
+        run->entries_[found->second].task_weight = task.weight();
+    }
   }
   if (run->campaign_.pipeline_ids().empty()) {  // a new campaign
     for (const PipelineEntry& entry : run->entries_) run->campaign_.add_pipeline_ids(entry.id);
@@ -140,9 +152,17 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   const double median = measurement.stats().median_seconds();
   if (!std::isfinite(median) || median <= 0) return;
   PipelineEntry& entry = entries_[it->second];
-  entry.ok_results.push_back({measurement.candidate().schedule_hash(),
-                              measurement.candidate().origin(), measurement.host().worker_id(),
-                              median});
+  OkResult result{measurement.candidate().schedule_hash(),
+                  measurement.candidate().origin(),
+                  measurement.host().worker_id(),
+                  median,
+                  {}};
+  for (const TorchLayoutRun& run : measurement.torch_layouts()) {
+    if (run.status() == OK && run.stats().median_seconds() > 0) {
+      result.torch_layouts.emplace_back(run.layout(), run.stats().median_seconds());
+    }
+  }
+  entry.ok_results.push_back(std::move(result));
   Count(entry.ok_results.back(), &entry.all_hosts);
   hosts_measured_.insert(measurement.host().worker_id());
 }
@@ -156,6 +176,11 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
     if (found == baselines.end() || result.seconds < found->second) {
       baselines[result.origin] = result.seconds;
     }
+  }
+  for (const auto& [layout, seconds] : result.torch_layouts) {
+    auto& layouts = *progress.mutable_libtorch_layout_seconds();
+    auto found = layouts.find(layout);
+    if (found == layouts.end() || seconds < found->second) layouts[layout] = seconds;
   }
   // A schedule measured again stands for the geometric mean of its measurements'
   // medians, as for the near-tie rule (search/near_ties.h).
@@ -177,6 +202,26 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
     progress.set_best_seconds(estimate);
     progress.set_best_schedule_hash(result.hash);
     progress.set_best_origin(runtime.origin);  // a re-measurement's is "remeasure"
+  }
+  if (!IsBaselineName(runtime.origin)) CountFarmBest(result.hash, estimate, state);
+}
+
+void CampaignRun::CountFarmBest(const std::string& hash, double estimate, ProgressState* state) {
+  PipelineProgress& progress = state->progress;
+  if (hash == state->farm_best_hash && estimate > progress.farm_best_seconds()) {
+    // The farm's best got slower: the fastest of the farm's schedules again.
+    progress.set_farm_best_seconds(0);
+    state->farm_best_hash.clear();
+    for (const auto& [other, measured] : state->runtimes) {
+      const double seconds = measured.Seconds();
+      if (IsBaselineName(measured.origin)) continue;
+      if (progress.farm_best_seconds() > 0 && seconds >= progress.farm_best_seconds()) continue;
+      progress.set_farm_best_seconds(seconds);
+      state->farm_best_hash = other;
+    }
+  } else if (progress.farm_best_seconds() == 0 || estimate < progress.farm_best_seconds()) {
+    progress.set_farm_best_seconds(estimate);
+    state->farm_best_hash = hash;
   }
 }
 
@@ -546,6 +591,8 @@ std::vector<PipelineProgress> CampaignRun::Progress(
     }
     all.back().set_pipeline_id(entry.id);
     all.back().set_name(entry.spec.name());
+    all.back().set_flops(entry.flops);
+    all.back().set_task_weight(entry.task_weight);
   }
   return all;
 }

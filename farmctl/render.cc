@@ -387,7 +387,16 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
         << (c.repeat() > 0 ? " (measured again: repeat " + std::to_string(c.repeat()) + ")" : "")
         << ", worker " << m.host().worker_id() << "\n";
     if (c.origin() == kLibtorchBaseline) {
-      out << "// libtorch's eager run of the pipeline: no Halide schedule\n";
+      out << "// libtorch's eager run of the pipeline: no Halide schedule";
+      if (!m.torch_layout().empty()) out << "; layout " << m.torch_layout();
+      std::string layouts;
+      for (const TorchLayoutRun& run : m.torch_layouts()) {
+        layouts += (layouts.empty() ? "" : ", ") + run.layout() + " " +
+                   (run.status() == OK ? FormatDuration(run.stats().median_seconds())
+                                       : MeasurementStatus_Name(run.status()));
+      }
+      if (!layouts.empty()) out << " (" << layouts << ")";
+      out << "\n";
       continue;
     }
     if (IsAutoschedulerName(c.origin())) {

@@ -1,12 +1,14 @@
 // CampaignRun, the coordinator's campaign in memory: proposals within the budget,
 // leases, results recorded exactly once (late, repeated, or racing a second lease),
-// retries with back-off, quarantine, final failures, and restoring after a restart.
+// retries with back-off, quarantine, final failures, and restoring after a restart;
+// the farm's own best apart from the baselines', and libtorch's best per layout.
 #include "coordinator/campaign_run.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -15,6 +17,7 @@
 #include "dataset/dataset.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "scheduler/autoscheduler_names.h"
 #include "storage/keys.h"
 
 namespace schedfarm {
@@ -368,6 +371,72 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_EQ(progress.best_origin(), leased_second.candidate().origin());
   EXPECT_EQ(progress.measured(), 4);
   EXPECT_EQ(run->campaign().counters().measured(), 4);
+}
+
+// The best of a pipeline counts every origin; the farm's best only the farm's
+// schedules. libtorch's measurement keeps the best of each layout it ran in.
+TEST(CampaignRunTest, TheFarmsBestLeavesTheBaselinesOutAndLibtorchKeepsEachLayout) {
+  std::unique_ptr<CampaignRun> run =
+      MakeRun(10, "baselines: [libtorch]\nstrategy: {name: model-guided}\n");
+  ASSERT_EQ(Propose(*run, 100).size(), 1u);
+  CandidateRecord record;
+  const CandidateRecord libtorch = *run->Lease("L0", kNow);
+  ASSERT_EQ(libtorch.candidate().origin(), kLibtorchBaseline);
+  Measurement m = ResultOf(libtorch, "L0", OK, 1.0e-3);
+  m.set_torch_layout("channels_last");
+  TorchLayoutRun* nchw = m.add_torch_layouts();
+  nchw->set_layout("nchw");
+  nchw->set_status(OK);
+  nchw->mutable_stats()->set_median_seconds(2.0e-3);
+  TorchLayoutRun* cl = m.add_torch_layouts();
+  cl->set_layout("channels_last");
+  cl->set_status(OK);
+  cl->mutable_stats()->set_median_seconds(1.0e-3);
+  ASSERT_EQ(run->RecordResult(m, {}, kNow, &record), CampaignRun::ResultOutcome::kRecorded);
+  PipelineProgress progress = run->Progress()[0];
+  EXPECT_EQ(progress.baseline_seconds().at(kLibtorchBaseline), 1.0e-3);
+  EXPECT_EQ(progress.libtorch_layout_seconds().at("nchw"), 2.0e-3);
+  EXPECT_EQ(progress.libtorch_layout_seconds().at("channels_last"), 1.0e-3);
+  EXPECT_EQ(progress.farm_best_seconds(), 0) << "no schedule of the farm yet";
+  EXPECT_GT(progress.flops(), 0);
+
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
+  ASSERT_TRUE(graph.ok());
+  ScheduleSpace space(*graph);
+  std::vector<CandidateRecord> added;
+  auto keep = [&](const CandidateRecord& r) { added.push_back(r); };
+  std::string why;
+  Candidate first;
+  first.set_pipeline_id(space.pipeline_id());
+  first.set_origin("model-guided");
+  *first.mutable_schedule() = space.RandomSchedule(5);
+  Candidate second = first;
+  *second.mutable_schedule() = space.RandomSchedule(6);
+  ASSERT_EQ(run->AddProposal(first, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  ASSERT_EQ(run->AddProposal(second, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  const CandidateRecord leased_first = *run->Lease("L1", kNow);
+  const CandidateRecord leased_second = *run->Lease("L2", kNow);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_first, "L1", OK, 1.5e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_second, "L2", OK, 1.6e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.0e-3);
+  EXPECT_EQ(progress.best_origin(), kLibtorchBaseline);
+  EXPECT_DOUBLE_EQ(progress.farm_best_seconds(), 1.5e-3);
+
+  // The first schedule measured again, slower: it stands for sqrt(1.5 x 2.0) = 1.73 ms,
+  // and the farm's best is the second's 1.6 ms.
+  Candidate again = leased_first.candidate();
+  again.set_repeat(1);
+  again.set_origin("remeasure");
+  ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded) << why;
+  const CandidateRecord leased_again = *run->Lease("L3", kNow);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_again, "L3", OK, 2.0e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_DOUBLE_EQ(progress.farm_best_seconds(), 1.6e-3);
+  EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.0e-3);
 }
 
 TEST(CampaignRunTest, WorkerRequirements) {

@@ -282,6 +282,35 @@ TEST(FarmctlRenderTest, BestPrintsHalideSourceAndBaselineSource) {
   EXPECT_LT(text->find(*expected), text->find("// #2"));
 }
 
+TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
+  BestReply reply;
+  ZooOptions small;
+  small.spatial_scale = 0.25;
+  small.channel_scale = 0.25;
+  StatusOr<PipelineSpec> spec = MakeZooBlock("vgg_block", small);
+  ASSERT_TRUE(spec.ok());
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  ASSERT_TRUE(graph.ok());
+  *reply.add_pipelines() = *spec;
+  StoredMeasurementRecord libtorch =
+      Record(3, PipelineId(*graph), ScheduleSpec(), "libtorch", 0.001);
+  Measurement& m = *libtorch.mutable_measurement();
+  m.set_torch_layout("channels_last");
+  for (const auto& [layout, seconds] :
+       {std::pair{"nchw", 0.002}, std::pair{"channels_last", 0.001}}) {
+    TorchLayoutRun* run = m.add_torch_layouts();
+    run->set_layout(layout);
+    run->set_status(OK);
+    run->mutable_stats()->set_median_seconds(seconds);
+  }
+  *reply.add_best() = libtorch;
+  StatusOr<std::string> text = RenderBest(reply);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_TRUE(
+      Contains(*text, "no Halide schedule; layout channels_last (nchw 2 ms, channels_last 1 ms)"))
+      << *text;
+}
+
 TEST(FarmctlRenderTest, BestRefusesAMeasurementOfAnUnknownPipeline) {
   BestReply reply;
   *reply.add_best() = Record(3, "ffff", ScheduleSpec(), "random", 0.001);
