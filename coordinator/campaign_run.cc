@@ -253,12 +253,15 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
     added(Add(key, std::move(record)));
     return true;
   };
-  // A network campaign's baselines run on the whole network (its first pipeline) only,
-  // beside the network's reference schedule; the tasks are the learner's.
-  const size_t entries = config_.has_network() ? 1 : entries_.size();
-  for (size_t e = 0; e < entries; ++e) {
+  // A network campaign's baselines run on the whole network (its first pipeline),
+  // beside the network's reference schedule, then those cheap enough on each distinct
+  // task (its pipelines from the third on), so that every task has a target of its own;
+  // the assembly pipeline is the learner's.
+  const bool network = config_.has_network();
+  for (size_t e = 0; e < entries_.size(); ++e) {
     const PipelineEntry& entry = entries_[e];
-    if (config_.has_network()) {
+    if (network && e == 1) continue;
+    if (network && e == 0) {
       Candidate reference;
       *reference.mutable_schedule() = entry.space->Reference();
       reference.set_schedule_hash(ScheduleHash(*entry.space, reference.schedule()));
@@ -266,6 +269,7 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
       if (!offer(entry, std::move(reference))) return;
     }
     for (const std::string& baseline : config_.baselines()) {
+      if (network && e > 1 && !RunsOnEveryTask(baseline)) continue;
       Candidate candidate;
       candidate.set_schedule_hash(baseline);
       candidate.set_origin(baseline);

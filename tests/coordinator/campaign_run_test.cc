@@ -1,7 +1,8 @@
 // CampaignRun, the coordinator's campaign in memory: proposals within the budget,
 // leases, results recorded exactly once (late, repeated, or racing a second lease),
 // retries with back-off, quarantine, final failures, and restoring after a restart;
-// the farm's own best apart from the baselines', and libtorch's best per layout.
+// a network campaign's baselines on the network and on every task, and the progress
+// its task table reads (the farm's own best, libtorch's layouts, FLOPs, weights).
 #include "coordinator/campaign_run.h"
 
 #include <gtest/gtest.h>
@@ -15,10 +16,12 @@
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
 #include "dataset/dataset.h"
+#include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "scheduler/autoscheduler_names.h"
 #include "storage/keys.h"
+#include "tests/network/test_networks.h"
 
 namespace schedfarm {
 namespace {
@@ -371,6 +374,88 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_EQ(progress.best_origin(), leased_second.candidate().origin());
   EXPECT_EQ(progress.measured(), 4);
   EXPECT_EQ(run->campaign().counters().measured(), 4);
+}
+
+// A network campaign of TinyResNet (tests/network/test_networks.h): the network, its
+// assembly and its distinct tasks, as farmctl submits them. CampaignRun takes the
+// submitted pipelines as they are (the control API checks them against the config).
+std::unique_ptr<CampaignRun> MakeNetworkRun(int budget, const std::string& baselines,
+                                            NetworkPartition* partition) {
+  const std::string yaml =
+      "name: net\n"
+      "network: {zoo: {block: resnet18_basic}}\n"
+      "strategy: {name: random}\n"
+      "budget: {benchmarks: " +
+      std::to_string(budget) + "}\n" + baselines;
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "net.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  StatusOr<PipelineSpec> network = test_networks::TinyResNet();
+  EXPECT_TRUE(network.ok());
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
+  EXPECT_TRUE(graph.ok());
+  StatusOr<NetworkPartition> split = PartitionNetwork(*graph);
+  EXPECT_TRUE(split.ok()) << split.status().message();
+  *partition = *split;
+  Campaign campaign;
+  campaign.set_id("net-1");
+  campaign.set_state(CAMPAIGN_RUNNING);
+  StatusOr<std::unique_ptr<CampaignRun>> run =
+      CampaignRun::Create(campaign, *config, NetworkCampaignPipelines(*network, *partition));
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  return std::move(*run);
+}
+
+// The network gets its reference schedule and every baseline; each distinct task gets
+// libtorch and the cheap autoschedulers, not Adams2019; the assembly gets none.
+TEST(CampaignRunTest, ANetworkCampaignRunsTheCheapBaselinesOnEveryTask) {
+  NetworkPartition partition;
+  std::unique_ptr<CampaignRun> run =
+      MakeNetworkRun(100, "baselines: [adams2019, li2018, libtorch]\n", &partition);
+  ASSERT_EQ(partition.distinct.size(), 6u);
+  const std::vector<CandidateRecord> added = Propose(*run, 1000);
+  const std::vector<PipelineProgress> progress = run->Progress();
+  ASSERT_EQ(progress.size(), 8u);
+  std::map<std::string, std::vector<std::string>> origins;  // pipeline id -> origins
+  for (const CandidateRecord& r : added) {
+    origins[r.candidate().pipeline_id()].push_back(r.candidate().origin());
+  }
+  EXPECT_EQ(origins[progress[0].pipeline_id()],
+            (std::vector<std::string>{"reference", "adams2019", "li2018", "libtorch"}));
+  EXPECT_EQ(origins.count(progress[1].pipeline_id()), 0u) << "the assembly is the learner's";
+  for (size_t d = 0; d < partition.distinct.size(); ++d) {
+    EXPECT_EQ(origins[partition.distinct[d].pipeline_id],
+              (std::vector<std::string>{"li2018", "libtorch"}))
+        << "task " << d;
+  }
+  EXPECT_EQ(added.size(), 4 + 2 * partition.distinct.size());
+  EXPECT_TRUE(RunsOnEveryTask("libtorch"));
+  EXPECT_TRUE(RunsOnEveryTask("mullapudi2016"));
+  EXPECT_FALSE(RunsOnEveryTask("adams2019"));
+
+  // Each task's weight and FLOPs, for the task table; the network's FLOPs are its tasks'.
+  double task_flops = 0;
+  for (size_t d = 0; d < partition.distinct.size(); ++d) {
+    const PipelineProgress& p = progress[2 + d];
+    EXPECT_EQ(p.pipeline_id(), partition.distinct[d].pipeline_id);
+    EXPECT_EQ(p.task_weight(), partition.distinct[d].weight());
+    EXPECT_GT(p.flops(), 0);
+    task_flops += p.task_weight() * p.flops();
+  }
+  EXPECT_EQ(progress[0].task_weight(), 0);
+  EXPECT_NEAR(task_flops, progress[0].flops(), 1e-6 * progress[0].flops());
+  int weight_two = 0;
+  for (const PipelineProgress& p : progress) weight_two += p.task_weight() == 2;
+  EXPECT_EQ(weight_two, 2) << "TinyResNet's two blocks repeat two tasks";
+}
+
+TEST(CampaignRunTest, TaskBaselinesStopAtTheBudget) {
+  NetworkPartition partition;
+  std::unique_ptr<CampaignRun> run =
+      MakeNetworkRun(5, "baselines: [li2018, libtorch]\n", &partition);
+  const std::vector<CandidateRecord> added = Propose(*run, 1000);
+  ASSERT_EQ(added.size(), 5u);
+  EXPECT_EQ(added[3].candidate().pipeline_id(), partition.distinct[0].pipeline_id)
+      << "the network's three first, then the first task's";
 }
 
 // The best of a pipeline counts every origin; the farm's best only the farm's
