@@ -7,6 +7,7 @@
 #include "network/tasks.h"
 #include "pipeline/spec.h"
 #include "scheduler/templates.h"
+#include "scheduler/autoscheduler_names.h"
 #include "search/registry.h"
 #include "storage/keys.h"
 #include "storage/throughput.h"
@@ -45,14 +46,24 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     if (!graph.ok()) return graph.status().WithContext("campaign " + run->id());
     PipelineEntry entry;
     entry.graph = std::make_unique<PipelineGraph>(std::move(*graph));
-    entry.flops = entry.graph->total_cost().flops;
     entry.id = PipelineId(*entry.graph);
     entry.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
     entry.spec = std::move(spec);
+    entry.flops = entry.graph->total_cost().flops;
     if (run->entry_by_id_.count(entry.id)) continue;  // listed twice: one entry
     run->entry_by_id_[entry.id] = run->entries_.size();
     run->specs_.push_back(entry.spec);
     run->entries_.push_back(std::move(entry));
+  }
+  if (run->config_.has_network() && !run->entries_.empty()) {
+    // The weight of each distinct task: the split the submission was checked against.
+    StatusOr<NetworkPartition> partition = PartitionNetwork(*run->entries_[0].graph);
+    if (!partition.ok()) return partition.status().WithContext("campaign " + run->id());
+    for (const DistinctTask& task : partition->distinct) {
+      auto found = run->entry_by_id_.find(task.pipeline_id);
+      if (found != run->entry_by_id_.end())
+        run->entries_[found->second].task_weight = task.weight();
+    }
   }
   if (run->campaign_.pipeline_ids().empty()) {  // a new campaign
     for (const PipelineEntry& entry : run->entries_) run->campaign_.add_pipeline_ids(entry.id);
@@ -144,10 +155,18 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   const double median = measurement.stats().median_seconds();
   if (!std::isfinite(median) || median <= 0) return;
   PipelineEntry& entry = entries_[it->second];
-  entry.ok_results.push_back(
-      {measurement.candidate().schedule_hash(), measurement.candidate().origin(),
-       measurement.host().worker_id(), median,
-       PeakGflops(measurement.host(), MeasuredThreads(measurement.settings())).value_or(0)});
+  OkResult result{measurement.candidate().schedule_hash(),
+                  measurement.candidate().origin(),
+                  measurement.host().worker_id(),
+                  median,
+                  PeakGflops(measurement.host(), MeasuredThreads(measurement.settings())).value_or(0),
+                  {}};
+  for (const TorchLayoutRun& run : measurement.torch_layouts()) {
+    if (run.status() == OK && run.stats().median_seconds() > 0) {
+      result.torch_layouts.emplace_back(run.layout(), run.stats().median_seconds());
+    }
+  }
+  entry.ok_results.push_back(std::move(result));
   Count(entry.ok_results.back(), &entry.all_hosts);
   hosts_measured_.insert(measurement.host().worker_id());
 }
@@ -161,6 +180,11 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
     if (found == baselines.end() || result.seconds < found->second) {
       baselines[result.origin] = result.seconds;
     }
+  }
+  for (const auto& [layout, seconds] : result.torch_layouts) {
+    auto& layouts = *progress.mutable_libtorch_layout_seconds();
+    auto found = layouts.find(layout);
+    if (found == layouts.end() || seconds < found->second) layouts[layout] = seconds;
   }
   // A schedule measured again stands for the geometric mean of its measurements'
   // medians, as for the near-tie rule (search/near_ties.h).
@@ -192,6 +216,26 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
   // again on another host keeps its place but may lose its peak).
   const auto best = state->runtimes.find(progress.best_schedule_hash());
   progress.set_best_peak_gflops(best == state->runtimes.end() ? 0 : best->second.PeakGflops());
+  if (!IsBaselineName(runtime.origin)) CountFarmBest(result.hash, estimate, state);
+}
+
+void CampaignRun::CountFarmBest(const std::string& hash, double estimate, ProgressState* state) {
+  PipelineProgress& progress = state->progress;
+  if (hash == state->farm_best_hash && estimate > progress.farm_best_seconds()) {
+    // The farm's best got slower: the fastest of the farm's schedules again.
+    progress.set_farm_best_seconds(0);
+    state->farm_best_hash.clear();
+    for (const auto& [other, measured] : state->runtimes) {
+      const double seconds = measured.Seconds();
+      if (IsBaselineName(measured.origin)) continue;
+      if (progress.farm_best_seconds() > 0 && seconds >= progress.farm_best_seconds()) continue;
+      progress.set_farm_best_seconds(seconds);
+      state->farm_best_hash = other;
+    }
+  } else if (progress.farm_best_seconds() == 0 || estimate < progress.farm_best_seconds()) {
+    progress.set_farm_best_seconds(estimate);
+    state->farm_best_hash = hash;
+  }
 }
 
 const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {
@@ -222,12 +266,15 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
     added(Add(key, std::move(record)));
     return true;
   };
-  // A network campaign's baselines run on the whole network (its first pipeline) only,
-  // beside the network's reference schedule; the tasks are the learner's.
-  const size_t entries = config_.has_network() ? 1 : entries_.size();
-  for (size_t e = 0; e < entries; ++e) {
+  // A network campaign's baselines run on the whole network (its first pipeline),
+  // beside the network's reference schedule, then those cheap enough on each distinct
+  // task (its pipelines from the third on), so that every task has a target of its own;
+  // the assembly pipeline is the learner's.
+  const bool network = config_.has_network();
+  for (size_t e = 0; e < entries_.size(); ++e) {
     const PipelineEntry& entry = entries_[e];
-    if (config_.has_network()) {
+    if (network && e == 1) continue;
+    if (network && e == 0) {
       Candidate reference;
       *reference.mutable_schedule() = entry.space->Reference();
       reference.set_schedule_hash(ScheduleHash(*entry.space, reference.schedule()));
@@ -235,6 +282,7 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
       if (!offer(entry, std::move(reference))) return;
     }
     for (const std::string& baseline : config_.baselines()) {
+      if (network && e > 1 && !RunsOnEveryTask(baseline)) continue;
       Candidate candidate;
       candidate.set_schedule_hash(baseline);
       candidate.set_origin(baseline);
@@ -574,6 +622,7 @@ std::vector<PipelineProgress> CampaignRun::Progress(
     all.back().set_pipeline_id(entry.id);
     all.back().set_name(entry.spec.name());
     all.back().set_flops(entry.flops);
+    all.back().set_task_weight(entry.task_weight);
   }
   return all;
 }

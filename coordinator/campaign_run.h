@@ -155,6 +155,8 @@ class CampaignRun {
     double seconds = 0;  // its median
     // Its host's fp32 peak at the measurement's threads (storage/throughput.h); 0: none.
     double peak_gflops = 0;
+    // The libtorch baseline's median in each layout that matched (Measurement.torch_layouts).
+    std::vector<std::pair<std::string, double>> torch_layouts;
   };
   // A pipeline's progress over some of its OK measurements, and each schedule's runtime.
   struct ProgressState {
@@ -170,16 +172,18 @@ class CampaignRun {
       double PeakGflops() const { return every_peak ? std::exp(sum_log_peak / count) : 0; }
     };
     std::map<std::string, Runtime> runtimes;
+    std::string farm_best_hash;  // the schedule of progress.farm_best_seconds
   };
   struct PipelineEntry {
     PipelineSpec spec;
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
-    double flops = 0;  // graph's total_cost
     std::unique_ptr<ScheduleSpace> space;
     RandomSearch random;  // the random strategy's stream of this pipeline
     ProgressState all_hosts;  // kept as results come
     std::vector<OkResult> ok_results;  // to count again without a flagged host
+    double flops = 0;                  // per run of the pipeline
+    int task_weight = 0;               // a network campaign's distinct task: its occurrences
   };
 
   CampaignRun(Campaign campaign, CampaignConfig config);
@@ -195,6 +199,9 @@ class CampaignRun {
                    bool conclusive, const RetryPolicy& policy, int64_t now_ms, bool still_leased);
   // Adds an OK measurement to a pipeline's progress.
   void Count(const OkResult& result, ProgressState* state) const;
+  // Keeps progress.farm_best_seconds, the best of the farm's own schedules, after the
+  // runtime of schedule `hash` became `estimate`.
+  static void CountFarmBest(const std::string& hash, double estimate, ProgressState* state);
   // Queues a new candidate and counts it as proposed.
   const CandidateRecord& Add(const std::string& key, CandidateRecord record);
   void ProposeBaselines(int64_t now_ms, const ProposalVisitor& added);

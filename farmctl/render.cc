@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
+#include "farmctl/task_table.h"
 #include "learner/metrics.h"
 #include "network/tasks.h"
 #include "pipeline/graph.h"
@@ -120,6 +121,34 @@ void PrintNetwork(const CampaignStatus& status, std::ostream& out) {
   }
   table.Add({"farm's best (assembled)", farm > 0 ? FormatDuration(farm) : "not yet", ""});
   table.Print(out);
+}
+
+// A network campaign's task table (farmctl/task_table.h): per distinct task its weight,
+// FLOPs, the farm's best, libtorch's and their ratio, and the farm's GFLOP/s.
+void PrintTasks(const CampaignStatus& status, int max_pipelines, std::ostream& out) {
+  const std::vector<TaskRow> rows = NetworkTaskRows(status);
+  if (rows.empty()) return;
+  const Campaign& campaign = status.campaign();
+  out << "\ncampaign " << campaign.id() << " (" << campaign.name() << "): the distinct tasks\n";
+  std::vector<std::string> header;
+  std::vector<bool> right;
+  for (const TaskColumn& column : TaskColumns()) {
+    header.push_back(column.header);
+    right.push_back(column.right_aligned);
+  }
+  TextTable table(header, right);
+  const int tasks = static_cast<int>(rows.size()) - 1;  // the last row sums them
+  const int shown = max_pipelines > 0 ? std::min(max_pipelines, tasks) : tasks;
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    if (i >= shown && i < tasks) continue;
+    std::vector<std::string> cells;
+    for (const TaskColumn& column : TaskColumns()) cells.push_back(column.cell(rows[i]));
+    table.Add(cells);
+  }
+  table.Print(out);
+  if (shown < tasks) {
+    out << "  ... " << tasks - shown << " more tasks (farmctl status " << campaign.id() << ")\n";
+  }
 }
 
 // The meaning of a model kind in `check`'s settings table: its summary, what its
@@ -283,6 +312,7 @@ std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
         << "): best so far per pipeline\n";
     PrintPipelines(status, max_pipelines, out);
     PrintNetwork(status, out);
+    PrintTasks(status, max_pipelines, out);
   }
   return out.str();
 }
@@ -404,7 +434,16 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
         << (c.repeat() > 0 ? " (measured again: repeat " + std::to_string(c.repeat()) + ")" : "")
         << ", worker " << m.host().worker_id() << "\n";
     if (c.origin() == kLibtorchBaseline) {
-      out << "// libtorch's eager run of the pipeline: no Halide schedule\n";
+      out << "// libtorch's eager run of the pipeline: no Halide schedule";
+      if (!m.torch_layout().empty()) out << "; layout " << m.torch_layout();
+      std::string layouts;
+      for (const TorchLayoutRun& run : m.torch_layouts()) {
+        layouts += (layouts.empty() ? "" : ", ") + run.layout() + " " +
+                   (run.status() == OK ? FormatDuration(run.stats().median_seconds())
+                                       : MeasurementStatus_Name(run.status()));
+      }
+      if (!layouts.empty()) out << " (" << layouts << ")";
+      out << "\n";
       continue;
     }
     if (IsAutoschedulerName(c.origin())) {

@@ -42,8 +42,9 @@ std::string RenderCampaignLine(const Campaign& campaign);
 // counters, results/s), the workers by state, then for each campaign its pipelines:
 // best runtime so far, its GFLOP/s and their share of the measuring hosts' fp32 peak
 // (storage/throughput.h's BestThroughput, "-" when unknown), its origin, and each
-// baseline's runtime with the speedup of the best over it. `max_pipelines` > 0 shows at
-// most that many pipelines per campaign.
+// baseline's runtime with the speedup of the best over it; a network campaign then its
+// network end to end and its task table (farmctl/task_table.h). `max_pipelines` > 0 shows
+// at most that many pipelines (and tasks) per campaign.
 std::string RenderStatus(const StatusReply& reply, int max_pipelines = 0);
 
 // The live view of the first campaign of `reply`: a progress bar of finished/budget,

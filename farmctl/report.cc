@@ -10,6 +10,7 @@
 #include "campaign/campaign_yaml.h"
 #include "farmctl/render.h"
 #include "farmctl/svg_chart.h"
+#include "farmctl/task_table.h"
 #include "protocol/state_names.h"
 #include "scheduler/autoscheduler_names.h"
 #include "storage/throughput.h"
@@ -113,6 +114,26 @@ std::string PipelineTable(const CampaignStatus& status) {
       }
       html << "</td>";
     }
+    html << "</tr>\n";
+  }
+  html << "</table>\n";
+  return html.str();
+}
+
+// A network campaign's distinct tasks (farmctl/task_table.h), with the same columns as
+// `farmctl status`; empty for any other campaign.
+std::string TaskTable(const CampaignStatus& status) {
+  const std::vector<TaskRow> rows = NetworkTaskRows(status);
+  if (rows.empty()) return "";
+  std::ostringstream html;
+  html << "<h2>Tasks</h2>\n<table id=\"tasks\">\n<tr>";
+  for (const TaskColumn& column : TaskColumns())
+    html << "<th>" << XmlEscaped(column.header) << "</th>";
+  html << "</tr>\n";
+  for (const TaskRow& row : rows) {
+    html << "<tr>";
+    for (const TaskColumn& column : TaskColumns())
+      html << "<td>" << XmlEscaped(column.cell(row)) << "</td>";
     html << "</tr>\n";
   }
   html << "</table>\n";
@@ -362,7 +383,7 @@ std::string RenderCampaignReport(const ReportInput& input) {
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << title
        << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>" << title << "</h1>\n"
        << Summary(input, config) << "<h2>Pipelines</h2>\n"
-       << PipelineTable(input.status) << "<h2>Best so far</h2>\n"
+       << PipelineTable(input.status) << TaskTable(input.status) << "<h2>Best so far</h2>\n"
        << BestSoFarCharts(input, config) << "<h2>Measured runtimes</h2>\n"
        << DistributionChart(input) << "<h2>Failures</h2>\n"
        << FailureChart(input, axis) << "<h2>Workers</h2>\n"

@@ -1,7 +1,8 @@
 // `farmctl report`: one campaign as a self-contained HTML page (no scripts, fonts or
 // other files: the charts are inline SVG), for reading results as pictures. Sections:
 // the campaign and its pipelines' best runtimes, with their GFLOP/s and share of the
-// measuring hosts' fp32 peak, against each baseline; per pipeline
+// measuring hosts' fp32 peak, against each baseline (a network campaign's distinct tasks
+// also as the task table of farmctl/task_table.h); per pipeline
 // the best runtime so far against its benchmarks, each baseline a flat line; the
 // distribution of measured runtimes relative to their pipeline's best; failures by
 // class over time; each worker's throughput; the learner's held-out model metrics

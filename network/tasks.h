@@ -30,6 +30,14 @@ namespace schedfarm {
 inline constexpr char kReferenceOrigin[] = "reference";
 inline constexpr char kAssembledOrigin[] = "assembled";
 
+// Whether a network campaign runs `baseline` (a campaign baseline, BaselineNames()) on
+// each distinct task as well as on the whole network, so that every task has a target
+// of its own: libtorch and the autoschedulers whose search takes under a second (Li2018,
+// Mullapudi2016), not Adams2019, whose search at its default beam takes seconds to
+// minutes and up to gigabytes per pipeline (docs/MEASUREMENT.md, "What a baseline
+// costs").
+inline bool RunsOnEveryTask(const std::string& baseline) { return baseline != "adams2019"; }
+
 // One task occurrence in the network.
 struct NetworkTask {
   int distinct = -1;                   // index into NetworkPartition::distinct

@@ -9,6 +9,7 @@
 #include "learner/daemon/daemon_state.h"
 #include "network/assemble.h"
 #include "pipeline/spec.h"
+#include "scheduler/autoscheduler_names.h"
 
 namespace schedfarm {
 namespace {
@@ -79,6 +80,9 @@ void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, co
     return;
   }
   if (pipeline < NetworkData::kFirstTask) return;
+  // A task's baselines (libtorch, the autoschedulers) are its targets, not its
+  // schedules: the task scheduler and the assembly take the farm's own.
+  if (IsBaselineName(m.candidate().origin())) return;
   const size_t d = pipeline - NetworkData::kFirstTask;
   NetworkData::TaskProgress& task = network.tasks[d];
   ++task.results;

@@ -52,6 +52,7 @@ std::vector<int64_t> AtenPadArgument(const std::vector<int64_t>& begins,
   return result;
 }
 
+// The values of `tensor` in its logical order, whatever its memory format.
 HostTensor ToHost(const at::Tensor& tensor, DataType dtype) {
   at::Tensor t = tensor.to(at::kDouble).contiguous();
   HostTensor host;
@@ -368,13 +369,32 @@ at::Tensor EvalStage(const Stage& stage, const std::vector<at::Tensor>& in) {
   }
 }
 
+// The memory format `layout` keeps a tensor of `rank` dims in.
+at::MemoryFormat FormatOf(TorchLayout layout, int64_t rank) {
+  return layout == TorchLayout::kChannelsLast && rank == 4 ? at::MemoryFormat::ChannelsLast
+                                                           : at::MemoryFormat::Contiguous;
+}
+
 }  // namespace
+
+const char* TorchLayoutName(TorchLayout layout) {
+  return layout == TorchLayout::kChannelsLast ? "channels_last" : "nchw";
+}
+
+bool HasFourDimTensors(const PipelineGraph& graph) {
+  for (const Value& value : graph.values()) {
+    if (value.shape.size() == 4) return true;
+  }
+  return false;
+}
 
 struct TorchProgram::Impl {
   const PipelineGraph* graph = nullptr;
+  TorchLayout layout = TorchLayout::kAsImported;
   std::string where;
   std::vector<at::Tensor> prepared;  // inputs and parameters by value id
   std::vector<at::Tensor> outputs;   // of the last run, spec.outputs order
+  TorchLayoutCensus census;          // of the last run
 };
 
 TorchProgram::TorchProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -383,10 +403,12 @@ TorchProgram& TorchProgram::operator=(TorchProgram&&) noexcept = default;
 TorchProgram::~TorchProgram() = default;
 
 StatusOr<TorchProgram> TorchProgram::Prepare(const PipelineGraph& graph,
-                                             const std::vector<HostTensor>& inputs) {
+                                             const std::vector<HostTensor>& inputs,
+                                             TorchLayout layout) {
   const PipelineSpec& spec = graph.spec();
   auto impl = std::make_unique<Impl>();
   impl->graph = &graph;
+  impl->layout = layout;
   impl->where = "pipeline '" + spec.name() + "'";
   const std::string& where = impl->where;
   if (static_cast<int>(inputs.size()) != spec.inputs_size()) {
@@ -415,6 +437,8 @@ StatusOr<TorchProgram> TorchProgram::Prepare(const PipelineGraph& graph,
         }
         values[id] = FromHost(*param, value.dtype);
       }
+      if (values[id].defined())
+        values[id] = values[id].contiguous(FormatOf(layout, values[id].dim()));
     } catch (const EvalError& e) {
       return Status::Error(where + ", tensor '" + value.name + "': " + e.message);
     } catch (const std::exception& e) {
@@ -434,6 +458,7 @@ Status TorchProgram::Run() {
     for (int id : graph.stage_inputs(s)) ++reads_left[id];
   }
   for (int s : graph.output_stages()) ++reads_left[graph.stage_value(s)];
+  TorchLayoutCensus census;
 
   for (int s : graph.topological_order()) {
     const Stage& stage = graph.stage(s);
@@ -443,7 +468,13 @@ Status TorchProgram::Run() {
       const at::ScalarType type = ScalarTypeOf(stage.dtype());
       std::vector<at::Tensor> in;
       for (int id : graph.stage_inputs(s)) in.push_back(values[id].to(type));
-      at::Tensor out = EvalStage(stage, in).to(type).contiguous();
+      at::Tensor out = EvalStage(stage, in).to(type);
+      if (out.dim() == 4) {
+        ++census.four_d_stages;
+        census.channels_last_stages +=
+            out.is_contiguous(at::MemoryFormat::ChannelsLast) && !out.is_contiguous();
+      }
+      out = out.contiguous(FormatOf(impl_->layout, out.dim()));
       const Shape declared(stage.shape().begin(), stage.shape().end());
       const Shape got(out.sizes().begin(), out.sizes().end());
       if (got != declared) {
@@ -464,9 +495,17 @@ Status TorchProgram::Run() {
   }
 
   impl_->outputs.clear();
-  for (int s : graph.output_stages()) impl_->outputs.push_back(values[graph.stage_value(s)]);
+  for (int s : graph.output_stages()) {
+    const at::Tensor& out = values[graph.stage_value(s)];
+    census.channels_last_outputs +=
+        out.dim() == 4 && out.is_contiguous(at::MemoryFormat::ChannelsLast) && !out.is_contiguous();
+    impl_->outputs.push_back(out);
+  }
+  impl_->census = census;
   return Status::Ok();
 }
+
+TorchLayoutCensus TorchProgram::Census() const { return impl_->census; }
 
 std::vector<HostTensor> TorchProgram::Outputs() const {
   std::vector<HostTensor> outputs;

@@ -1,6 +1,8 @@
 // CampaignRun, the coordinator's campaign in memory: proposals within the budget,
 // leases, results recorded exactly once (late, repeated, or racing a second lease),
-// retries with back-off, quarantine, final failures, and restoring after a restart.
+// retries with back-off, quarantine, final failures, and restoring after a restart;
+// a network campaign's baselines on the network and on every task, and the progress
+// its task table reads (the farm's own best, libtorch's layouts, FLOPs, weights).
 #include "coordinator/campaign_run.h"
 
 #include <gtest/gtest.h>
@@ -14,11 +16,14 @@
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
 #include "dataset/dataset.h"
+#include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "scheduler/autoscheduler_names.h"
 #include "scheduler/templates.h"
 #include "storage/keys.h"
 #include "storage/throughput.h"
+#include "tests/network/test_networks.h"
 
 namespace schedfarm {
 namespace {
@@ -473,6 +478,154 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   EXPECT_EQ(trusted.best_schedule_hash(), leased_second.candidate().schedule_hash());
   EXPECT_EQ(trusted.best_peak_gflops(), 0);
   EXPECT_EQ(trusted.flops(), flops);
+}
+
+// A network campaign of TinyResNet (tests/network/test_networks.h): the network, its
+// assembly and its distinct tasks, as farmctl submits them. CampaignRun takes the
+// submitted pipelines as they are (the control API checks them against the config).
+std::unique_ptr<CampaignRun> MakeNetworkRun(int budget, const std::string& baselines,
+                                            NetworkPartition* partition) {
+  const std::string yaml =
+      "name: net\n"
+      "network: {zoo: {block: resnet18_basic}}\n"
+      "strategy: {name: random}\n"
+      "budget: {benchmarks: " +
+      std::to_string(budget) + "}\n" + baselines;
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "net.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  StatusOr<PipelineSpec> network = test_networks::TinyResNet();
+  EXPECT_TRUE(network.ok());
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
+  EXPECT_TRUE(graph.ok());
+  StatusOr<NetworkPartition> split = PartitionNetwork(*graph);
+  EXPECT_TRUE(split.ok()) << split.status().message();
+  *partition = *split;
+  Campaign campaign;
+  campaign.set_id("net-1");
+  campaign.set_state(CAMPAIGN_RUNNING);
+  StatusOr<std::unique_ptr<CampaignRun>> run =
+      CampaignRun::Create(campaign, *config, NetworkCampaignPipelines(*network, *partition));
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  return std::move(*run);
+}
+
+// The network gets its reference schedule and every baseline; each distinct task gets
+// libtorch and the cheap autoschedulers, not Adams2019; the assembly gets none.
+TEST(CampaignRunTest, ANetworkCampaignRunsTheCheapBaselinesOnEveryTask) {
+  NetworkPartition partition;
+  std::unique_ptr<CampaignRun> run =
+      MakeNetworkRun(100, "baselines: [adams2019, li2018, libtorch]\n", &partition);
+  ASSERT_EQ(partition.distinct.size(), 6u);
+  const std::vector<CandidateRecord> added = Propose(*run, 1000);
+  const std::vector<PipelineProgress> progress = run->Progress();
+  ASSERT_EQ(progress.size(), 8u);
+  std::map<std::string, std::vector<std::string>> origins;  // pipeline id -> origins
+  for (const CandidateRecord& r : added) {
+    origins[r.candidate().pipeline_id()].push_back(r.candidate().origin());
+  }
+  EXPECT_EQ(origins[progress[0].pipeline_id()],
+            (std::vector<std::string>{"reference", "adams2019", "li2018", "libtorch"}));
+  EXPECT_EQ(origins.count(progress[1].pipeline_id()), 0u) << "the assembly is the learner's";
+  for (size_t d = 0; d < partition.distinct.size(); ++d) {
+    EXPECT_EQ(origins[partition.distinct[d].pipeline_id],
+              (std::vector<std::string>{"li2018", "libtorch"}))
+        << "task " << d;
+  }
+  EXPECT_EQ(added.size(), 4 + 2 * partition.distinct.size());
+  EXPECT_TRUE(RunsOnEveryTask("libtorch"));
+  EXPECT_TRUE(RunsOnEveryTask("mullapudi2016"));
+  EXPECT_FALSE(RunsOnEveryTask("adams2019"));
+
+  // Each task's weight and FLOPs, for the task table; the network's FLOPs are its tasks'.
+  double task_flops = 0;
+  for (size_t d = 0; d < partition.distinct.size(); ++d) {
+    const PipelineProgress& p = progress[2 + d];
+    EXPECT_EQ(p.pipeline_id(), partition.distinct[d].pipeline_id);
+    EXPECT_EQ(p.task_weight(), partition.distinct[d].weight());
+    EXPECT_GT(p.flops(), 0);
+    task_flops += p.task_weight() * p.flops();
+  }
+  EXPECT_EQ(progress[0].task_weight(), 0);
+  EXPECT_NEAR(task_flops, progress[0].flops(), 1e-6 * progress[0].flops());
+  int weight_two = 0;
+  for (const PipelineProgress& p : progress) weight_two += p.task_weight() == 2;
+  EXPECT_EQ(weight_two, 2) << "TinyResNet's two blocks repeat two tasks";
+}
+
+TEST(CampaignRunTest, TaskBaselinesStopAtTheBudget) {
+  NetworkPartition partition;
+  std::unique_ptr<CampaignRun> run =
+      MakeNetworkRun(5, "baselines: [li2018, libtorch]\n", &partition);
+  const std::vector<CandidateRecord> added = Propose(*run, 1000);
+  ASSERT_EQ(added.size(), 5u);
+  EXPECT_EQ(added[3].candidate().pipeline_id(), partition.distinct[0].pipeline_id)
+      << "the network's three first, then the first task's";
+}
+
+// The best of a pipeline counts every origin; the farm's best only the farm's
+// schedules. libtorch's measurement keeps the best of each layout it ran in.
+TEST(CampaignRunTest, TheFarmsBestLeavesTheBaselinesOutAndLibtorchKeepsEachLayout) {
+  std::unique_ptr<CampaignRun> run =
+      MakeRun(10, "baselines: [libtorch]\nstrategy: {name: model-guided}\n");
+  ASSERT_EQ(Propose(*run, 100).size(), 1u);
+  CandidateRecord record;
+  const CandidateRecord libtorch = *run->Lease("L0", kNow);
+  ASSERT_EQ(libtorch.candidate().origin(), kLibtorchBaseline);
+  Measurement m = ResultOf(libtorch, "L0", OK, 1.0e-3);
+  m.set_torch_layout("channels_last");
+  TorchLayoutRun* nchw = m.add_torch_layouts();
+  nchw->set_layout("nchw");
+  nchw->set_status(OK);
+  nchw->mutable_stats()->set_median_seconds(2.0e-3);
+  TorchLayoutRun* cl = m.add_torch_layouts();
+  cl->set_layout("channels_last");
+  cl->set_status(OK);
+  cl->mutable_stats()->set_median_seconds(1.0e-3);
+  ASSERT_EQ(run->RecordResult(m, {}, kNow, &record), CampaignRun::ResultOutcome::kRecorded);
+  PipelineProgress progress = run->Progress()[0];
+  EXPECT_EQ(progress.baseline_seconds().at(kLibtorchBaseline), 1.0e-3);
+  EXPECT_EQ(progress.libtorch_layout_seconds().at("nchw"), 2.0e-3);
+  EXPECT_EQ(progress.libtorch_layout_seconds().at("channels_last"), 1.0e-3);
+  EXPECT_EQ(progress.farm_best_seconds(), 0) << "no schedule of the farm yet";
+  EXPECT_GT(progress.flops(), 0);
+
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
+  ASSERT_TRUE(graph.ok());
+  ScheduleSpace space(*graph);
+  std::vector<CandidateRecord> added;
+  auto keep = [&](const CandidateRecord& r) { added.push_back(r); };
+  std::string why;
+  Candidate first;
+  first.set_pipeline_id(space.pipeline_id());
+  first.set_origin("model-guided");
+  *first.mutable_schedule() = space.RandomSchedule(5);
+  Candidate second = first;
+  *second.mutable_schedule() = space.RandomSchedule(6);
+  ASSERT_EQ(run->AddProposal(first, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  ASSERT_EQ(run->AddProposal(second, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  const CandidateRecord leased_first = *run->Lease("L1", kNow);
+  const CandidateRecord leased_second = *run->Lease("L2", kNow);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_first, "L1", OK, 1.5e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_second, "L2", OK, 1.6e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.0e-3);
+  EXPECT_EQ(progress.best_origin(), kLibtorchBaseline);
+  EXPECT_DOUBLE_EQ(progress.farm_best_seconds(), 1.5e-3);
+
+  // The first schedule measured again, slower: it stands for sqrt(1.5 x 2.0) = 1.73 ms,
+  // and the farm's best is the second's 1.6 ms.
+  Candidate again = leased_first.candidate();
+  again.set_repeat(1);
+  again.set_origin("remeasure");
+  ASSERT_EQ(run->AddProposal(again, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded) << why;
+  const CandidateRecord leased_again = *run->Lease("L3", kNow);
+  ASSERT_EQ(run->RecordResult(ResultOf(leased_again, "L3", OK, 2.0e-3), {}, kNow, &record),
+            CampaignRun::ResultOutcome::kRecorded);
+  progress = run->Progress()[0];
+  EXPECT_DOUBLE_EQ(progress.farm_best_seconds(), 1.6e-3);
+  EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.0e-3);
 }
 
 TEST(CampaignRunTest, WorkerRequirements) {

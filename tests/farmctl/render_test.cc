@@ -1,5 +1,6 @@
 // The views of farmctl rendered from hand-made replies: the status table with the best
-// runtime per pipeline and the speedups over the baselines, the watch view (progress bar,
+// runtime per pipeline and the speedups over the baselines, a network campaign's task
+// table, the watch view (progress bar,
 // throughput, workers by state, failures by class), the workers table, the best
 // schedules as Halide source, and the one-line JSON.
 #include "farmctl/render.h"
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "campaign/campaign_yaml.h"
+#include "farmctl/task_table.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
@@ -185,6 +187,77 @@ TEST(FarmctlRenderTest, StatusLimitsPipelinesPerCampaign) {
   EXPECT_TRUE(Contains(RenderStatus(StatusReply()), "no campaigns"));
 }
 
+// A network campaign: the network, its assembly, then two distinct tasks. Task A (weight
+// 2, 20 MFLOP) has the farm's best at 1 ms and libtorch at 2 ms channels-last (3 ms
+// NCHW); task B (weight 1, 6 MFLOP) 2 ms and no libtorch result yet.
+StatusReply NetworkStatus() {
+  StatusReply reply;
+  CampaignStatus* status = reply.add_campaigns();
+  Campaign* c = status->mutable_campaign();
+  c->set_id("n-1");
+  c->set_name("net");
+  c->set_state(CAMPAIGN_RUNNING);
+  CampaignConfig config;
+  config.mutable_network()->set_yaml_path("net.yaml");
+  config.add_baselines("libtorch");
+  c->set_config_json(CampaignConfigToJson(config));
+  *status->add_pipelines() = Progress("net0", "net", 2, 0.01, {{"libtorch", 0.003}});
+  *status->add_pipelines() = Progress("asm0", "net.assembled", 1, 0.005, {});
+  PipelineProgress a = Progress("taska", "net.task0", 5, 0.0009, {{"libtorch", 0.002}});
+  a.set_best_origin("libtorch");
+  a.set_farm_best_seconds(0.001);
+  a.set_task_weight(2);
+  a.set_flops(2e7);
+  (*a.mutable_libtorch_layout_seconds())["channels_last"] = 0.002;
+  (*a.mutable_libtorch_layout_seconds())["nchw"] = 0.003;
+  *status->add_pipelines() = a;
+  PipelineProgress b = Progress("taskb", "net.task1", 3, 0.002, {});
+  b.set_farm_best_seconds(0.002);
+  b.set_task_weight(1);
+  b.set_flops(6e6);
+  *status->add_pipelines() = b;
+  return reply;
+}
+
+TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
+  const std::string text = RenderStatus(NetworkStatus());
+  ASSERT_TRUE(Contains(text, "campaign n-1 (net): the distinct tasks")) << text;
+  const std::string header = LineWith(text, "LIBTORCH/FARM");
+  for (const char* column :
+       {"TASK", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT", "GFLOP/S"}) {
+    EXPECT_TRUE(Contains(header, column)) << header;
+  }
+  const std::string task_a = LineWith(text.substr(text.find("the distinct tasks")), "net.task0");
+  EXPECT_TRUE(Contains(task_a, " 2 ")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "20 MFLOP")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "1 ms")) << "the farm's own best, not libtorch's: " << task_a;
+  EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms)")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "2.00x")) << task_a;
+  EXPECT_EQ(task_a.substr(task_a.size() - 3), " 20") << "20 MFLOP in 1 ms: " << task_a;
+  const std::string task_b = LineWith(text.substr(text.find("the distinct tasks")), "net.task1");
+  EXPECT_TRUE(Contains(task_b, "6 MFLOP")) << task_b;
+  EXPECT_FALSE(Contains(task_b, "x ")) << "no libtorch, no ratio: " << task_b;
+  // All tasks: weight 3, 46 MFLOP, 2 x 1 ms + 2 ms = 4 ms, 11.5 GFLOP/s; libtorch's sum
+  // waits for task B.
+  const std::string all = LineWith(text, "all tasks");
+  EXPECT_TRUE(Contains(all, "46 MFLOP")) << all;
+  EXPECT_TRUE(Contains(all, "4 ms")) << all;
+  EXPECT_EQ(all.substr(all.size() - 5), " 11.5") << all;
+
+  const std::vector<TaskRow> rows = NetworkTaskRows(NetworkStatus().campaigns(0));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].libtorch_layout, "channels_last");
+  EXPECT_EQ(rows[0].other_layout, "nchw");
+  EXPECT_DOUBLE_EQ(rows[0].LibtorchOverFarm(), 2.0);
+  EXPECT_DOUBLE_EQ(rows[1].FarmGflops(), 3.0);
+  EXPECT_EQ(rows[2].libtorch_seconds, 0);
+  EXPECT_TRUE(NetworkTaskRows(SampleStatus().campaigns(0)).empty()) << "not a network campaign";
+
+  const std::string limited = RenderStatus(NetworkStatus(), 1);
+  EXPECT_TRUE(Contains(limited, "1 more tasks (farmctl status n-1)")) << limited;
+  EXPECT_TRUE(Contains(limited, "all tasks")) << limited;
+}
+
 TEST(FarmctlRenderTest, WatchShowsProgressThroughputWorkersAndFailures) {
   const std::string text = RenderWatch(SampleStatus(), 20);
   EXPECT_TRUE(Contains(LineWith(text, "campaign c-1"), "running  run time 2m05s of 10m00s"))
@@ -324,6 +397,35 @@ TEST(FarmctlRenderTest, BestPrintsHalideSourceAndBaselineSource) {
   EXPECT_TRUE(Contains(LineWith(*text, "// #2"), "origin adams2019")) << *text;
   EXPECT_TRUE(Contains(*text, "// the autoscheduler's own source\n")) << *text;
   EXPECT_LT(text->find(*expected), text->find("// #2"));
+}
+
+TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
+  BestReply reply;
+  ZooOptions small;
+  small.spatial_scale = 0.25;
+  small.channel_scale = 0.25;
+  StatusOr<PipelineSpec> spec = MakeZooBlock("vgg_block", small);
+  ASSERT_TRUE(spec.ok());
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  ASSERT_TRUE(graph.ok());
+  *reply.add_pipelines() = *spec;
+  StoredMeasurementRecord libtorch =
+      Record(3, PipelineId(*graph), ScheduleSpec(), "libtorch", 0.001);
+  Measurement& m = *libtorch.mutable_measurement();
+  m.set_torch_layout("channels_last");
+  for (const auto& [layout, seconds] :
+       {std::pair{"nchw", 0.002}, std::pair{"channels_last", 0.001}}) {
+    TorchLayoutRun* run = m.add_torch_layouts();
+    run->set_layout(layout);
+    run->set_status(OK);
+    run->mutable_stats()->set_median_seconds(seconds);
+  }
+  *reply.add_best() = libtorch;
+  StatusOr<std::string> text = RenderBest(reply);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_TRUE(
+      Contains(*text, "no Halide schedule; layout channels_last (nchw 2 ms, channels_last 1 ms)"))
+      << *text;
 }
 
 TEST(FarmctlRenderTest, BestRefusesAMeasurementOfAnUnknownPipeline) {

@@ -1,6 +1,7 @@
 // RenderCampaignReport on hand-made campaigns: the sections and their charts with the
-// points they draw, baselines as flat lines, a network campaign's whole-network chart
-// first, escaping, and the texts of a campaign without results, failures or models.
+// points they draw, baselines as flat lines, a network campaign's task table and its
+// whole-network chart first, escaping, and the texts of a campaign without results, failures or
+// models.
 #include "farmctl/report.h"
 
 #include <gtest/gtest.h>
@@ -144,6 +145,27 @@ TEST(CampaignReportTest, ANetworkCampaignShowsTheWholeNetworkFirst) {
   EXPECT_EQ(Points(html, "best-so-far-network"), 3 + 2) << "beta's 3 results, one baseline";
   EXPECT_LT(html.find("best-so-far-network"), html.find("runtime-distribution"));
   EXPECT_EQ(Points(html, "best-so-far-1"), -1) << "no task pipelines";
+  EXPECT_FALSE(Contains(html, "<table id=\"tasks\">")) << "no task to list";
+
+  // A task with the farm's best and libtorch's: the task table, before the charts.
+  PipelineProgress task = Progress("pc", "net.task0");
+  task.set_task_weight(2);
+  task.set_flops(4e6);
+  task.set_farm_best_seconds(0.002);
+  (*task.mutable_baseline_seconds())["libtorch"] = 0.001;
+  (*task.mutable_libtorch_layout_seconds())["nchw"] = 0.001;
+  *input.status.add_pipelines() = task;
+  const std::string with_task = RenderCampaignReport(input);
+  const size_t table = with_task.find("<table id=\"tasks\">");
+  ASSERT_NE(table, std::string::npos) << with_task;
+  EXPECT_LT(table, with_task.find("best-so-far-network"));
+  const std::string tasks = with_task.substr(table, with_task.find("</table>", table) - table);
+  EXPECT_TRUE(Contains(tasks, "<th>LIBTORCH/FARM</th>")) << tasks;
+  EXPECT_TRUE(Contains(tasks,
+                       "<td>net.task0</td><td>2</td><td>4 MFLOP</td><td>2 ms</td><td>1 ms</td>"
+                       "<td>nchw</td><td>0.50x</td><td>2</td>"))
+      << tasks;
+  EXPECT_TRUE(Contains(tasks, "<td>all tasks</td>")) << tasks;
 }
 
 }  // namespace

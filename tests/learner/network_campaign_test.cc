@@ -1,20 +1,25 @@
 // A network campaign on a farm of real processes on loopback: the coordinator, one
 // worker and farm-learner. The network (a zoo block run as a small network) is split
 // into tasks; the coordinator times the network's reference schedule and a Halide
-// autoscheduler and libtorch on the whole network, the learner spreads rounds of random schedules
-// over the distinct tasks with the task scheduler and proposes the schedule assembled
-// from the tasks' best, which the worker compiles, checks against the reference and
-// times. A submission whose tasks are not the network's split is refused.
+// autoscheduler and libtorch on the whole network and on every distinct task, the
+// learner spreads rounds of random schedules over the distinct tasks with the task
+// scheduler and proposes the schedule assembled from the tasks' best, which the worker
+// compiles, checks against the reference and times; farmctl status and report then
+// show the task table, each task with its libtorch time. A submission whose tasks are
+// not the network's split is refused.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "common/files.h"
+#include "farmctl/cli.h"
 #include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
@@ -31,7 +36,7 @@ using testing_support::TestClient;
 constexpr char kCampaign[] = R"(name: network
 network: {zoo: {block: resnet50_bottleneck, spatial_scale: 0.25, channel_scale: 0.25}}
 strategy: {name: random, settings: {batch: 3, model: roofline}}
-budget: {benchmarks: 24}
+budget: {benchmarks: 30}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 baselines: [li2018, libtorch]
 )";
@@ -89,8 +94,9 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   for (const PipelineSpec& spec : pipelines) {
     ids.push_back(PipelineId(*PipelineGraph::Build(spec)));
   }
+  const std::set<std::string> task_ids(ids.begin() + 2, ids.end());
   std::map<std::string, int> measured_by_origin;
-  std::set<std::string> tasks_measured, keys;
+  std::set<std::string> tasks_measured, keys, tasks_with_libtorch, tasks_with_li2018;
   int assembled_ok = 0, rows = 0;
   for (const StoredMeasurementRecord& row : client.Export(id)) {
     const Measurement& m = row.measurement();
@@ -98,8 +104,28 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
     ++rows;
     EXPECT_TRUE(keys.insert(c.pipeline_id() + c.schedule_hash()).second) << "measured twice";
     if (m.status() == OK) ++measured_by_origin[c.origin()];
-    if (c.origin() == "reference" || c.origin() == "li2018" || c.origin() == "libtorch") {
-      EXPECT_EQ(c.pipeline_id(), ids[0]) << "baselines run on the whole network";
+    if (c.origin() == "reference") {
+      EXPECT_EQ(c.pipeline_id(), ids[0]) << "the reference schedule runs on the whole network";
+    } else if (c.origin() == "li2018" || c.origin() == "libtorch") {
+      EXPECT_NE(c.pipeline_id(), ids[1]) << "baselines run on the network and its tasks";
+      if (task_ids.count(c.pipeline_id())) {
+        (c.origin() == "li2018" ? tasks_with_li2018 : tasks_with_libtorch).insert(c.pipeline_id());
+      }
+      if (c.origin() == "libtorch") {
+        // Every pipeline of the block has 4-D convolutions: both layouts, the faster
+        // reported.
+        EXPECT_EQ(m.status(), OK) << m.error();
+        ASSERT_EQ(m.torch_layouts_size(), 2) << m.DebugString();
+        EXPECT_EQ(m.torch_layouts(1).layout(), "channels_last");
+        EXPECT_GT(m.torch_layouts(1).channels_last_stages(), 0);
+        double fastest = 0;
+        for (const TorchLayoutRun& run : m.torch_layouts()) {
+          if (run.layout() == m.torch_layout()) fastest = run.stats().median_seconds();
+        }
+        EXPECT_EQ(m.stats().median_seconds(), fastest) << m.DebugString();
+        EXPECT_LE(fastest, std::min(m.torch_layouts(0).stats().median_seconds(),
+                                    m.torch_layouts(1).stats().median_seconds()));
+      }
     } else if (c.origin() == kAssembledOrigin) {
       EXPECT_EQ(c.pipeline_id(), ids[1]);
       EXPECT_GT(c.prediction().mean_seconds(), 0) << "the tasks' estimate";
@@ -112,11 +138,59 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
       if (m.status() == OK) tasks_measured.insert(c.pipeline_id());
     }
   }
-  EXPECT_LE(rows, 24);
+  EXPECT_LE(rows, 30);
   EXPECT_EQ(measured_by_origin["reference"], 1);
-  EXPECT_EQ(measured_by_origin["libtorch"], 1) << "the libtorch baseline on the whole network";
+  EXPECT_EQ(measured_by_origin["libtorch"], 1 + static_cast<int>(task_ids.size()))
+      << "the libtorch baseline on the whole network and on every distinct task";
+  EXPECT_EQ(tasks_with_libtorch, task_ids);
+  EXPECT_EQ(tasks_with_li2018, task_ids);
   EXPECT_GE(assembled_ok, 1) << "learner log:\n" << learner.Log();
   EXPECT_EQ(tasks_measured.size(), pipelines.size() - 2) << "every distinct task had a round";
+
+  // farmctl status: the task table, every task with its weight, FLOPs, the farm's best,
+  // libtorch's time and layout, the ratio and the GFLOP/s.
+  std::ostringstream out, err;
+  ASSERT_EQ(RunFarmctl({"--coordinator", coordinator.endpoint(), "status", id}, {out, err, false}),
+            0)
+      << err.str();
+  const std::string text = out.str();
+  const size_t table = text.find("the distinct tasks");
+  ASSERT_NE(table, std::string::npos) << text;
+  const std::string tasks = text.substr(table);
+  EXPECT_NE(tasks.find("LIBTORCH/FARM"), std::string::npos) << tasks;
+  for (const PipelineSpec& spec :
+       std::vector<PipelineSpec>(pipelines.begin() + 2, pipelines.end())) {
+    std::istringstream lines(tasks);
+    std::string row;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  " + spec.name() + " ", 0) == 0) row = line;  // tables are indented
+    }
+    ASSERT_FALSE(row.empty()) << spec.name() << " in\n" << tasks;
+    EXPECT_NE(row.find("FLOP"), std::string::npos) << row;
+    EXPECT_NE(row.find("x "), std::string::npos) << "libtorch / farm: " << row;
+    EXPECT_TRUE(row.find("channels_last") != std::string::npos ||
+                row.find("nchw") != std::string::npos)
+        << row;
+  }
+  EXPECT_NE(tasks.find("all tasks"), std::string::npos) << tasks;
+
+  // farmctl report: the same table in the page.
+  ScratchDir report_dir;
+  const std::string page = report_dir.Sub("report.html");
+  ASSERT_EQ(RunFarmctl({"--coordinator", coordinator.endpoint(), "report", id, "--output", page},
+                       {out, err, false}),
+            0)
+      << err.str();
+  StatusOr<std::string> html = ReadFileBytes(page);
+  ASSERT_TRUE(html.ok()) << html.status().message();
+  const size_t html_table = html->find("<table id=\"tasks\">");
+  ASSERT_NE(html_table, std::string::npos);
+  const std::string html_tasks =
+      html->substr(html_table, html->find("</table>", html_table) - html_table);
+  for (const PipelineSpec& spec :
+       std::vector<PipelineSpec>(pipelines.begin() + 2, pipelines.end())) {
+    EXPECT_NE(html_tasks.find("<td>" + spec.name() + "</td>"), std::string::npos) << html_tasks;
+  }
 }
 
 TEST(NetworkCampaignTest, ASubmissionThatIsNotTheNetworksSplitIsRefused) {

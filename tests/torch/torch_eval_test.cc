@@ -774,5 +774,79 @@ TEST(TorchEvalPipelineTest, EveryZooBlockEvaluatesToValuesOfOrderOne) {
   }
 }
 
+// Channels-last (TorchLayout::kChannelsLast) changes strides, never values: every zoo
+// block gives the imported layout's outputs, read back in logical order.
+TEST(TorchEvalLayoutTest, EveryZooBlockGivesTheSameOutputsChannelsLast) {
+  for (const std::string& name : ZooNames()) {
+    SCOPED_TRACE(name);
+    StatusOr<PipelineSpec> spec = MakeZooBlock(name);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    const std::vector<HostTensor> inputs = DeterministicInputs(*spec);
+    StatusOr<std::vector<HostTensor>> nchw = EvaluateWithTorch(*graph, inputs);
+    ASSERT_TRUE(nchw.ok()) << nchw.status().ToString();
+    StatusOr<TorchProgram> program =
+        TorchProgram::Prepare(*graph, inputs, TorchLayout::kChannelsLast);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    ASSERT_TRUE(program->Run().ok());
+    const std::vector<HostTensor> channels_last = program->Outputs();
+    ASSERT_EQ(channels_last.size(), nchw->size());
+    for (size_t i = 0; i < nchw->size(); ++i) {
+      EXPECT_EQ(channels_last[i].shape, (*nchw)[i].shape);
+      const Comparison c =
+          CompareTensors(channels_last[i], (*nchw)[i], DefaultTolerance((*nchw)[i].dtype));
+      EXPECT_TRUE(c.match) << "output " << i << ": " << c.message;
+    }
+  }
+}
+
+// The layout is in effect inside the program: in a ResNet-18 basic block the
+// convolutions and the elementwise stages after them come out of ATen channels-last,
+// and so does the output; in the imported layout none does.
+TEST(TorchEvalLayoutTest, ChannelsLastIsKeptFromStageToStage) {
+  StatusOr<PipelineSpec> spec = MakeZooBlock("resnet18_basic");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  ASSERT_TRUE(HasFourDimTensors(*graph));
+  int convolutions = 0;
+  for (int s = 0; s < graph->num_stages(); ++s) convolutions += graph->stage(s).op() == CONV;
+  ASSERT_GE(convolutions, 2);
+  const std::vector<HostTensor> inputs = DeterministicInputs(*spec);
+
+  StatusOr<TorchProgram> nchw = TorchProgram::Prepare(*graph, inputs);
+  ASSERT_TRUE(nchw.ok()) << nchw.status().ToString();
+  ASSERT_TRUE(nchw->Run().ok());
+  const TorchLayoutCensus imported = nchw->Census();
+  EXPECT_EQ(imported.four_d_stages, graph->num_stages());
+  EXPECT_EQ(imported.channels_last_stages, 0);
+  EXPECT_EQ(imported.channels_last_outputs, 0);
+
+  StatusOr<TorchProgram> cl = TorchProgram::Prepare(*graph, inputs, TorchLayout::kChannelsLast);
+  ASSERT_TRUE(cl.ok()) << cl.status().ToString();
+  ASSERT_TRUE(cl->Run().ok());
+  const TorchLayoutCensus census = cl->Census();
+  EXPECT_EQ(census.four_d_stages, graph->num_stages());
+  EXPECT_EQ(census.channels_last_stages, graph->num_stages())
+      << "every stage of the block should keep channels-last";
+  EXPECT_EQ(census.channels_last_outputs, spec->outputs_size());
+}
+
+TEST(TorchEvalLayoutTest, OnlyPipelinesWithFourDimTensorsHaveAChannelsLastLayout) {
+  EXPECT_STREQ(TorchLayoutName(TorchLayout::kAsImported), "nchw");
+  EXPECT_STREQ(TorchLayoutName(TorchLayout::kChannelsLast), "channels_last");
+  StatusOr<PipelineSpec> wavenet = MakeZooBlock("wavenet_residual");  // 1-D convolutions
+  ASSERT_TRUE(wavenet.ok()) << wavenet.status().ToString();
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*wavenet);
+  ASSERT_TRUE(graph.ok());
+  EXPECT_FALSE(HasFourDimTensors(*graph));
+  StatusOr<PipelineSpec> resnet = MakeZooBlock("resnet18_basic");
+  ASSERT_TRUE(resnet.ok()) << resnet.status().ToString();
+  graph = PipelineGraph::Build(*resnet);
+  ASSERT_TRUE(graph.ok());
+  EXPECT_TRUE(HasFourDimTensors(*graph));
+}
+
 }  // namespace
 }  // namespace schedfarm

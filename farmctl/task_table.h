@@ -1,0 +1,52 @@
+// A network campaign's distinct tasks as `farmctl status` and `farmctl report` show
+// them (docs/NETWORKS.md): each task's weight and FLOPs, the farm's best schedule, the
+// libtorch baseline on the task (the faster of its layouts), how many times faster the
+// farm is than libtorch and the farm's GFLOP/s. The columns are defined once
+// (TaskColumns) for the text table and the HTML table alike; a column added there, such
+// as a share of the host's peak once the workers report it, appears in both. Pure
+// functions of a status reply.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "schedfarm.pb.h"
+
+namespace schedfarm {
+
+struct TaskRow {
+  std::string name;  // the task pipeline's name (PipelineDisplayName)
+  std::string pipeline_id;
+  int weight = 0;               // occurrences in the network
+  double flops = 0;             // per run of the task
+  double farm_seconds = 0;      // the farm's best (PipelineProgress.farm_best_seconds); 0: none
+  double libtorch_seconds = 0;  // the libtorch baseline's faster layout; 0: none
+  std::string libtorch_layout;  // that layout; empty when unknown
+  std::string other_layout;     // the other layout libtorch ran in, and its time
+  double other_layout_seconds = 0;
+
+  // libtorch / farm: above 1 where the farm is faster; 0 when either is missing.
+  double LibtorchOverFarm() const;
+  // The farm's best as floating-point operations per second, in GFLOP/s; 0: none.
+  double FarmGflops() const;
+};
+
+// The distinct tasks of a network campaign's status (its pipelines from the third on),
+// in the campaign's order; empty for any other campaign. The last row, named "all
+// tasks", sums weight x runtime (and weight x FLOPs) over the tasks, each runtime only
+// when every task has one: the tasks' estimate of the network.
+std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status);
+
+struct TaskColumn {
+  std::string header;
+  bool right_aligned = true;
+  std::function<std::string(const TaskRow&)> cell;
+};
+// TASK, WEIGHT, FLOPS, FARM'S BEST, LIBTORCH, LAYOUT, LIBTORCH/FARM, GFLOP/S.
+const std::vector<TaskColumn>& TaskColumns();
+
+// "2.31 GFLOP", "118 MFLOP", "950 kFLOP"; "-" when not positive.
+std::string FormatFlops(double flops);
+
+}  // namespace schedfarm
