@@ -1,10 +1,11 @@
 // The per-layer benchmark of fast kernels (docs/SCHEDULES.md, "Templates"): for every
 // distinct task of the networks given whose anchor is a convolution, a depthwise
 // convolution or a matmul, the template schedule's time beside the same tile without
-// layouts (the space before storage layouts and packed weights) and libtorch's, with
-// GFLOP/s, and the FLOP-weighted geometric mean of libtorch's time over the
-// template's (goal: at least 1.0). Every schedule's outputs are checked against
-// libtorch's before it is timed.
+// layouts (the space before storage layouts and packed weights) and libtorch's at its
+// best (the faster of NCHW and channels-last), with GFLOP/s and the share of this host's
+// fp32 peak measured in the same run (timing/peak.h), and the FLOP-weighted geometric
+// mean of libtorch's time over the template's (goal: at least 1.0). Every schedule's
+// outputs are checked against libtorch's before it is timed.
 //
 // Usage: conv_layer_bench [--threads N] [--samples K] [--only TEXT] [--assembly DIR]
 //                         NETWORK.onnx...
@@ -12,6 +13,7 @@
 // assembly (DIR/<task id>.s), to check its inner loop.
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cpus.h"
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
@@ -27,6 +30,7 @@
 #include "scheduler/autoschedule/autoschedulers.h"
 #include "scheduler/halide/apply.h"
 #include "scheduler/templates.h"
+#include "timing/peak.h"
 
 namespace schedfarm {
 namespace {
@@ -49,7 +53,8 @@ ScheduleSpec WithoutLayouts(ScheduleSpec spec) {
 }
 
 // The template's code for this host, as assembly.
-Status WriteAssembly(const PipelineGraph& graph, const ScheduleSpec& spec, const std::string& file) {
+Status WriteAssembly(const PipelineGraph& graph, const ScheduleSpec& spec,
+                     const std::string& file) {
   SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
   SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
   try {
@@ -66,6 +71,7 @@ struct Row {
   int weight = 0;
   double flops = 0;
   double template_s = 0, plain_s = 0, torch_s = 0;
+  std::string torch_layout;
   bool conv = false;
 };
 
@@ -78,8 +84,8 @@ StatusOr<double> TimeSchedule(const PipelineGraph& graph, const ScheduleSpec& sp
   run.threads = options.threads;
   SCHEDFARM_ASSIGN_OR_RETURN(RunResult result, RunWithSchedule(graph, spec, run, inputs));
   for (size_t i = 0; i < expected.size(); ++i) {
-    const Comparison c = CompareTensors(result.outputs[i], expected[i],
-                                        DefaultTolerance(expected[i].dtype));
+    const Comparison c =
+        CompareTensors(result.outputs[i], expected[i], DefaultTolerance(expected[i].dtype));
     if (!c.match) return Status::Error("wrong answer against libtorch: " + c.message);
   }
   return result.min_seconds;
@@ -102,8 +108,26 @@ StatusOr<double> TimeTorch(TorchProgram& program, const Options& options) {
   return best;
 }
 
+// The host's fp32 peak on the first `threads` cpus, in the ISA of Halide's target; 0
+// when it cannot be measured.
+double MeasuredPeak(int threads) {
+  const std::optional<PeakIsa> isa = PeakIsaOfHalideTarget(HostJitTarget().to_string());
+  std::vector<int> cpus = AllowedCpus();
+  if (static_cast<int>(cpus.size()) > threads) cpus.resize(threads);
+  StatusOr<PeakResult> peak =
+      isa ? MeasurePeak(*isa, cpus) : StatusOr<PeakResult>(Status::Error("no known ISA"));
+  if (!peak.ok()) {
+    std::fprintf(stderr, "no peak: %s\n", peak.status().message().c_str());
+    return 0;
+  }
+  std::printf("fp32 peak: %.1f GFLOP/s at %d threads (%s)\n", peak->gflops, threads,
+              PeakIsaName(*isa));
+  return peak->gflops;
+}
+
 int Run(const Options& options) {
   at::set_num_threads(options.threads);
+  const double peak = MeasuredPeak(options.threads);
   std::vector<Row> rows;
   for (const std::string& path : options.networks) {
     StatusOr<PipelineGraph> given = LoadPipelineSource(path);
@@ -141,47 +165,70 @@ int Run(const Options& options) {
         if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
       }
       const std::vector<HostTensor> inputs = DeterministicInputs(graph->spec());
-      StatusOr<TorchProgram> program = TorchProgram::Prepare(*graph, inputs);
-      if (!program.ok()) {
-        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), program.status().message().c_str());
-        return 1;
+      // libtorch at its best: the faster of the two layouts.
+      std::vector<HostTensor> expected;
+      for (TorchLayout layout : {TorchLayout::kAsImported, TorchLayout::kChannelsLast}) {
+        StatusOr<TorchProgram> program = TorchProgram::Prepare(*graph, inputs, layout);
+        StatusOr<double> seconds =
+            program.ok() ? TimeTorch(*program, options) : StatusOr<double>(program.status());
+        if (!seconds.ok()) {
+          std::fprintf(stderr, "%s: libtorch %s: %s\n", task.summary.c_str(),
+                       TorchLayoutName(layout), seconds.status().message().c_str());
+          return 1;
+        }
+        if (expected.empty()) expected = program->Outputs();
+        if (row.torch_s == 0 || *seconds < row.torch_s) {
+          row.torch_s = *seconds;
+          row.torch_layout = TorchLayoutName(layout);
+        }
       }
-      StatusOr<double> torch_s = TimeTorch(*program, options);
-      if (!torch_s.ok()) return 1;
-      const std::vector<HostTensor> expected = program->Outputs();
       StatusOr<double> template_s = TimeSchedule(*graph, *spec, inputs, expected, options);
-      StatusOr<double> plain_s = TimeSchedule(*graph, WithoutLayouts(*spec), inputs, expected, options);
+      StatusOr<double> plain_s =
+          TimeSchedule(*graph, WithoutLayouts(*spec), inputs, expected, options);
       if (!template_s.ok() || !plain_s.ok()) {
         std::fprintf(stderr, "%s: %s\n", task.summary.c_str(),
                      (!template_s.ok() ? template_s.status() : plain_s.status()).message().c_str());
         return 1;
       }
-      row.torch_s = *torch_s;
       row.template_s = *template_s;
       row.plain_s = *plain_s;
-      std::printf("%-48s w%d %8.2f MFLOP  template %8.3f ms %6.1f GFLOP/s  no-layouts %8.3f ms  "
-                  "libtorch %8.3f ms  ratio %.2f\n",
-                  row.task.c_str(), row.weight, row.flops / 1e6, row.template_s * 1e3,
-                  row.flops / row.template_s / 1e9, row.plain_s * 1e3, row.torch_s * 1e3,
-                  row.torch_s / row.template_s);
+      const double gflops = row.flops / row.template_s / 1e9;
+      std::printf(
+          "%-48s w%d %7.2f MFLOP  template %7.3f ms %6.1f GFLOP/s %3.0f%% of peak  "
+          "no-layouts %8.3f ms  libtorch %7.3f ms (%s)  libtorch/template %.2f\n",
+          row.task.c_str(), row.weight, row.flops / 1e6, row.template_s * 1e3, gflops,
+          peak > 0 ? 100 * gflops / peak : 0.0, row.plain_s * 1e3, row.torch_s * 1e3,
+          row.torch_layout.c_str(), row.torch_s / row.template_s);
       std::fflush(stdout);
       rows.push_back(row);
     }
   }
-  for (bool conv_only : {true, false}) {
-    double weight = 0, log_sum = 0, log_plain = 0;
-    for (const Row& r : rows) {
-      if (conv_only && !r.conv) continue;
-      const double w = r.flops * r.weight;
-      weight += w;
-      log_sum += w * std::log(r.torch_s / r.template_s);
-      log_plain += w * std::log(r.torch_s / r.plain_s);
+  // Per network, then over all of them: the convolution tasks, then every task.
+  std::vector<std::string> groups;
+  for (const Row& r : rows) {
+    if (std::find(groups.begin(), groups.end(), r.network) == groups.end())
+      groups.push_back(r.network);
+  }
+  if (groups.size() > 1) groups.push_back("");
+  for (const std::string& group : groups) {
+    for (bool conv_only : {true, false}) {
+      double weight = 0, log_sum = 0, log_plain = 0;
+      for (const Row& r : rows) {
+        if ((conv_only && !r.conv) || (!group.empty() && r.network != group)) continue;
+        const double w = r.flops * r.weight;
+        weight += w;
+        log_sum += w * std::log(r.torch_s / r.template_s);
+        log_plain += w * std::log(r.torch_s / r.plain_s);
+      }
+      if (weight == 0) continue;
+      const double ratio = std::exp(log_sum / weight);
+      std::printf(
+          "%s, %s: FLOP-weighted geometric mean of libtorch / template %.3f (%.2fx the "
+          "goal of 1.0); without layouts %.3f\n",
+          group.empty() ? "all networks" : group.c_str(),
+          conv_only ? "convolution tasks" : "all tasks", ratio, ratio / 1.0,
+          std::exp(log_plain / weight));
     }
-    if (weight == 0) continue;
-    std::printf("%s: FLOP-weighted geometric mean of libtorch / template %.3f (goal 1.0: %.2fx "
-                "of it); without layouts %.3f\n",
-                conv_only ? "conv tasks" : "all tasks", std::exp(log_sum / weight),
-                std::exp(log_sum / weight) / 1.0, std::exp(log_plain / weight));
   }
   return 0;
 }

@@ -324,6 +324,13 @@ class Runner {
     return code;
   }
 
+  // The coordinator's status of `campaign` (Call of a StatusRequest).
+  std::optional<ClientReply> CampaignStatus(const std::string& campaign, int* exit_code) {
+    ClientRequest request;
+    request.mutable_status()->set_campaign(campaign);
+    return Call(request, &ClientReply::has_status, "status", exit_code);
+  }
+
   // Sends `request` and checks the reply's code and body (`has_body`). Returns the
   // reply, or nothing with `*exit_code` set and the error printed.
   std::optional<ClientReply> Call(const ClientRequest& request,
@@ -509,10 +516,8 @@ int RunBest(Runner& r) {
   }
   if (!r.inv().Has("--pipeline")) {
     // A network campaign's best is the whole network's: its assembly pipeline's.
-    ClientRequest status;
-    status.mutable_status()->set_campaign(r.inv().args[0]);
     int code = kExitOk;
-    const auto reply = r.Call(status, &ClientReply::has_status, "status", &code);
+    const auto reply = r.CampaignStatus(r.inv().args[0], &code);
     if (!reply) return code;
     for (const CampaignStatus& campaign : reply->status().campaigns()) {
       StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.campaign().config_json());
@@ -569,10 +574,8 @@ int RunExport(Runner& r) {
   const ExportFormat format = format_name == "csv" ? ExportFormat::kCsv : ExportFormat::kJsonLines;
   std::map<std::string, double> flops;  // by pipeline id
   {
-    ClientRequest status;
-    status.mutable_status()->set_campaign(r.inv().args[0]);
     int code = kExitOk;
-    const auto reply = r.Call(status, &ClientReply::has_status, "status", &code);
+    const auto reply = r.CampaignStatus(r.inv().args[0], &code);
     if (!reply) return code;
     for (const CampaignStatus& campaign : reply->status().campaigns()) {
       for (const PipelineProgress& p : campaign.pipelines()) flops[p.pipeline_id()] = p.flops();
@@ -804,9 +807,7 @@ int RunCompare(Runner& r) {
 int RunReport(Runner& r) {
   ReportInput input;
   int code = kExitOk;
-  ClientRequest status;
-  status.mutable_status()->set_campaign(r.inv().args[0]);
-  const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
+  const auto status_reply = r.CampaignStatus(r.inv().args[0], &code);
   if (!status_reply) return code;
   if (status_reply->status().campaigns_size() != 1) {
     return r.Fail(kExitFailed,
@@ -847,9 +848,7 @@ int RunRounds(Runner& r) {
   const std::string& campaign = r.inv().args[0];
   ValueIterationReport report;
   int code = kExitOk;
-  ClientRequest status;
-  status.mutable_status()->set_campaign(campaign);
-  const auto status_reply = r.Call(status, &ClientReply::has_status, "status", &code);
+  const auto status_reply = r.CampaignStatus(campaign, &code);
   if (!status_reply) return code;
   if (status_reply->status().campaigns_size() != 1) {
     return r.Fail(kExitFailed, "rounds: the coordinator's status of " + campaign + " carries " +

@@ -132,15 +132,6 @@ uint16_t CombosOf(const Slot* s, int n, bool root) {
 
 int PopCount(uint16_t mask) { return __builtin_popcount(mask); }
 
-LoopRef MakeRef(const std::string& stage, const std::string& dim, int level, bool update) {
-  LoopRef ref;
-  ref.set_stage(stage);
-  ref.set_dim(dim);
-  ref.set_level(level);
-  ref.set_update(update);
-  return ref;
-}
-
 // Positions of the loops of extent > 1.
 std::vector<int> EffectivePositions(const std::vector<SpaceLoop>& loops) {
   std::vector<int> eff;
@@ -233,6 +224,15 @@ uint32_t TiledDims(const Stage& consumer, int index, const std::vector<Shape>& s
 }
 
 }  // namespace
+
+LoopRef MakeLoopRef(const std::string& stage, const std::string& dim, int level, bool update) {
+  LoopRef ref;
+  ref.set_stage(stage);
+  ref.set_dim(dim);
+  ref.set_level(level);
+  ref.set_update(update);
+  return ref;
+}
 
 int CampaignVectorBytes(const WorkerRequirements& workers) {
   for (const std::string& flag : workers.isa()) {
@@ -738,7 +738,7 @@ void ScheduleSpaceImpl::FillFull(const ScheduleSpace& space, int stage, const Sp
   FullOrder(def, choice, &order);
   out->mutable_loop_order()->Reserve(static_cast<int>(order.size()));
   auto ref = [&](const SpaceLoop& loop) {
-    return MakeRef(name, def.dims[loop.dim].name, loop.level, def.update);
+    return MakeLoopRef(name, def.dims[loop.dim].name, loop.level, def.update);
   };
   for (const SpaceLoop& loop : order) *out->add_loop_order() = ref(loop);
   const std::vector<int> eff = EffectivePositions(order);
@@ -764,7 +764,7 @@ void ScheduleSpaceImpl::FillRestricted(const ScheduleSpace& space, int stage,
     split->add_factors(def.lanes);
   }
   auto ref = [&](const SpaceLoop& loop) {
-    return MakeRef(name, def.dims[loop.dim].name, loop.level, false);
+    return MakeLoopRef(name, def.dims[loop.dim].name, loop.level, false);
   };
   for (const SpaceLoop& loop : loops) *out->add_loop_order() = ref(loop);
   if (choice.vectorize) {
@@ -793,7 +793,7 @@ void ScheduleSpaceImpl::FillLocation(const ScheduleSpace& space, const NextConte
   const std::string& host_name = space.stages_[ctx.host].name;
   auto ref = [&](int position) {
     const SpaceLoop& loop = ctx.host_def->loops[position];
-    return MakeRef(host_name, host_def.dims[loop.dim].name, loop.level, ctx.host_update);
+    return MakeLoopRef(host_name, host_def.dims[loop.dim].name, loop.level, ctx.host_update);
   };
   out->set_compute(AT);
   *out->mutable_compute_at() = ref(ctx.at_loops[at_index]);
@@ -935,7 +935,8 @@ StageSchedule ScheduleSpaceImpl::Sample(const ScheduleSpace& space, SpecState& s
   if (ctx.stage < 0) return out;
   const ScheduleSpace::StageInfo& info = space.stages_[ctx.stage];
   out.set_stage(info.name);
-  uint64_t x = rng.Below(static_cast<uint64_t>(CountFromContext(info.count_root, info.layouts(), ctx)));
+  uint64_t x =
+      rng.Below(static_cast<uint64_t>(CountFromContext(info.count_root, info.layouts(), ctx)));
   if (ctx.inline_ok) {
     if (x == 0) {
       out.set_compute(INLINE);

@@ -295,6 +295,9 @@ class ScheduleSpace {
 // TAIL_AUTO resolved as described under Tails above; other tails unchanged.
 TailStrategy ResolvedTail(TailStrategy tail, bool update, bool output);
 
+// The LoopRef of level `level` of dim `dim` of `stage` (its update's loop with `update`).
+LoopRef MakeLoopRef(const std::string& stage, const std::string& dim, int level, bool update);
+
 // The Halide Var/RVar name of a loop of a dim split into `num_levels` levels.
 std::string LoopVarName(const std::string& dim, int level, int num_levels);
 

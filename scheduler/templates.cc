@@ -14,15 +14,6 @@ namespace {
 // vectors (AVX-512), 16 otherwise.
 int AccumulatorBudget(const TargetParams& target) { return target.vector_bytes >= 64 ? 16 : 8; }
 
-LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update) {
-  LoopRef ref;
-  ref.set_stage(stage);
-  ref.set_dim(dim);
-  ref.set_level(level);
-  ref.set_update(update);
-  return ref;
-}
-
 // How the tile is cut: the dim vectorized by `vector` lanes (split), the dim unrolled
 // by `tile` (split), each -1 / 0 when not.
 struct TileShape {
@@ -81,9 +72,9 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
 // loop order (the vectorized level, the other dims' inner levels, the reduction dims,
 // then the outer levels), vectorize and unroll, and with `parallel` the outermost
 // loops. Returns the order, innermost first, with each loop's extent.
-std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int stage,
-                                                 bool update, const TileShape& shape,
-                                                 bool parallel, DefinitionSchedule* out) {
+std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int stage, bool update,
+                                                 const TileShape& shape, bool parallel,
+                                                 DefinitionSchedule* out) {
   const PipelineGraph& graph = space.graph();
   const std::string& name = graph.stage(stage).name();
   const StageLoops loops = graph.loops(stage);
@@ -100,25 +91,30 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
   std::vector<std::pair<LoopRef, int64_t>> order;
   auto inner = [&](int d) {
     const int64_t f = factor(d);
-    order.push_back({Ref(name, loops.pure[d].name, f ? 1 : 0, update), f ? f : loops.pure[d].extent});
+    order.push_back(
+        {MakeLoopRef(name, loops.pure[d].name, f ? 1 : 0, update), f ? f : loops.pure[d].extent});
   };
   if (shape.vector_dim >= 0) inner(shape.vector_dim);
   for (int d = 0; d < rank; ++d) {
     if (d != shape.vector_dim) inner(d);
   }
   if (update) {
-    for (const LoopDim& r : loops.reduction) order.push_back({Ref(name, r.name, 0, true), r.extent});
+    for (const LoopDim& r : loops.reduction)
+      order.push_back({MakeLoopRef(name, r.name, 0, true), r.extent});
   }
   for (int d = 0; d < rank; ++d) {
     const int64_t f = factor(d);
-    if (f) order.push_back({Ref(name, loops.pure[d].name, 0, update), (loops.pure[d].extent + f - 1) / f});
+    if (f)
+      order.push_back(
+          {MakeLoopRef(name, loops.pure[d].name, 0, update), (loops.pure[d].extent + f - 1) / f});
   }
   for (const auto& [ref, extent] : order) *out->add_loop_order() = ref;
   if (shape.vector_dim >= 0) {
     *out->mutable_vectorize() = order[0].first;
     out->set_vector_width(shape.vector);
   }
-  if (shape.tile_dim >= 0) *out->add_unroll() = Ref(name, loops.pure[shape.tile_dim].name, 1, update);
+  if (shape.tile_dim >= 0)
+    *out->add_unroll() = MakeLoopRef(name, loops.pure[shape.tile_dim].name, 1, update);
   if (parallel) {
     // The outermost loop, and the next one too when the outermost alone is too short
     // to keep the cores busy in even shares.
@@ -140,7 +136,9 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
 std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
   std::vector<int> chain = {anchor};
   const std::vector<int>& outputs = graph.output_stages();
-  auto is_output = [&](int s) { return std::find(outputs.begin(), outputs.end(), s) != outputs.end(); };
+  auto is_output = [&](int s) {
+    return std::find(outputs.begin(), outputs.end(), s) != outputs.end();
+  };
   int s = anchor;
   while (!is_output(s) && graph.consumers(s).size() == 1) {
     const int c = graph.consumers(s)[0];
@@ -198,7 +196,7 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
         const std::vector<LoopDim> pure = graph.loops(s).pure;
         for (int dim = static_cast<int>(pure.size()) - 1; dim >= 0; --dim) {
           if (pure[dim].extent > 1) {
-            *d->mutable_pure()->add_parallel() = Ref(anchor_name, pure[dim].name, 0, false);
+            *d->mutable_pure()->add_parallel() = MakeLoopRef(anchor_name, pure[dim].name, 0, false);
             break;
           }
         }

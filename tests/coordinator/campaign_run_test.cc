@@ -45,7 +45,9 @@ std::unique_ptr<CampaignRun> MakeRun(int budget, const std::string& baselines = 
       "pipelines:\n"
       "  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}\n"
       "budget: {benchmarks: " +
-      std::to_string(budget) + "}\n" + baselines;
+      std::to_string(budget) + "}\n" + baselines +
+      // The random stream's candidates only, unless a test asks for the template.
+      (baselines.find("templates:") == std::string::npos ? "templates: false\n" : "");
   StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "unit.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   StatusOr<PipelineSpec> spec = BuildZooPipeline(config->pipelines(0).zoo());
@@ -86,7 +88,7 @@ TEST(CampaignRunTest, ProposesDistinctCandidatesWithinTheBudget) {
 }
 
 TEST(CampaignRunTest, TheTemplateIsProposedAfterTheBaselines) {
-  std::unique_ptr<CampaignRun> run = MakeRun(10, "baselines: [li2018]\n");
+  std::unique_ptr<CampaignRun> run = MakeRun(10, "baselines: [li2018]\ntemplates: true\n");
   const std::vector<CandidateRecord> proposed = Propose(*run, 100);
   ASSERT_GE(proposed.size(), 2u);
   const Candidate& t = proposed[1].candidate();
@@ -291,9 +293,8 @@ TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposa
       MakeRun(3, "baselines: [li2018]\nstrategy: {name: model-guided}\n");
   EXPECT_FALSE(run->ProposesItself());
   std::vector<CandidateRecord> own = Propose(*run, 100);
-  ASSERT_EQ(own.size(), 2u) << "the baseline and the template only";
+  ASSERT_EQ(own.size(), 1u) << "the baseline only";
   EXPECT_EQ(own[0].candidate().origin(), "li2018");
-  EXPECT_EQ(own[1].candidate().origin(), kTemplateOrigin);
 
   const PipelineSpec& spec = run->pipelines()[0];
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
@@ -325,9 +326,11 @@ TEST(CampaignRunTest, LearnerStrategyProposesOnlyBaselinesAndTakesCheckedProposa
   EXPECT_NE(why.find("not one of the campaign's"), std::string::npos) << why;
 
   *candidate.mutable_schedule() = space.RandomSchedule(6);
+  EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  *candidate.mutable_schedule() = space.RandomSchedule(7);
   EXPECT_EQ(run->AddProposal(candidate, kNow, keep, &why),
             CampaignRun::ProposalOutcome::kOverBudget)
-      << "1 baseline, the template and 1 proposal fill the budget of 3";
+      << "1 baseline + 2 proposals fill the budget of 3";
 }
 
 // A re-measurement is a candidate of its own (the schedule's repeat N), accepted once
@@ -490,7 +493,7 @@ std::unique_ptr<CampaignRun> MakeNetworkRun(int budget, const std::string& basel
       "network: {zoo: {block: resnet18_basic}}\n"
       "strategy: {name: random}\n"
       "budget: {benchmarks: " +
-      std::to_string(budget) + "}\n" + baselines;
+      std::to_string(budget) + "}\n" + baselines + "templates: false\n";
   StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "net.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   StatusOr<PipelineSpec> network = test_networks::TinyResNet();

@@ -519,7 +519,8 @@ TEST_F(HostAuditTest, AHostReportingHalfTheTimesIsFlaggedAndLeavesTheBest) {
   EXPECT_GE(liar.audits_deviated(), 2);
   EXPECT_EQ(liar.audits_agreed(), 0);
   EXPECT_NEAR(AuditTimeRatio(liar), 0.5, 0.05);
-  EXPECT_NE(liar.flag_reason().find("times 0.4"), std::string::npos) << liar.flag_reason();
+  // About half: 0.45x to 0.55x, as the honest hosts' times differ by up to 5%.
+  EXPECT_NE(liar.flag_reason().find("its times 0."), std::string::npos) << liar.flag_reason();
   for (const char* honest : {"a", "b"}) {
     const WorkerRecord record = RecordOf(honest);
     EXPECT_FALSE(record.flagged()) << honest << ": " << record.ShortDebugString();

@@ -23,6 +23,7 @@
 #include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "scheduler/templates.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
 
@@ -36,14 +37,17 @@ using testing_support::TestClient;
 constexpr char kCampaign[] = R"(name: network
 network: {zoo: {block: resnet50_bottleneck, spatial_scale: 0.25, channel_scale: 0.25}}
 strategy: {name: random, settings: {batch: 3, model: roofline}}
-budget: {benchmarks: 30}
+budget: {benchmarks: 36}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 baselines: [li2018, libtorch]
 )";
 
-// The campaign's pipelines as farmctl builds them: the network, its assembly, its tasks.
+// The campaign's pipelines as farmctl builds them: the network with its tile copies, its
+// assembly, its tasks.
 std::vector<PipelineSpec> NetworkPipelines(const CampaignConfig& config) {
   StatusOr<PipelineSpec> network = BuildZooPipeline(config.network().zoo());
+  EXPECT_TRUE(network.ok()) << network.status().message();
+  network = NetworkWithTileCopies(*network);
   EXPECT_TRUE(network.ok()) << network.status().message();
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
   EXPECT_TRUE(graph.ok());
@@ -65,8 +69,8 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
   ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
   ChildProcess worker{FARM_WORKER_BIN,
-                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots",
-                       "1", "--children", "1"}};
+                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
+                       "--children", "1"}};
   ChildProcess learner{FARM_LEARNER_BIN,
                        {"--coordinator", coordinator.endpoint(), "--models", "roofline",
                         "--threads", "1", "--poll-ms", "200"}};
@@ -96,7 +100,8 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   }
   const std::set<std::string> task_ids(ids.begin() + 2, ids.end());
   std::map<std::string, int> measured_by_origin;
-  std::set<std::string> tasks_measured, keys, tasks_with_libtorch, tasks_with_li2018;
+  std::set<std::string> tasks_measured, keys, tasks_with_libtorch, tasks_with_li2018,
+      tasks_with_template;
   int assembled_ok = 0, rows = 0;
   for (const StoredMeasurementRecord& row : client.Export(id)) {
     const Measurement& m = row.measurement();
@@ -126,6 +131,10 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
         EXPECT_LE(fastest, std::min(m.torch_layouts(0).stats().median_seconds(),
                                     m.torch_layouts(1).stats().median_seconds()));
       }
+    } else if (c.origin() == kTemplateOrigin) {
+      EXPECT_TRUE(task_ids.count(c.pipeline_id())) << "templates run on the tasks";
+      EXPECT_EQ(m.status(), OK) << m.error();
+      tasks_with_template.insert(c.pipeline_id());
     } else if (c.origin() == kAssembledOrigin) {
       EXPECT_EQ(c.pipeline_id(), ids[1]);
       EXPECT_GT(c.prediction().mean_seconds(), 0) << "the tasks' estimate";
@@ -138,12 +147,14 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
       if (m.status() == OK) tasks_measured.insert(c.pipeline_id());
     }
   }
-  EXPECT_LE(rows, 30);
+  EXPECT_LE(rows, 36);
   EXPECT_EQ(measured_by_origin["reference"], 1);
   EXPECT_EQ(measured_by_origin["libtorch"], 1 + static_cast<int>(task_ids.size()))
       << "the libtorch baseline on the whole network and on every distinct task";
   EXPECT_EQ(tasks_with_libtorch, task_ids);
   EXPECT_EQ(tasks_with_li2018, task_ids);
+  // Every task of the block has a convolution: each had its template measured.
+  EXPECT_EQ(tasks_with_template, task_ids);
   EXPECT_GE(assembled_ok, 1) << "learner log:\n" << learner.Log();
   EXPECT_EQ(tasks_measured.size(), pipelines.size() - 2) << "every distinct task had a round";
 

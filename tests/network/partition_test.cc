@@ -214,6 +214,8 @@ TEST(TileCopies, EveryConvolutionThatEndsItsTaskGetsACopyThatTakesOverItsReaders
   ASSERT_TRUE(after.ok());
   for (const NetworkTask& task : after->tasks) {
     if (task.anchor < 0) continue;
+    const OpKind op = graph.stage(task.anchor).op();
+    if (op != CONV && op != MATMUL) continue;  // pools keep ending their tasks
     EXPECT_FALSE(std::count(task.outputs.begin(), task.outputs.end(),
                             graph.stage(task.anchor).name()))
         << graph.stage(task.anchor).name();

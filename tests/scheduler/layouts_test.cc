@@ -1,6 +1,8 @@
 // Layouts in the schedule space (storage orders and packed weights) and the template
 // schedule: what the space offers, what Check refuses and why, the canonical form,
 // and the template's shape and legality. Halide-free.
+#include "scheduler/layouts.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -9,7 +11,6 @@
 
 #include "pipeline/builder.h"
 #include "pipeline/zoo.h"
-#include "scheduler/layouts.h"
 #include "scheduler/schedule_space.h"
 #include "scheduler/templates.h"
 
@@ -93,10 +94,13 @@ TEST(LayoutsTest, CheckRefusesLayoutsThatCannotHold) {
     ASSERT_FALSE(status.ok()) << "expected: " << part;
     EXPECT_NE(status.message().find(part), std::string::npos) << status.message();
   };
-  EXPECT_TRUE(space.Check(WithConv(space, [](StageSchedule& s) {
-                           s.set_storage_innermost("d1");
-                           s.set_pack_weights(true);
-                         })).ok());
+  EXPECT_TRUE(space
+                  .Check(WithConv(space,
+                                  [](StageSchedule& s) {
+                                    s.set_storage_innermost("d1");
+                                    s.set_pack_weights(true);
+                                  }))
+                  .ok());
   expect_error(WithConv(space, [](StageSchedule& s) { s.set_storage_innermost("d7"); }),
                "storage_innermost: no pure dim 'd7'");
   // The output's buffer is the caller's.
@@ -133,13 +137,15 @@ TEST(LayoutsTest, SpaceOffersEveryLayoutOfAConvolution) {
   int64_t options = 0;
   space.ForEachOption(partial, [&](const StageSchedule& option) {
     ++options;
-    EXPECT_TRUE(space.Check([&] {
-                       ScheduleSpec s = partial;
-                       *s.add_stages() = option;
-                       return s;
-                     }())
+    EXPECT_TRUE(space
+                    .Check([&] {
+                      ScheduleSpec s = partial;
+                      *s.add_stages() = option;
+                      return s;
+                    }())
                     .ok());
-    if (option.compute() == ROOT) layouts.insert({option.storage_innermost(), option.pack_weights()});
+    if (option.compute() == ROOT)
+      layouts.insert({option.storage_innermost(), option.pack_weights()});
     return options < 200000;
   });
   EXPECT_EQ(options, std::min<int64_t>(space.CountOptions(partial), 200000));
@@ -153,7 +159,8 @@ TEST(LayoutsTest, CanonicalFormNamesLayoutsOnlyWhenChosen) {
   Fixture f = Make(ConvRelu());
   const ScheduleSpace& space = *f.space;
   const ScheduleSpec plain = WithConv(space, [](StageSchedule&) {});
-  const ScheduleSpec natural = WithConv(space, [](StageSchedule& s) { s.set_storage_innermost("d3"); });
+  const ScheduleSpec natural =
+      WithConv(space, [](StageSchedule& s) { s.set_storage_innermost("d3"); });
   const ScheduleSpec packed = WithConv(space, [](StageSchedule& s) {
     s.set_storage_innermost("d1");
     s.set_pack_weights(true);

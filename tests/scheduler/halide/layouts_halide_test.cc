@@ -3,7 +3,6 @@
 // schedule source; the template of every zoo block and of ResNet-like tasks runs
 // correctly, and its loop nest is the one the space describes.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -143,7 +142,8 @@ TEST(LayoutsHalideTest, PackedWeightsMakeVectorLoadsWhole) {
     for (size_t at = text.find("ramp("); at != std::string::npos; at = text.find("ramp(", at + 1)) {
       const size_t close = text.find(')', at);
       const std::string ramp = text.substr(at, close - at);
-      if (ramp.find(", 1, ") == std::string::npos && ramp.find(", 144, ") != std::string::npos) ++count;
+      if (ramp.find(", 1, ") == std::string::npos && ramp.find(", 144, ") != std::string::npos)
+        ++count;
     }
     return count;
   };
@@ -162,7 +162,8 @@ TEST(TemplatesHalideTest, TemplatesOfConvolutionsAndMatmulsComputeTheReference) 
       const StageSchedule* anchor = AnchorOf(c, *t);
       ASSERT_NE(anchor, nullptr);
       EXPECT_TRUE(anchor->pack_weights()) << spec.name();
-      const schedule_checks::RunOutcome run = RunAndCompare(*c.space, *t, c.reference, RunOptions{1});
+      const schedule_checks::RunOutcome run =
+          RunAndCompare(*c.space, *t, c.reference, RunOptions{1});
       EXPECT_TRUE(run.pass) << spec.name() << " at " << vector_bytes << " bytes: " << run.message;
       const std::vector<std::string> differences = CheckLoopNest(*c.space, *t);
       EXPECT_TRUE(differences.empty()) << spec.name() << ": " << differences[0];
