@@ -150,7 +150,14 @@ int Run(const Options& options) {
       if (!graph.ok()) return 1;
       const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
       StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
-      if (!spec.ok()) continue;  // no CONV or MATMUL anchor
+      if (!spec.ok()) {
+        // No CONV or MATMUL anchor; any other reason is reported.
+        if (spec.status().message().find("no CONV or MATMUL stage") == std::string::npos) {
+          std::printf("%-48s no template: %s\n", task.summary.c_str(),
+                      spec.status().message().c_str());
+        }
+        continue;
+      }
       Row row;
       row.network = network->spec().name() == "torch_jit" ? path : network->spec().name();
       row.task = task.summary;

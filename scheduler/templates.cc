@@ -201,13 +201,14 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
           }
         }
       } else {
-        // At the host's loop just outside the tile: its region is one tile.
+        // At the host's loop just outside the tile (its split inner levels): its
+        // region is one tile.
         d->set_compute(AT);
         size_t q = 0;
-        while (q < host_order.size() &&
-               (host_order[q].second <= 1 || host_order[q].first.level() == 1)) {
-          ++q;
+        for (size_t i = 0; i < host_order.size(); ++i) {
+          if (host_order[i].first.level() == 1) q = i + 1;
         }
+        while (q < host_order.size() && host_order[q].second <= 1) ++q;
         if (q == host_order.size()) {
           return Status::Error("pipeline '" + graph.spec().name() + "': no template: stage '" +
                                graph.stage(host).name() + "' has no loop outside its tile");
