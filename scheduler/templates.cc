@@ -23,7 +23,7 @@ struct TileShape {
   int64_t tile = 0;
 };
 
-// The largest split factor of kSplitFactors in [1, limit] below `extent`, preferring
+// The largest factor of `allowed` up to `limit` and below `extent`, preferring
 // one that divides it; 0 when none.
 int64_t Factor(int64_t extent, int64_t limit, const std::vector<int64_t>& allowed) {
   int64_t best = 0;
@@ -47,7 +47,7 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   const std::vector<Shape> inputs = graph.input_shapes(anchor);
   const bool depthwise = stage.op() == CONV && stage.attrs().groups() > 1 && inputs[1][1] == 1;
   if (stage.op() == CONV && rank >= 3) {
-    // Output channels (row-major axis 1), or the rows of a depthwise convolution.
+    // Output channels (row-major axis 1), or the columns of a depthwise convolution.
     shape.vector_dim = depthwise ? 0 : rank - 2;
     shape.tile_dim = depthwise ? 1 : 0;
   } else {

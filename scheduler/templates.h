@@ -6,8 +6,8 @@
 // packed with output channels innermost, and the anchor computed inside its
 // consumer's tile, stored channels innermost, so that the epilogue (bias, activation,
 // residual add) is applied to the tile while it is in registers; the outer loops are
-// parallel. A depthwise convolution vectorizes along its rows. Campaigns propose it
-// (origin `template`) and searches start from it. Halide-free.
+// parallel. A depthwise convolution vectorizes its columns and unrolls its rows.
+// Campaigns propose it (origin `template`) and searches start from it. Halide-free.
 #pragma once
 
 #include "common/status.h"
