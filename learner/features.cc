@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "learner/schedule_eval.h"
@@ -536,11 +537,11 @@ void SetLayoutColumns(const PipelineGraph& graph, const ScheduleEvaluator& ev,
   const StageModel& m = model.stages[s];
   const StageState& st = ev.stage(s);
   if (st.inlined) return;
-  const std::vector<LoopDim> pure = graph.loops(s).pure;
-  int innermost = 0;
-  for (size_t d = 0; d < pure.size(); ++d) {
-    if (pure[d].name == decision.storage_innermost()) innermost = static_cast<int>(d);
-  }
+  // Pure dim "d<i>" (output axis i) is the (rank - 1 - i)-th innermost (LoopNestOf);
+  // Check has made sure it is one.
+  const int rank = m.rank;
+  const std::string& stored = decision.storage_innermost();
+  const int innermost = stored.empty() ? 0 : rank - 1 - std::atoi(stored.c_str() + 1);
   r->storage_innermost = innermost;
   const DefState& def = st.defs[ScheduleEvaluator::MainDef(m)];
   int vectorized = -1;
@@ -550,7 +551,6 @@ void SetLayoutColumns(const PipelineGraph& graph, const ScheduleEvaluator& ev,
   r->vector_store_contiguous = vectorized >= 0 && vectorized == innermost;
   r->weights_packed = decision.pack_weights();
   const Stage& stage = graph.stage(s);
-  const int rank = static_cast<int>(pure.size());
   if (stage.op() == CONV) {
     r->weight_vector_loads = decision.pack_weights() && vectorized == rank - 2;
   } else if (stage.op() == MATMUL) {

@@ -355,7 +355,7 @@ class Planner {
         return Status::Error(Where(s) + ", storage_innermost: an output is stored as the " +
                              "caller's buffer is");
       }
-      const std::vector<LoopDim>& pure = graph_.loops(s).pure;
+      const std::vector<LoopDim> pure = graph_.loops(s).pure;
       int innermost = -1;
       for (size_t d = 0; d < pure.size(); ++d) {
         if (pure[d].name == decision->storage_innermost()) innermost = static_cast<int>(d);
