@@ -40,6 +40,8 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
     row.weight = p.task_weight();
     row.flops = p.flops();
     row.farm_seconds = p.farm_best_seconds();
+    row.peak_gflops = p.best_peak_gflops();
+    if (row.peak_gflops > 0) all.peak_gflops = row.peak_gflops;
     const auto libtorch = p.baseline_seconds().find(kLibtorchBaseline);
     if (libtorch != p.baseline_seconds().end()) row.libtorch_seconds = libtorch->second;
     // The faster layout is the one whose best is libtorch's best; the other is listed
@@ -90,6 +92,13 @@ const std::vector<TaskColumn>& TaskColumns() {
        [](const TaskRow& r) {
          const double gflops = r.FarmGflops();
          return gflops > 0 ? FormatNumber("%.3g", gflops) : std::string("-");
+       }},
+      {"PEAK", true,
+       [](const TaskRow& r) {
+         const double gflops = r.FarmGflops();
+         return gflops > 0 && r.peak_gflops > 0
+                    ? FormatNumber("%.0f%%", 100 * gflops / r.peak_gflops)
+                    : std::string("-");
        }},
   };
   return kColumns;

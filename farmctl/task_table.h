@@ -25,6 +25,9 @@ struct TaskRow {
   std::string libtorch_layout;  // that layout; empty when unknown
   std::string other_layout;     // the other layout libtorch ran in, and its time
   double other_layout_seconds = 0;
+  // The fp32 peak of the hosts that measured the pipeline's best
+  // (PipelineProgress.best_peak_gflops); 0: unknown. A farm of one kind of host has one.
+  double peak_gflops = 0;
 
   // libtorch / farm: above 1 where the farm is faster; 0 when either is missing.
   double LibtorchOverFarm() const;

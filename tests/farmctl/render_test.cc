@@ -208,6 +208,7 @@ StatusReply NetworkStatus() {
   a.set_farm_best_seconds(0.001);
   a.set_task_weight(2);
   a.set_flops(2e7);
+  a.set_best_peak_gflops(100);
   (*a.mutable_libtorch_layout_seconds())["channels_last"] = 0.002;
   (*a.mutable_libtorch_layout_seconds())["nchw"] = 0.003;
   *status->add_pipelines() = a;
@@ -224,7 +225,7 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   ASSERT_TRUE(Contains(text, "campaign n-1 (net): the distinct tasks")) << text;
   const std::string header = LineWith(text, "LIBTORCH/FARM");
   for (const char* column :
-       {"TASK", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT", "GFLOP/S"}) {
+       {"TASK", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT", "GFLOP/S", "PEAK"}) {
     EXPECT_TRUE(Contains(header, column)) << header;
   }
   const std::string task_a = LineWith(text.substr(text.find("the distinct tasks")), "net.task0");
@@ -233,16 +234,19 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   EXPECT_TRUE(Contains(task_a, "1 ms")) << "the farm's own best, not libtorch's: " << task_a;
   EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms)")) << task_a;
   EXPECT_TRUE(Contains(task_a, "2.00x")) << task_a;
-  EXPECT_EQ(task_a.substr(task_a.size() - 3), " 20") << "20 MFLOP in 1 ms: " << task_a;
+  EXPECT_TRUE(Contains(task_a, " 20 ")) << "20 MFLOP in 1 ms: " << task_a;
+  EXPECT_EQ(task_a.substr(task_a.size() - 4), " 20%") << "of a 100 GFLOP/s peak: " << task_a;
   const std::string task_b = LineWith(text.substr(text.find("the distinct tasks")), "net.task1");
   EXPECT_TRUE(Contains(task_b, "6 MFLOP")) << task_b;
   EXPECT_FALSE(Contains(task_b, "x ")) << "no libtorch, no ratio: " << task_b;
+  EXPECT_EQ(task_b.back(), '-') << "no peak, no share: " << task_b;
   // All tasks: weight 3, 46 MFLOP, 2 x 1 ms + 2 ms = 4 ms, 11.5 GFLOP/s; libtorch's sum
   // waits for task B.
   const std::string all = LineWith(text, "all tasks");
   EXPECT_TRUE(Contains(all, "46 MFLOP")) << all;
   EXPECT_TRUE(Contains(all, "4 ms")) << all;
-  EXPECT_EQ(all.substr(all.size() - 5), " 11.5") << all;
+  EXPECT_TRUE(Contains(all, " 11.5 ")) << all;
+  EXPECT_EQ(all.substr(all.size() - 4), " 12%") << "the hosts' peak: " << all;
 
   const std::vector<TaskRow> rows = NetworkTaskRows(NetworkStatus().campaigns(0));
   ASSERT_EQ(rows.size(), 3u);
