@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -131,7 +132,9 @@ TEST(LayoutsHalideTest, PackedWeightsMakeVectorLoadsWhole) {
     StatusOr<LoweredPipeline> lowered = LowerToHalide(*c.graph);
     EXPECT_TRUE(lowered.ok());
     EXPECT_TRUE(ApplySchedule(*c.graph, *lowered, s).ok());
-    const std::string stmt = "/tmp/schedfarm_layouts_" + std::to_string(getpid()) + ".stmt";
+    const std::string stmt = (std::filesystem::temp_directory_path() /
+                              ("schedfarm_layouts_" + std::to_string(getpid()) + ".stmt"))
+                                 .string();
     lowered->pipeline.compile_to_lowered_stmt(stmt, lowered->pipeline.infer_arguments());
     std::ifstream in(stmt);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
