@@ -1,4 +1,4 @@
-// The measurement settings of a campaign (DESIGN.md section 8): their defaults and
+// The measurement settings of a campaign (docs/MEASUREMENT.md): their defaults and
 // the limits every reader (campaign YAML, the wire, the worker) checks them against.
 #pragma once
 

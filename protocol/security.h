@@ -1,4 +1,4 @@
-// CURVE security for the farm's sockets (DESIGN.md section 6): key pairs and their
+// CURVE security for the farm's sockets (docs/ARCHITECTURE.md, secure mode): key pairs and their
 // files, a ZAP handler that admits only the CURVE public keys of an allow-list, the
 // socket options of a secure server and client, and a self-test proving the allow-list
 // is enforced (with no ZAP handler running, libzmq admits any client with the server key).

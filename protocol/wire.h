@@ -1,4 +1,4 @@
-// The wire protocol of DESIGN.md section 6, in one place for every process: each
+// The wire protocol (docs/ARCHITECTURE.md), in one place for every process: each
 // ZeroMQ message is one serialized Envelope (after the routing frame on the ROUTER
 // side) carrying the protocol version; a receiver checks a frame's size before it
 // parses it, then its version and body. The liveness and reconnect constants live here

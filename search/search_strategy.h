@@ -1,5 +1,5 @@
 // A search strategy walks one pipeline's schedule space and proposes complete
-// schedules to measure (DESIGN.md section 11). Implementations live in
+// schedules to measure (docs/SEARCH.md). Implementations live in
 // search/strategies/, one file each, made by name through the registry
 // (search/registry.h); farm-learner runs them through PipelineSearch
 // (search/pipeline_search.h), the coordinator runs the random one itself.

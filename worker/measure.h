@@ -1,4 +1,4 @@
-// The measurement protocol of DESIGN.md section 8, in the calling process: reference
+// The measurement protocol of docs/MEASUREMENT.md, in the calling process: reference
 // outputs per pipeline, the candidate compiled once, then the run phase
 // (timing/run_phase.h: one warm-up realization checked against the reference, timed
 // samples and their statistics); a baseline (Halide's

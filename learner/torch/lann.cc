@@ -1,4 +1,4 @@
-// LANN (the lightweight augmented network of seed_001): per schedule, the sums over
+// LANN (the lightweight augmented network of Srivastava et al. 2020): per schedule, the sums over
 // the stages of every feature column plus the analytic operation count (the
 // "augmentation"), each signed-log1p'd and z-scored with training statistics, go
 // through Linear(inputs, hidden), ReLU, Linear(hidden, 1) to the z-scored log runtime.

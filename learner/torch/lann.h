@@ -1,4 +1,4 @@
-// Internal to learner/torch/: LANN, the lightweight augmented network of seed_001
+// Internal to learner/torch/: LANN, the lightweight augmented network of Srivastava et al. 2020
 // (kind "lann", docs/MODELS.md): the network and the ensemble model behind
 // PerformanceModel.
 #pragma once
