@@ -1,8 +1,8 @@
 // Per-stage features of a complete or partial schedule, the input of the performance
-// models (docs/FEATURES.md; as in the GNN paper of Singh et al. 2021): every stage of the pipeline is a node
-// with a schedule-invariant part (what the stage computes and how it reads its
-// producers) and a schedule-dependent part (the loop nest the schedule gives it); the
-// stage DAG is the graph. Free of Halide and Torch.
+// models (docs/FEATURES.md; as in the GNN paper of Singh et al. 2021): every stage of
+// the pipeline is a node with a schedule-invariant part (what the stage computes and
+// how it reads its producers) and a schedule-dependent part (the loop nest the
+// schedule gives it); the stage DAG is the graph. Free of Halide and Torch.
 #pragma once
 
 #include <cstdint>
