@@ -544,16 +544,14 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
           where() + ": storage_innermost: '" + d.storage_innermost() +
           "' on an output, whose buffer the caller passes in the pipeline's layout");
     }
-    if (info.defs[0].FindDim(d.storage_innermost()) < 0 ||
-        info.defs[0].FindDim(d.storage_innermost()) >= info.defs[0].num_pure) {
+    if (info.defs[0].FindDim(d.storage_innermost()) < 0) {  // the pure definition's dims
       return Status::Error(where() + ": storage_innermost: no pure dim '" +
                            d.storage_innermost() + "' (dims: d0 to d" +
                            std::to_string(info.defs[0].num_pure - 1) + ")");
     }
   }
-  if (d.pack_weights()) {
-    const StatusOr<PackedWeights> packed = PackableWeights(space.graph_, stage);
-    if (!packed.ok()) return packed.status();
+  if (d.pack_weights() && !info.packable) {
+    return PackableWeights(space.graph_, stage).status();  // says why not
   }
   if (location == INLINE) {
     if (info.has_update) {

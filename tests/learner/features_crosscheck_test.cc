@@ -355,12 +355,7 @@ TEST_P(RandomPipelineCrossCheck, FeaturesMatchHalidesLoopNest) {
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomPipelineCrossCheck, testing::Range<uint64_t>(1, 21));
 
 LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update = false) {
-  LoopRef ref;
-  ref.set_stage(stage);
-  ref.set_dim(dim);
-  ref.set_level(level);
-  ref.set_update(update);
-  return ref;
+  return MakeLoopRef(stage, dim, level, update);
 }
 
 void Split(DefinitionSchedule* def, const std::string& dim, const std::vector<int64_t>& factors) {

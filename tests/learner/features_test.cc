@@ -75,12 +75,7 @@ PipelineFeatures MustFeaturize(const Featurizer& featurizer, const ScheduleSpec&
 }
 
 LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update = false) {
-  LoopRef ref;
-  ref.set_stage(stage);
-  ref.set_dim(dim);
-  ref.set_level(level);
-  ref.set_update(update);
-  return ref;
+  return MakeLoopRef(stage, dim, level, update);
 }
 
 // ---------------------------------------------------------------------------------

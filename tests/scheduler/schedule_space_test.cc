@@ -50,12 +50,7 @@ ScheduleSpec With(const ScheduleSpec& partial, const StageSchedule& option) {
 }
 
 LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool update = false) {
-  LoopRef ref;
-  ref.set_stage(stage);
-  ref.set_dim(dim);
-  ref.set_level(level);
-  ref.set_update(update);
-  return ref;
+  return MakeLoopRef(stage, dim, level, update);
 }
 
 // x [8, 12] -> a = relu(x) -> out = exp(a).
