@@ -57,6 +57,47 @@ std::string LoopText(const SpaceDefinition& def, int dim, int level, int num_lev
   return "'" + LoopVarName(def.dims[dim].name, level, num_levels) + "'";
 }
 
+namespace {
+
+// Rule 8: in an update, the vectorized loop and the unrolled pure loops around it, up
+// to the first other loop of extent > 1, are a tile of accumulators held in registers
+// across the reduction loops outside them; the tile must fit the vector registers.
+Status CheckRegisterTile(const SpaceDefinition& sdef, const ResolvedDefinition& def) {
+  int64_t vectors = 0, rows = 1;
+  std::string tile;
+  bool reduction_outside = false;
+  for (const SpaceLoop& loop : def.loops) {  // innermost first
+    if (loop.extent <= 1) continue;
+    const std::string text = LoopText(sdef, loop.dim, loop.level, def.num_levels[loop.dim]);
+    if (tile.empty() && !loop.reduction && loop.vectorized) {
+      vectors = loop.extent / sdef.lanes;
+      tile = "loop " + text + " vectorized (" + std::to_string(vectors) + " vectors)";
+    } else if (!tile.empty() && !loop.reduction && loop.unrolled) {
+      rows *= loop.extent;
+      tile += " x loop " + text + " unrolled (" + std::to_string(loop.extent) + ")";
+    } else if (tile.empty()) {
+      return Status::Ok();  // the innermost loop is not vectorized: no tile
+    } else if (loop.reduction) {
+      reduction_outside = true;
+      break;
+    } else {
+      reduction_outside = std::any_of(&loop, def.loops.data() + def.loops.size(),
+                                      [](const SpaceLoop& l) { return l.reduction && l.extent > 1; });
+      break;
+    }
+  }
+  if (vectors == 0 || rows == 1 || !reduction_outside) return Status::Ok();
+  if (RegisterTileFits(vectors, rows, sdef.vector_registers)) return Status::Ok();
+  return Status::Error(
+      "update: the register tile of " + tile + " is " + std::to_string(vectors * rows) +
+      " accumulators of the stage, which with a row of " + std::to_string(vectors) +
+      " operand vectors and a broadcast need " + std::to_string(vectors * rows + vectors + 1) +
+      " vector registers; the target has " + std::to_string(sdef.vector_registers) +
+      " (rule 8, register tiles): vectorize fewer lanes or unroll less");
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------
 // Definitions
 
@@ -596,6 +637,9 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
           "14's code for the tail (predicated strided loads) can crash when unrolled; " +
           "unroll nothing or vectorize no split level");
     }
+  }
+  if (info.has_update && state.strict()) {
+    SCHEDFARM_RETURN_IF_ERROR(CheckRegisterTile(info.defs[1], out->defs[1]).WithContext(where()));
   }
   if (location == ROOT) {
     SetNestedSplits(space, stage, out);

@@ -83,8 +83,8 @@ bool HasUpdate(const Stage& stage) {
 // What the option rules need to know of one loop of extent > 1.
 struct Slot {
   bool pure = true;
-  bool vec = false;    // pure, a multiple of the lanes, at most 4 vectors
-  bool small = false;  // extent <= 16 (unrollable)
+  int vectors = 0;     // pure, a multiple of the lanes, at most 4 vectors: extent / lanes
+  int unroll = 0;      // extent <= 16 (unrollable): its extent
   // A split level of a dim of a SpaceDefinition::guarded_strided definition: when it
   // is vectorized, no loop is unrolled (rule 7).
   bool strided_tail = false;
@@ -98,23 +98,36 @@ Slot SlotOf(const SpaceLoop& loop, const SpaceDefinition& def, bool root) {
   Slot s;
   s.pure = !loop.reduction;
   const bool constant = root || loop.reduction || loop.level > 0;
-  s.vec = constant && s.pure && loop.extent % lanes == 0 && loop.extent <= 4 * lanes;
-  s.small = constant && loop.extent <= 16;
+  if (constant && s.pure && loop.extent % lanes == 0 && loop.extent <= 4 * lanes) {
+    s.vectors = static_cast<int>(loop.extent / lanes);
+  }
+  if (constant && loop.extent <= 16) s.unroll = static_cast<int>(loop.extent);
   s.strided_tail = def.guarded_strided && loop.level > 0;
   return s;
 }
 
 // Valid (vectorize, unroll, parallel) combinations of a loop sequence given by its
-// loops of extent > 1, innermost first: bit v * 6 + u * 3 + p.
-uint16_t CombosOf(const Slot* s, int n, bool root) {
-  const bool v_ok = n >= 1 && s[0].pure && s[0].vec;
-  const bool u_ok = n >= 2 && s[1].small;
+// loops of extent > 1, innermost first: bit v * 6 + u * 3 + p. `registers` bounds a
+// register tile (rule 8).
+uint16_t CombosOf(const Slot* s, int n, bool root, int registers) {
+  const bool v_ok = n >= 1 && s[0].pure && s[0].vectors > 0;
+  const bool u_ok = n >= 2 && s[1].unroll > 0;
+  // A vectorized s[0] and an unrolled pure s[1] inside a reduction loop: a tile.
+  bool tile_fits = true;
+  if (v_ok && u_ok && s[1].pure) {
+    for (int i = 2; i < n; ++i) {
+      if (!s[i].pure) {
+        tile_fits = RegisterTileFits(s[0].vectors, s[1].unroll, registers);
+        break;
+      }
+    }
+  }
   uint16_t mask = 0;
   for (int v = 0; v < 2; ++v) {
     if (v && !v_ok) continue;
     for (int u = 0; u < 2; ++u) {
       if (u && !u_ok) continue;
-      if (v && u && s[0].strided_tail) continue;
+      if (v && u && (s[0].strided_tail || !tile_fits)) continue;
       for (int p = 0; p < (root ? 3 : 1); ++p) {
         bool ok = true;
         // The p outermost loops are parallel: each pure, not vectorized (position 0
@@ -142,11 +155,13 @@ std::vector<int> EffectivePositions(const std::vector<SpaceLoop>& loops) {
   return eff;
 }
 
-SpaceDefinition MakeDefinition(const StageLoops& loops, bool update, bool restricted, int lanes) {
+SpaceDefinition MakeDefinition(const StageLoops& loops, bool update, bool restricted, int lanes,
+                               int vector_registers) {
   SpaceDefinition def;
   def.update = update;
   def.restricted = restricted;
   def.lanes = lanes;
+  def.vector_registers = vector_registers;
   for (const LoopDim& d : loops.pure) {
     SpaceDim dim;
     dim.name = d.name;
@@ -317,9 +332,11 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
   }
   const int lanes = space.lanes(s);
   const StageLoops loops = graph.loops(s);
-  info.defs[0] = MakeDefinition(loops, /*update=*/false, /*restricted=*/info.has_update, lanes);
+  const int registers = space.target().vector_registers();
+  info.defs[0] =
+      MakeDefinition(loops, /*update=*/false, /*restricted=*/info.has_update, lanes, registers);
   if (info.has_update) {
-    info.defs[1] = MakeDefinition(loops, /*update=*/true, /*restricted=*/false, lanes);
+    info.defs[1] = MakeDefinition(loops, /*update=*/true, /*restricted=*/false, lanes, registers);
   }
   for (SpaceDefinition& def : info.defs) {
     def.guarded_strided = !info.is_output && info.strided_loads;
@@ -480,7 +497,7 @@ uint16_t ScheduleSpaceImpl::FullCombos(const SpaceDefinition& def,
   for (const SpaceLoop& loop : order) {
     if (loop.extent > 1 && n < 64) slots[n++] = SlotOf(loop, def, root);
   }
-  return CombosOf(slots, n, root);
+  return CombosOf(slots, n, root, def.vector_registers);
 }
 
 // Placement 1 differs from 0 only with reduction loops and an innermost tier of
@@ -528,11 +545,13 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
 
   Slot slots[64];
   int n = 0;
+  // A reduction loop's unroll extent only matters as being unrollable (rule 8 tiles
+  // are pure loops).
   auto add_reduction = [&](int cnt, bool s1, bool s2) {
-    for (int i = 0; i < cnt; ++i) slots[n++] = {false, false, i == 0 ? s1 : (i == 1 && s2)};
+    for (int i = 0; i < cnt; ++i) slots[n++] = {false, 0, (i == 0 ? s1 : (i == 1 && s2)) ? 1 : 0};
   };
   auto placeholders = [&](int count) {
-    for (int i = 0; i < std::min(count, kCap); ++i) slots[n++] = {true, false, false};
+    for (int i = 0; i < std::min(count, kCap); ++i) slots[n++] = {true, 0, 0};
   };
 
   const int k = static_cast<int>(def.pure_nt.size());
@@ -542,14 +561,14 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
     for (const auto& [key, mult] : rtab) {
       n = 0;
       add_reduction(std::get<0>(key), std::get<1>(key), std::get<2>(key));
-      total += mult * PopCount(CombosOf(slots, n, root));
+      total += mult * PopCount(CombosOf(slots, n, root, def.vector_registers));
     }
     return total;
   }
 
   // Per pure dim of extent > 1: its split choices grouped by what the rules see.
-  // key: levels, innermost level vec / small, middle small, outer small, innermost
-  // level strided tail.
+  // key: levels, innermost level's vectors and unroll extent (Slot), the middle's and
+  // the outer level's unroll extents, innermost level strided tail.
   using Key = std::array<int, 6>;
   std::vector<std::map<Key, int64_t>> keys(k);
   std::vector<std::array<int64_t, 4>> by_levels(k);
@@ -562,11 +581,12 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
       inner.extent = LevelExtent(dim.extent, f, num_levels - 1);
       inner.level = num_levels - 1;
       const Slot s = SlotOf(inner, def, root);
-      const bool m_small = num_levels == 3 && LevelExtent(dim.extent, f, 1) <= 16;
-      const bool o_small = root && num_levels >= 2 && LevelExtent(dim.extent, f, 0) <= 16;
+      auto unroll = [&](int64_t extent) { return extent <= 16 ? static_cast<int>(extent) : 0; };
+      const int m_unroll = num_levels == 3 ? unroll(LevelExtent(dim.extent, f, 1)) : 0;
+      const int o_unroll = root && num_levels >= 2 ? unroll(LevelExtent(dim.extent, f, 0)) : 0;
       // With k >= 2 the middle and outer levels are never among the first two loops.
-      keys[j][{num_levels, s.vec, s.small, k == 1 && m_small, k == 1 && o_small, s.strided_tail}] +=
-          1;
+      keys[j][{num_levels, s.vectors, s.unroll, k == 1 ? m_unroll : 0, k == 1 ? o_unroll : 0,
+               s.strided_tail}] += 1;
       ++by_levels[j][num_levels];
     }
   }
@@ -590,12 +610,13 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
       }
       std::copy(&next[0][0], &next[0][0] + (kCap + 1) * (kCap + 1), &poly[0][0]);
     }
-    // The next dim's choices: (levels, innermost small) -> count; none when k == 1.
-    std::map<std::pair<int, bool>, int64_t> ftab;
+    // The next dim's choices: (levels, innermost unroll extent) -> count; none when
+    // k == 1.
+    std::map<std::pair<int, int>, int64_t> ftab;
     if (fi >= 0) {
-      for (const auto& [key, mult] : keys[fi]) ftab[{key[0], key[2] != 0}] += mult;
+      for (const auto& [key, mult] : keys[fi]) ftab[{key[0], key[2]}] += mult;
     } else {
-      ftab[{0, false}] = 1;
+      ftab[{0, 0}] = 1;
     }
     for (const auto& [ckey, cmult] : keys[ci]) {
       const int cl = ckey[0];
@@ -614,24 +635,24 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
                 if (p == 2 && (rcnt == 0 || total_m == 0)) continue;
                 n = 0;
                 if (p == 0) add_reduction(rcnt, s1, s2);
-                slots[n++] = {true, ckey[1] != 0, ckey[2] != 0, ckey[5] != 0};
+                slots[n++] = {true, ckey[1], ckey[2], ckey[5] != 0};
                 if (fi >= 0) {
-                  slots[n++] = {true, false, fkey.second};
+                  slots[n++] = {true, 0, fkey.second};
                   placeholders(k - 2);
                 }
                 if (p == 1) add_reduction(rcnt, s1, s2);
                 if (k == 1) {
-                  if (cl == 3) slots[n++] = {true, false, ckey[3] != 0};
+                  if (cl == 3) slots[n++] = {true, 0, ckey[3]};
                 } else {
                   placeholders(total_m);
                 }
                 if (p == 2) add_reduction(rcnt, s1, s2);
                 if (k == 1) {
-                  if (cl >= 2) slots[n++] = {true, false, ckey[4] != 0};
+                  if (cl >= 2) slots[n++] = {true, 0, ckey[4]};
                 } else {
                   placeholders(total_o);
                 }
-                total += mult * rmult * PopCount(CombosOf(slots, n, root));
+                total += mult * rmult * PopCount(CombosOf(slots, n, root, def.vector_registers));
               }
             }
           }

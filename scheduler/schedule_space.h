@@ -98,6 +98,10 @@
 //                lanes (vector_bytes / dtype bytes) and at most 4 * lanes;
 //                vector_width = its extent.
 //     unroll     the loop just outside the innermost one, if its extent <= 16.
+//                In an update whose reduction loops lie outside both, a vectorized
+//                innermost loop and an unrolled pure loop are a register tile of
+//                accumulators: it must fit the target's vector registers beside one
+//                row of operands (RegisterTileFits).
 //                With AT, neither is level 0 of a pure dim: that loop spans the
 //                region the consumer loop asks for, whose extent Halide does not
 //                know as a constant where the consumer's splits have guarded tails.
@@ -138,7 +142,16 @@ namespace schedfarm {
 struct TargetParams {
   int vector_bytes = 32;  // AVX2; 64 with AVX-512
   int cores = 2;
+  // 32 with 64-byte vectors (AVX-512), 16 otherwise (AVX2).
+  int vector_registers() const { return vector_bytes >= 64 ? 32 : 16; }
 };
+
+// Whether a register tile of `vectors` x `rows` accumulators fits in `registers`
+// vector registers beside the operands of one step: a row of `vectors` loaded vectors
+// and one broadcast (rule 8 of docs/SCHEDULES.md).
+inline bool RegisterTileFits(int64_t vectors, int64_t rows, int registers) {
+  return vectors * rows + vectors + 1 <= registers;
+}
 
 // The vector bytes of the workers a campaign requires: 64 where they must have
 // avx512f (Halide's target then uses 512-bit vectors), else 32 (AVX2, the default).
@@ -265,10 +278,10 @@ class ScheduleSpace {
   //  - a stage without update has an empty update schedule.
   Status Check(const ScheduleSpec& spec) const;
   // Check for a schedule that was measured, which may come from a space before rules 4
-  // to 7 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
-  // tiles, unroll with strided loads): every rule but those. They refuse schedules that
-  // Halide 14 may fail to run; one measured OK ran, and its loop nest and features are
-  // as well defined as any legal schedule's.
+  // to 8 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
+  // tiles, unroll with strided loads, register tiles): every rule but those. They
+  // refuse schedules that Halide 14 may fail to run or that spill; one measured OK
+  // ran, and its loop nest and features are as well defined as any legal schedule's.
   Status CheckMeasured(const ScheduleSpec& spec) const;
 
   // The loops of the definition of `stage` that producers can be computed in (its
@@ -283,7 +296,7 @@ class ScheduleSpace {
   struct StageInfo;
   struct AtMemo;
 
-  // strict: rules 4 to 7 of docs/SCHEDULES.md apply.
+  // strict: rules 4 to 8 of docs/SCHEDULES.md apply.
   Status Check(const ScheduleSpec& spec, bool strict) const;
 
   const PipelineGraph& graph_;

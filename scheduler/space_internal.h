@@ -84,6 +84,7 @@ struct SpaceDefinition {
   std::vector<int> red_nt;     // reduction dims of extent > 1, natural order
   bool has_reduction = false;  // reduction placements 0-2 exist
   int lanes = 1;
+  int vector_registers = 16;  // TargetParams::vector_registers
   // Not an output, and its loads may be strided or gathered (StageInfo::strided_loads):
   // a vectorized split level has a guarded tail of predicated strided loads, and no
   // loop is unrolled with it (rule 7 of docs/SCHEDULES.md).
@@ -155,7 +156,7 @@ class ScheduleSpaceImpl;
 // before `pos`). The spec may grow (RandomCompletion appends to it).
 class SpecState {
  public:
-  // strict: whether rules 4 to 7 of docs/SCHEDULES.md apply (ScheduleSpace::
+  // strict: whether rules 4 to 8 of docs/SCHEDULES.md apply (ScheduleSpace::
   // CheckMeasured leaves them out).
   SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool strict = true);
   // The compute location of decision `pos`, the default resolved (no checks).

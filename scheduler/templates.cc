@@ -9,11 +9,6 @@
 namespace schedfarm {
 namespace {
 
-// Vector registers the tile of accumulators may take: half the register file (the
-// rest holds the weights' vectors and the broadcast input), 32 registers with 64-byte
-// vectors (AVX-512), 16 otherwise.
-int AccumulatorBudget(const TargetParams& target) { return target.vector_bytes >= 64 ? 16 : 8; }
-
 // How the tile is cut: the dim vectorized by `vector` lanes (split), the dim unrolled
 // by `tile` (split), each -1 / 0 when not.
 struct TileShape {
@@ -60,7 +55,10 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   if (shape.vector == 0) shape.vector_dim = -1;
   const int64_t vectors = shape.vector > 0 ? shape.vector / lanes : 1;
   if (shape.tile_dim >= 0) {
-    const int64_t limit = std::min<int64_t>(16, AccumulatorBudget(space.target()) / vectors);
+    int64_t limit = 1;
+    while (limit < 16 && RegisterTileFits(vectors, limit + 1, space.target().vector_registers())) {
+      ++limit;
+    }
     shape.tile = Factor(pure[shape.tile_dim].extent, limit,
                         std::vector<int64_t>(std::begin(kSplitFactors), std::end(kSplitFactors)));
     if (shape.tile == 0) shape.tile_dim = -1;

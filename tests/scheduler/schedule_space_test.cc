@@ -16,6 +16,7 @@
 #include "pipeline/builder.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/zoo.h"
+#include "scheduler/templates.h"
 
 namespace schedfarm {
 namespace {
@@ -813,6 +814,64 @@ TEST(ScheduleSpaceTest, NoUnrollWithAVectorizedStridedTail) {
   EXPECT_TRUE(f->CheckMeasured(With(decided, unrolled)).ok());
   pure->clear_unroll();
   EXPECT_TRUE(f->Check(With(decided, unrolled)).ok());
+}
+
+// Rule 8 of docs/SCHEDULES.md: in an update, a vectorized loop and an unrolled pure
+// loop inside the reduction loops are a register tile of accumulators; the space
+// offers only tiles that fit the target's vector registers beside a row of operands,
+// and Check refuses a larger one, naming the stage, the loops and the registers.
+TEST(ScheduleSpaceTest, RegisterTilesFitTheVectorRegisters) {
+  PipelineBuilder b("conv_out");
+  const std::string conv = b.Conv2d(b.Input("x", {1, 16, 12, 12}), 32, 3, 1, 1);
+  b.Output(conv);
+  const PipelineSpec spec = b.Finish().value();
+  for (int vector_bytes : {32, 64}) {
+    TargetParams target;
+    target.vector_bytes = vector_bytes;
+    Fixture f = Make(spec, target);
+    const int lanes = vector_bytes / 4;
+    int tiles = 0, too_large = 0;
+    f->ForEachOption(f->Empty(), [&](const StageSchedule& o) {
+      const std::vector<ScheduledLoop> loops = f->DefinitionLoops(0, true, o);
+      int64_t vectors = 0, rows = 0;
+      bool reduction_outside = false;
+      for (const ScheduledLoop& loop : loops) {
+        if (loop.vectorized) vectors = loop.extent / lanes;
+        if (loop.unrolled && !loop.reduction) rows = loop.extent;
+        if (loop.reduction && loop.extent > 1 && rows > 0) reduction_outside = true;
+      }
+      if (vectors > 0 && rows > 0 && reduction_outside) {
+        ++tiles;
+        if (vectors * rows + vectors + 1 > target.vector_registers()) ++too_large;
+      }
+      return true;
+    });
+    EXPECT_GT(tiles, 0) << vector_bytes;
+    EXPECT_EQ(too_large, 0) << vector_bytes;
+  }
+
+  // The template's tile (AVX2: 2 vectors x 4 columns) with 8 columns unrolled instead.
+  Fixture f = Make(spec);
+  StatusOr<ScheduleSpec> tiled = TemplateSchedule(*f);
+  ASSERT_TRUE(tiled.ok()) << tiled.status().ToString();
+  DefinitionSchedule* update = tiled->mutable_stages(0)->mutable_update();
+  ASSERT_EQ(update->vector_width(), 16);
+  ASSERT_EQ(update->unroll(0).dim(), "d3");
+  for (DimSplit& split : *update->mutable_splits()) {
+    if (split.dim() == "d3") split.set_factors(0, 8);
+  }
+  EXPECT_EQ(f->Check(*tiled).message(),
+            "stage '" + conv +
+                "': update: the register tile of loop 'd1_1' vectorized (2 vectors) x loop "
+                "'d3_1' unrolled (8) is 16 accumulators of the stage, which with a row of 2 "
+                "operand vectors and a broadcast need 19 vector registers; the target has 16 "
+                "(rule 8, register tiles): vectorize fewer lanes or unroll less");
+  EXPECT_TRUE(f->CheckMeasured(*tiled).ok());
+  // With 64-byte vectors the same loops are 1 vector x 8: 10 registers of 32.
+  TargetParams avx512;
+  avx512.vector_bytes = 64;
+  Fixture g = Make(spec, avx512);
+  EXPECT_TRUE(g->Check(*tiled).ok()) << g->Check(*tiled).ToString();
 }
 
 // Rule 4 of docs/SCHEDULES.md: a stage read through clamped indices (padding) and
