@@ -73,7 +73,8 @@ StatusOr<SandboxJob> JobOfLease(const Lease& lease, bool replay) {
                          ") come without one");
   }
   if (!baseline) {
-    const ScheduleSpace space(*graph);
+    // The space of the target this host compiles for: rule 8 counts its registers.
+    const ScheduleSpace space(*graph, HalideTargetParams());
     const Status legal =
         replay ? space.CheckMeasured(candidate.schedule()) : space.Check(candidate.schedule());
     SCHEDFARM_RETURN_IF_ERROR(
