@@ -8,9 +8,10 @@
 // outputs are checked against libtorch's before it is timed.
 //
 // Usage: conv_layer_bench [--threads N] [--samples K] [--only TEXT] [--assembly DIR]
-//                         NETWORK.onnx...
+//                         [--layout nchw|channels_last] NETWORK.onnx...
 // --only keeps the tasks whose summary contains TEXT; --assembly writes each template's
-// assembly (DIR/<task id>.s), to check its inner loop.
+// assembly (DIR/<task id>.s), to check its inner loop; --layout is the layout the tasks
+// exchange tensors in (PipelineSpec.boundary_layout; default channels_last).
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -40,6 +41,7 @@ struct Options {
   int samples = 7;
   std::string only;
   std::string assembly_dir;
+  BoundaryLayout layout = LAYOUT_CHANNELS_LAST;
   std::vector<std::string> networks;
 };
 
@@ -133,6 +135,7 @@ int Run(const Options& options) {
     StatusOr<PipelineGraph> given = LoadPipelineSource(path);
     StatusOr<PipelineSpec> tuned =
         given.ok() ? NetworkWithTileCopies(given->spec()) : StatusOr<PipelineSpec>(given.status());
+    if (tuned.ok()) tuned->set_boundary_layout(options.layout);
     StatusOr<PipelineGraph> network =
         tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
     if (!network.ok()) {
@@ -247,10 +250,18 @@ int main(int argc, char** argv) {
   schedfarm::Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--threads" || arg == "--samples" || arg == "--only" || arg == "--assembly") &&
+    if ((arg == "--threads" || arg == "--samples" || arg == "--only" || arg == "--assembly" ||
+         arg == "--layout") &&
         i + 1 < argc) {
       const std::string value = argv[++i];
-      if (arg == "--only") {
+      if (arg == "--layout") {
+        if (value != "nchw" && value != "channels_last") {
+          std::fprintf(stderr, "conv_layer_bench: --layout '%s' is not nchw or channels_last\n",
+                       value.c_str());
+          return 2;
+        }
+        options.layout = value == "nchw" ? schedfarm::LAYOUT_NATURAL : schedfarm::LAYOUT_CHANNELS_LAST;
+      } else if (arg == "--only") {
         options.only = value;
       } else if (arg == "--assembly") {
         options.assembly_dir = value;
@@ -260,7 +271,7 @@ int main(int argc, char** argv) {
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr,
                    "usage: conv_layer_bench [--threads N] [--samples K] [--only TEXT] "
-                   "[--assembly DIR] NETWORK.onnx...\n");
+                   "[--assembly DIR] [--layout nchw|channels_last] NETWORK.onnx...\n");
       return 2;
     } else {
       options.networks.push_back(arg);

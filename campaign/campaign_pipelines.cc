@@ -56,15 +56,23 @@ Status CheckPipeline(const PipelineSpec& submitted, const StatusOr<PipelineSpec>
   return Status::Ok();
 }
 
-// The network's own pipeline checked as any entry, then the rest against its split.
-Status CheckNetworkPipelines(const PipelineSource& source,
+// The network's own pipeline checked as any entry (a zoo block as farmctl times it), in
+// the campaign's layout, then the rest against its split.
+Status CheckNetworkPipelines(const CampaignConfig& config,
                              const std::vector<PipelineSpec>& pipelines) {
+  const PipelineSource& source = config.network();
   if (pipelines.empty()) return Status::Error("network: no pipeline was submitted");
   if (source.has_zoo()) {
-    const StatusOr<PipelineSpec> zoo = BuildZooPipeline(source.zoo());
+    StatusOr<PipelineSpec> zoo = BuildZooPipeline(source.zoo());
+    if (zoo.ok()) zoo = TimedNetwork(*zoo, config.network_layout());
     SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(pipelines[0], &zoo, "network (zoo " + source.zoo().block() + ")"));
   } else {
     SCHEDFARM_RETURN_IF_ERROR(CheckPipeline(pipelines[0], nullptr, "network"));
+  }
+  if (pipelines[0].boundary_layout() != config.network_layout()) {
+    return Status::Error("network: its pipeline's boundary layout is " +
+                         BoundaryLayout_Name(pipelines[0].boundary_layout()) +
+                         ", the campaign's layout " + BoundaryLayout_Name(config.network_layout()));
   }
   SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(pipelines[0]));
   StatusOr<NetworkPartition> partition = PartitionNetwork(network);
@@ -94,7 +102,7 @@ std::vector<PipelineSpec> NetworkCampaignPipelines(const PipelineSpec& network,
 
 Status CheckCampaignPipelines(const CampaignConfig& config,
                               const std::vector<PipelineSpec>& pipelines) {
-  if (config.has_network()) return CheckNetworkPipelines(config.network(), pipelines);
+  if (config.has_network()) return CheckNetworkPipelines(config, pipelines);
   const int64_t expected_count = CampaignPipelineCount(config);
   if (static_cast<int64_t>(pipelines.size()) != expected_count) {
     return Status::Error("the campaign names " + std::to_string(expected_count) + " pipelines, " +

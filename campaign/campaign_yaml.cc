@@ -703,7 +703,7 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
                                              {"name", "pipelines", "replay", "network", "strategy",
                                               "budget", "measurement", "baselines", "workers",
-                                              "templates"}));
+                                              "templates", "layout"}));
   for (const char* key : {"name", "budget"}) {
     SCHEDFARM_RETURN_IF_ERROR(Require(top, key, "campaign"));
   }
@@ -801,6 +801,17 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
                            "templates: false or leave it out");
     }
     config.set_templates(templates);
+  }
+  if (top.has("layout")) {
+    if (!config.has_network()) {
+      return ErrorAt(top.value("layout"),
+                     "layout: only a network campaign has one (the layout its tasks exchange "
+                     "tensors in); leave it out");
+    }
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int layout, Choice(top.value("layout"), "layout", "layout",
+                           {{"nchw", LAYOUT_NATURAL}, {"channels_last", LAYOUT_CHANNELS_LAST}}));
+    config.set_network_layout(static_cast<BoundaryLayout>(layout));
   }
   if (top.has("workers")) {
     SCHEDFARM_RETURN_IF_ERROR(ReadWorkers(top.value("workers"), config.mutable_workers()));

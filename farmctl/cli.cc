@@ -119,6 +119,8 @@ const char kUsage[] =
     "       [--baselines L]   runs it, ending with the network's end-to-end table and its\n"
     "                         assembled schedule; L the baselines (default\n"
     "                         li2018,mullapudi2016,adams2019,libtorch)\n"
+    "       [--layout X]      X the layout the tasks exchange tensors in: channels_last\n"
+    "                         (default) or nchw\n"
     "\n"
     "global flags:\n"
     "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
@@ -156,7 +158,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
       {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
       {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true},
-      {"--clear", true},       {"--version", true}};
+      {"--clear", true},       {"--version", true}, {"--layout", true}};
   return kFlags;
 }
 
@@ -1084,6 +1086,11 @@ int RunTuneCommand(Runner& r) {
     if (!threads.ok()) return r.Fail(kExitUsage, threads.status().message());
     options.threads = *threads;
   }
+  options.layout = r.inv().Get("--layout", options.layout);
+  if (options.layout != "nchw" && options.layout != "channels_last") {
+    return r.Fail(kExitUsage,
+                  "--layout '" + options.layout + "' is not a layout (nchw or channels_last)");
+  }
   return RunTune(options, r.io());
 }
 
@@ -1113,7 +1120,7 @@ const std::vector<Command>& Commands() {
       {"tune",
        {"MODEL"},
        {},
-       {"--budget", "--time", "--threads", "--dir", "--baselines"},
+       {"--budget", "--time", "--threads", "--dir", "--baselines", "--layout"},
        false,
        RunTuneCommand},
   };

@@ -94,8 +94,7 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
   if (config.has_network()) {
     const std::string what = "network (" + Describe(config.network()) + ")";
     SCHEDFARM_RETURN_IF_ERROR(AddSource(config.network(), &pipelines).WithContext(what));
-    StatusOr<PipelineSpec> timed = NetworkWithRandomWeights(pipelines[0]);
-    if (timed.ok()) timed = NetworkWithTileCopies(*timed);
+    StatusOr<PipelineSpec> timed = TimedNetwork(pipelines[0], config.network_layout());
     if (!timed.ok()) return timed.status().WithContext(what);
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(*timed));
     StatusOr<NetworkPartition> partition = PartitionNetwork(network);

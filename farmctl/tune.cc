@@ -46,6 +46,7 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
   yaml << "# Written by farmctl tune " << options.model << "\n"
        << "name: " << CampaignName(options.model) << "\n"
        << "network: " << NetworkItem(options.model) << "\n"
+       << "layout: " << options.layout << "\n"
        << "strategy:\n"
        << "  name: model-guided\n"
        << "  settings: {model: gbt, batch: 8, retrain_every: 32, retrain_growth: 0.3}\n"

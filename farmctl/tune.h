@@ -24,6 +24,8 @@ struct TuneOptions {
   // The baselines timed on the whole network, beside its reference schedule.
   std::vector<std::string> baselines = {"li2018", "mullapudi2016", "adams2019", "libtorch"};
   std::string dir = "schedfarm-tune";
+  // The layout the network's tasks exchange 4-D tensors in (campaign `layout`).
+  std::string layout = "channels_last";
   // ISA flags the campaign's workers must have (workers.isa): by default avx512f where
   // this host has it, so that the schedule space plans for its 512-bit vectors.
   std::vector<std::string> isa = DefaultTuneIsa();

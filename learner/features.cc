@@ -7,6 +7,7 @@
 
 #include "learner/schedule_eval.h"
 #include "learner/stage_model.h"
+#include "pipeline/spec.h"
 
 namespace schedfarm {
 
@@ -541,7 +542,13 @@ void SetLayoutColumns(const PipelineGraph& graph, const ScheduleEvaluator& ev,
   // Check has made sure it is one.
   const int rank = m.rank;
   const std::string& stored = decision.storage_innermost();
-  const int innermost = stored.empty() ? 0 : rank - 1 - std::atoi(stored.c_str() + 1);
+  int innermost = stored.empty() ? 0 : rank - 1 - std::atoi(stored.c_str() + 1);
+  // An output of a channels-last pipeline is stored channels innermost (pipeline/spec.h).
+  const std::vector<int>& outputs = graph.output_stages();
+  if (BoundaryChannelsLast(graph.spec(), static_cast<size_t>(rank)) &&
+      std::find(outputs.begin(), outputs.end(), s) != outputs.end()) {
+    innermost = 2;
+  }
   r->storage_innermost = innermost;
   const DefState& def = st.defs[ScheduleEvaluator::MainDef(m)];
   int vectorized = -1;

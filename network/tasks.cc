@@ -23,6 +23,7 @@ PipelineSpec TaskSpec(const PipelineGraph& network, const NetworkTask& task, int
   PipelineSpec spec;
   spec.set_name(net.name() + ".task" + std::to_string(index));
   spec.set_source("task " + std::to_string(index) + " of " + net.source());
+  spec.set_boundary_layout(net.boundary_layout());
   std::set<int> in_task(task.stages.begin(), task.stages.end());
   std::set<int> declared;
   for (int s : task.stages) {
@@ -131,6 +132,13 @@ StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network) {
     if (it != copy_of.end()) output = it->second;
   }
   return out;
+}
+
+StatusOr<PipelineSpec> TimedNetwork(const PipelineSpec& imported, BoundaryLayout layout) {
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec random, NetworkWithRandomWeights(imported));
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec timed, NetworkWithTileCopies(random));
+  timed.set_boundary_layout(layout);
+  return timed;
 }
 
 bool IsAnchorOp(OpKind op) {

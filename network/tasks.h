@@ -82,6 +82,11 @@ StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network);
 // network computes the same values.
 StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network);
 
+// The network a network campaign times, as farmctl builds it from the imported one:
+// random weights, tile copies, and `layout` the boundary layout of the network and so
+// of its assembly and tasks (docs/NETWORKS.md, "Layouts across a network").
+StatusOr<PipelineSpec> TimedNetwork(const PipelineSpec& imported, BoundaryLayout layout);
+
 // Whether stage `op` starts a task.
 bool IsAnchorOp(OpKind op);
 

@@ -14,7 +14,8 @@
 # Checker options after "--": --first-pipeline P, --per-pipeline K (default 4),
 # --pipelines zoo|random|mixed (default mixed: every third pipeline a zoo block),
 # --threads T (default 2), --samples S (timed runs, default 3), --timeout S (per
-# schedule, default 300).
+# schedule, default 300), --layout nchw|channels_last (the pipelines' boundary layout,
+# default nchw).
 # SCHEDFARM_BUILD_DIR selects the build directory (default build/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) do_build=0; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *[!0-9]*|'') echo "check_random_schedules: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) count="$1"; shift ;;
   esac

@@ -43,6 +43,10 @@ StatusOr<PipelineGraph> PipelineGraph::Build(PipelineSpec spec, const PipelineLi
   auto fail = [&](const std::string& message) { return Status::Error(where + ": " + message); };
 
   if (spec.stages_size() == 0) return fail("has no stages");
+  if (!BoundaryLayout_IsValid(spec.boundary_layout())) {
+    return fail("boundary_layout " + std::to_string(spec.boundary_layout()) +
+                " is not a layout (LAYOUT_NATURAL or LAYOUT_CHANNELS_LAST)");
+  }
   if (spec.stages_size() > limits.max_stages) {
     return fail("has " + std::to_string(spec.stages_size()) + " stages, over the limit of " +
                 std::to_string(limits.max_stages));

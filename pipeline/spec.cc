@@ -99,6 +99,9 @@ CanonicalStages EncodeCanonically(const PipelineGraph& graph) {
   std::vector<std::string> key(graph.values().size());
   std::ostringstream out;
   out << kCanonicalFormVersion << "\n";
+  if (spec.boundary_layout() != LAYOUT_NATURAL) {
+    out << "layout " << BoundaryLayout_Name(spec.boundary_layout()) << "\n";
+  }
   for (int i = 0; i < spec.inputs_size(); ++i) {
     key[graph.FindValue(spec.inputs(i).name())] = "in" + std::to_string(i);
     out << "input " << i << " " << FormatShape(spec.inputs(i).dtype(), spec.inputs(i).shape())
@@ -155,6 +158,10 @@ std::vector<int> CanonicalStageOrder(const PipelineGraph& graph) {
 
 std::string PipelineId(const PipelineGraph& graph) {
   return Sha256Hex(CanonicalForm(graph)).substr(0, 32);
+}
+
+bool BoundaryChannelsLast(const PipelineSpec& spec, size_t rank) {
+  return spec.boundary_layout() == LAYOUT_CHANNELS_LAST && rank == 4;
 }
 
 StatusOr<PipelineGraph> ParsePipelineSpec(const std::string& bytes, const std::string& what) {

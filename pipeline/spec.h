@@ -1,8 +1,9 @@
 // Canonical form and content id of a pipeline. The canonical form is a text that
 // depends only on what the pipeline computes: stages in a deterministic topological
-// order, references by position, attributes by field name; names, labels, source
-// and the declaration order of independent stages do not enter it. Its SHA-256 is
-// the pipeline id, the same on every machine and run.
+// order, references by position, attributes by field name, and the layout of its 4-D
+// inputs and outputs when it is not the natural one; names, labels, source and the
+// declaration order of independent stages do not enter it. Its SHA-256 is the pipeline
+// id, the same on every machine and run.
 #pragma once
 
 #include <string>
@@ -25,6 +26,10 @@ std::vector<int> CanonicalStageOrder(const PipelineGraph& graph);
 
 // First 32 hex digits (128 bits) of the SHA-256 of CanonicalForm(graph).
 std::string PipelineId(const PipelineGraph& graph);
+
+// Whether an input or output of `rank` dims is stored channels innermost (NHWC): a
+// 4-D tensor of a pipeline whose boundary_layout is LAYOUT_CHANNELS_LAST.
+bool BoundaryChannelsLast(const PipelineSpec& spec, size_t rank);
 
 // Parses a serialized PipelineSpec (binary protobuf) and validates it. A truncated
 // or corrupt message, or an invalid pipeline, is an error naming `what` (the

@@ -152,6 +152,10 @@ StatusOr<std::string> ScheduleSource(const PipelineGraph& graph, const ScheduleS
   out << "// Halide schedule of pipeline '" << graph.spec().name() << "' (id " << PipelineId(graph)
       << "), " << graph.num_stages() << " stages, exported by schedfarm.\n"
       << "// Expects `using namespace Halide;` and the lowered pipeline's Funcs in scope.\n";
+  if (graph.spec().boundary_layout() == LAYOUT_CHANNELS_LAST) {
+    out << "// Its 4-D inputs and outputs are stored channels innermost: each ImageParam\n"
+        << "// and output_buffer() has dim(0).set_stride(Expr()) and dim(2).set_stride(1).\n";
+  }
   for (const StagePlan& plan : plans) PrintStage(out, graph, plan, cpp_names);
   return out.str();
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/spec.h"
 #include "scheduler/layouts.h"
 
 namespace schedfarm {
@@ -41,10 +42,17 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   TileShape shape;
   const std::vector<Shape> inputs = graph.input_shapes(anchor);
   const bool depthwise = stage.op() == CONV && stage.attrs().groups() > 1 && inputs[1][1] == 1;
+  // A depthwise convolution reads one input channel per output channel: across channels
+  // only where its input stores them innermost (an input of a channels-last pipeline).
+  const Value& input = graph.value(graph.stage_inputs(anchor)[0]);
+  const bool channels_across =
+      !depthwise ||
+      (input.kind == Value::Kind::kInput && BoundaryChannelsLast(graph.spec(), input.shape.size()));
   if (stage.op() == CONV && rank >= 3) {
-    // Output channels (row-major axis 1), or the columns of a depthwise convolution.
-    shape.vector_dim = depthwise ? 0 : rank - 2;
-    shape.tile_dim = depthwise ? 1 : 0;
+    // Output channels (row-major axis 1), or the columns of a depthwise convolution
+    // whose input stores its channels apart.
+    shape.vector_dim = channels_across ? rank - 2 : 0;
+    shape.tile_dim = channels_across ? 0 : 1;
   } else {
     shape.vector_dim = 0;  // MATMUL: n
     shape.tile_dim = rank >= 2 ? 1 : -1;

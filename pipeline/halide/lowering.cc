@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "pipeline/lowered_names.h"
+#include "pipeline/spec.h"
 
 namespace schedfarm {
 namespace {
@@ -308,6 +309,15 @@ Halide::Region HalideRegion(const Shape& shape) {
   return region;
 }
 
+// Compiles the loads or stores of an input or output for `storage_order` (empty: the
+// natural order, Halide's default of a unit stride along dim 0): the first dim it names
+// has stride 1, the others whatever the buffer has.
+void ConstrainStorage(Halide::OutputImageParam param, const std::vector<int>& storage_order) {
+  if (storage_order.empty()) return;
+  for (int d = 0; d < param.dimensions(); ++d) param.dim(d).set_stride(Halide::Expr());
+  param.dim(storage_order[0]).set_stride(1);
+}
+
 class Lowerer {
  public:
   Lowerer(const PipelineGraph& graph, LoweredPipeline& out) : graph_(graph), out_(out) {}
@@ -321,6 +331,7 @@ class Lowerer {
       for (int j = 0; j < decl.shape_size(); ++j) {
         param.dim(j).set_estimate(0, static_cast<int>(decl.shape(decl.shape_size() - 1 - j)));
       }
+      ConstrainStorage(param, BoundaryStorageOrder(spec, decl.shape_size()));
       out_.inputs.push_back(param);
     }
     for (int i = 0; i < spec.parameters_size(); ++i) {
@@ -347,7 +358,9 @@ class Lowerer {
     }
     for (int s : graph_.output_stages()) {
       Func f = out_.stages[s].func;
-      f.set_estimates(HalideRegion(graph_.value(graph_.stage_value(s)).shape));
+      const Shape& shape = graph_.value(graph_.stage_value(s)).shape;
+      f.set_estimates(HalideRegion(shape));
+      ConstrainStorage(f.output_buffer(), BoundaryStorageOrder(spec, static_cast<int>(shape.size())));
       out_.outputs.push_back(f);
     }
     out_.pipeline = Halide::Pipeline(out_.outputs);
@@ -792,7 +805,24 @@ void ApplyReferenceSchedule(const PipelineGraph& graph, LoweredPipeline& lowered
   for (int s = 0; s < graph.num_stages(); ++s) lowered.stages[s].func.compute_root();
 }
 
-Halide::Buffer<> ToHalideBuffer(const HostTensor& tensor) {
+std::vector<int> BoundaryStorageOrder(const PipelineSpec& spec, int rank) {
+  if (!BoundaryChannelsLast(spec, static_cast<size_t>(rank))) return {};
+  return {2, 0, 1, 3};
+}
+
+Halide::Runtime::Buffer<void> InStorageOrder(const Halide::Runtime::Buffer<void>& buffer,
+                                             const std::vector<int>& storage_order) {
+  std::vector<int> sizes;
+  for (int d = 0; d < buffer.dimensions(); ++d) sizes.push_back(buffer.dim(d).extent());
+  Halide::Runtime::Buffer<void> out(buffer.type(), sizes, storage_order);
+  std::vector<int> mins;
+  for (int d = 0; d < buffer.dimensions(); ++d) mins.push_back(buffer.dim(d).min());
+  out.set_min(mins);
+  out.copy_from(buffer);
+  return out;
+}
+
+Halide::Buffer<> ToHalideBuffer(const HostTensor& tensor, const std::vector<int>& storage_order) {
   std::vector<int> sizes(tensor.shape.rbegin(), tensor.shape.rend());
   Halide::Buffer<> buffer(HalideType(tensor.dtype), sizes);
   // A fresh dense buffer with dim 0 innermost has the row-major layout. Values
@@ -808,6 +838,7 @@ Halide::Buffer<> ToHalideBuffer(const HostTensor& tensor) {
     for (size_t i = 0; i < given; ++i) out[i] = static_cast<float>(tensor.data[i]);
     std::fill(out + given, out + n, 0.0f);
   }
+  if (!storage_order.empty()) *buffer.get() = InStorageOrder(*buffer.get(), storage_order);
   return buffer;
 }
 

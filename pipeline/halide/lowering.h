@@ -43,8 +43,20 @@ StatusOr<LoweredPipeline> LowerToHalide(const PipelineGraph& graph);
 // no parallelism. Trusted because it is the simplest legal schedule.
 void ApplyReferenceSchedule(const PipelineGraph& graph, LoweredPipeline& lowered);
 
-// Converts between HostTensor (row-major) and Halide buffers (dim 0 innermost).
-Halide::Buffer<> ToHalideBuffer(const HostTensor& tensor);
+// The storage order (Halide dims, innermost first) of an input or output of `rank`
+// dims: {2, 0, 1, 3}, channels innermost, where BoundaryChannelsLast; else empty, the
+// natural order.
+std::vector<int> BoundaryStorageOrder(const PipelineSpec& spec, int rank);
+
+// A copy of `buffer` with the same values, stored in `storage_order` (Halide dims,
+// innermost first).
+Halide::Runtime::Buffer<void> InStorageOrder(const Halide::Runtime::Buffer<void>& buffer,
+                                             const std::vector<int>& storage_order);
+
+// Converts between HostTensor (row-major) and Halide buffers (dim 0 innermost, or in
+// `storage_order` when one is given). FromHalideBuffer reads any storage order.
+Halide::Buffer<> ToHalideBuffer(const HostTensor& tensor,
+                                const std::vector<int>& storage_order = {});
 HostTensor FromHalideBuffer(const Halide::Buffer<>& buffer, DataType dtype);
 
 }  // namespace schedfarm

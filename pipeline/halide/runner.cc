@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <numeric>
 
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
@@ -161,7 +162,12 @@ Halide::Buffer<> CoverRead(const Halide::Buffer<>& exact, const Halide::Buffer<>
     extents.push_back(hi - lo + 1);
   }
   if (inside) return exact;
-  Halide::Buffer<> padded(exact.type(), extents, exact.name());
+  // In exact's storage order: the pipeline may be compiled for it (BoundaryStorageOrder).
+  std::vector<int> order(exact.dimensions());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return exact.dim(a).stride() < exact.dim(b).stride(); });
+  Halide::Buffer<> padded(exact.type(), extents, order, exact.name());
   padded.set_min(mins);
   std::memset(padded.data(), 0, padded.size_in_bytes());
   padded.get()->copy_from(*exact.get());
@@ -249,11 +255,15 @@ StatusOr<CompiledPipeline> CompiledPipeline::Compile(const PipelineGraph& graph,
       const Value& v = graph.value(graph.stage_value(s));
       impl->output_dtypes.push_back(v.dtype);
       impl->outputs.push_back(
-          ToHalideBuffer(HostTensor{v.dtype, v.shape, std::vector<double>(NumElements(v.shape))}));
+          ToHalideBuffer(HostTensor{v.dtype, v.shape, std::vector<double>(NumElements(v.shape))},
+                         BoundaryStorageOrder(spec, static_cast<int>(v.shape.size()))));
     }
     impl->realization = std::make_unique<Halide::Realization>(impl->outputs);
     std::vector<Halide::Buffer<>> input_values;
-    for (const HostTensor& input : inputs) input_values.push_back(ToHalideBuffer(input));
+    for (const HostTensor& input : inputs) {
+      input_values.push_back(
+          ToHalideBuffer(input, BoundaryStorageOrder(spec, static_cast<int>(input.shape.size()))));
+    }
     const Clock::time_point start = Clock::now();
     if (input_buffers == InputBuffers::kCoverScheduleReads) {
       CoverScheduleReads(impl->lowered, impl->target, *impl->realization, input_values);

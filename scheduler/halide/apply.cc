@@ -109,11 +109,7 @@ Status Guarded(const std::string& where, const PlanCall& call, const std::string
 // the pipeline is compiled.
 void PackWeights(LoweredPipeline& lowered, const PackedWeights& packed) {
   Halide::Buffer<>& weights = lowered.parameters[packed.parameter];
-  std::vector<int> sizes;
-  for (int d = 0; d < weights.dimensions(); ++d) sizes.push_back(weights.dim(d).extent());
-  Halide::Runtime::Buffer<void> repacked(weights.type(), sizes, packed.storage_order);
-  repacked.copy_from(*weights.get());
-  *weights.get() = repacked;
+  *weights.get() = InStorageOrder(*weights.get(), packed.storage_order);
 }
 
 }  // namespace

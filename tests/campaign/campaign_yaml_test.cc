@@ -95,6 +95,17 @@ TEST(CampaignYamlTest, NetworkCampaigns) {
                   "strategy: {name: value-iteration}\n",
               4, 11, {"value-iteration does not tune networks"});
   ExpectError(kName + kBudget, 1, 1, {"network: a whole network"});
+
+  // The layout its tasks exchange tensors in: natural unless given.
+  EXPECT_EQ(config->network_layout(), LAYOUT_NATURAL);
+  StatusOr<CampaignConfig> channels_last = Parse(
+      kName + "network: {zoo: {block: resnet18_basic}}\n" + kBudget + "layout: channels_last\n");
+  ASSERT_TRUE(channels_last.ok()) << channels_last.status().message();
+  EXPECT_EQ(channels_last->network_layout(), LAYOUT_CHANNELS_LAST);
+  ExpectError(kName + "network: {zoo: {block: resnet18_basic}}\n" + kBudget + "layout: nhwc\n",
+              4, 9, {"unknown layout 'nhwc'", "channels_last"});
+  ExpectError(kName + kPipelines + kBudget + "layout: channels_last\n", 5, 9,
+              {"only a network campaign has one"});
 }
 
 TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {

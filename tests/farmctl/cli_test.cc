@@ -867,6 +867,8 @@ TEST(FarmctlCliTest, TuneRefusesBadArgumentsAndModelsBeforeStartingAnything) {
   ExpectUsageError({"tune", "m.onnx", "--threads", "two"}, "flag --threads");
   ExpectUsageError({"tune", "m.onnx", "--baselines", "li2018,tvm"},
                    "--baselines: unknown baseline 'tvm'");
+  ExpectUsageError({"tune", "m.onnx", "--layout", "nhwc"},
+                   "--layout 'nhwc' is not a layout (nchw or channels_last)");
 
   // An ONNX model with an operator the importer does not support: the node is named,
   // and no farm starts.
@@ -898,6 +900,7 @@ TEST(FarmctlCliTest, TuneRefusesBadArgumentsAndModelsBeforeStartingAnything) {
   const std::string yaml = ReadFileBytes(dir.Sub("farm/tune.yaml")).value();
   EXPECT_TRUE(Contains(yaml, "network: {onnx: {path: '" + path + "'}}")) << yaml;
   EXPECT_TRUE(Contains(yaml, "benchmarks: 10")) << yaml;
+  EXPECT_TRUE(Contains(yaml, "layout: channels_last")) << yaml;
   EXPECT_TRUE(Contains(yaml, "libtorch")) << yaml;
 }
 

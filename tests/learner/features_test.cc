@@ -536,6 +536,22 @@ TEST(DependentFeatures, LayoutsAreSeen) {
   EXPECT_EQ(packed.Dep("weights_packed"), 1);
   EXPECT_EQ(packed.Dep("weight_vector_loads"), 1);
   EXPECT_EQ(packed.Dep("float_ops"), natural.Dep("float_ops")) << "the same work";
+
+  // The output of a channels-last pipeline is stored channels innermost.
+  PipelineSpec channels_last = graph.spec();
+  channels_last.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  const PipelineGraph cl_graph = PipelineGraph::Build(channels_last).value();
+  const ScheduleSpace cl_space(cl_graph);
+  const Featurizer cl_featurizer(cl_space);
+  ScheduleSpec relu = cl_space.WithDefaults(cl_space.Empty());
+  ASSERT_EQ(relu.stages(0).stage(), out);
+  Split(relu.mutable_stages(0)->mutable_pure(), "d1", {8});
+  *relu.mutable_stages(0)->mutable_pure()->mutable_vectorize() = Ref(out, "d1", 1, false);
+  relu.mutable_stages(0)->mutable_pure()->set_vector_width(8);
+  ASSERT_TRUE(cl_space.Check(relu).ok()) << cl_space.Check(relu).ToString();
+  const Row output(MustFeaturize(cl_featurizer, relu), StageIndex(cl_graph, out));
+  EXPECT_EQ(output.Dep("storage_innermost"), 2);
+  EXPECT_EQ(output.Dep("vector_store_contiguous"), 1);
 }
 
 // x [5, 20] -> exp: d1 split by 8 and vectorized. With a guarded tail each row runs 2

@@ -1,6 +1,6 @@
 // A network campaign on a farm of real processes on loopback: the coordinator, one
-// worker and farm-learner. The network (a zoo block run as a small network) is split
-// into tasks; the coordinator times the network's reference schedule and a Halide
+// worker and farm-learner. The network (a zoo block run as a small network, its tasks
+// exchanging tensors channels-last) is split into tasks; the coordinator times the network's reference schedule and a Halide
 // autoscheduler and libtorch on the whole network and on every distinct task, the
 // learner spreads rounds of random schedules over the distinct tasks with the task
 // scheduler and proposes the schedule assembled from the tasks' best, which the worker
@@ -40,6 +40,7 @@ strategy: {name: random, settings: {batch: 3, model: roofline}}
 budget: {benchmarks: 36}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 baselines: [li2018, libtorch]
+layout: channels_last
 )";
 
 // The campaign's pipelines as farmctl builds them: the network with its tile copies, its
@@ -47,7 +48,7 @@ baselines: [li2018, libtorch]
 std::vector<PipelineSpec> NetworkPipelines(const CampaignConfig& config) {
   StatusOr<PipelineSpec> network = BuildZooPipeline(config.network().zoo());
   EXPECT_TRUE(network.ok()) << network.status().message();
-  network = NetworkWithTileCopies(*network);
+  network = TimedNetwork(*network, config.network_layout());
   EXPECT_TRUE(network.ok()) << network.status().message();
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
   EXPECT_TRUE(graph.ok());

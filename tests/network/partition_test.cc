@@ -104,6 +104,25 @@ TEST(Partition, AssemblyMaterializesEveryTaskOutput) {
   EXPECT_EQ(outputs.size(), 8u);  // one per task here
 }
 
+// A channels-last network's tasks and assembly exchange their 4-D tensors in its layout,
+// and their ids differ from the natural network's.
+TEST(Partition, TasksAndAssemblyTakeTheNetworksLayout) {
+  StatusOr<PipelineSpec> spec = test_networks::TinyResNet();
+  ASSERT_TRUE(spec.ok());
+  spec->set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  const PipelineGraph network = MustBuild(*spec);
+  const PipelineGraph natural = MustBuild(test_networks::TinyResNet());
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  StatusOr<NetworkPartition> natural_partition = PartitionNetwork(natural);
+  ASSERT_TRUE(partition.ok() && natural_partition.ok());
+  EXPECT_EQ(partition->assembly.boundary_layout(), LAYOUT_CHANNELS_LAST);
+  ASSERT_EQ(partition->distinct.size(), natural_partition->distinct.size());
+  for (size_t d = 0; d < partition->distinct.size(); ++d) {
+    EXPECT_EQ(partition->distinct[d].spec.boundary_layout(), LAYOUT_CHANNELS_LAST);
+    EXPECT_NE(partition->distinct[d].pipeline_id, natural_partition->distinct[d].pipeline_id);
+  }
+}
+
 TEST(Partition, WeightsDoNotSplitADistinctTask) {
   // Two networks that differ only in their weights have the same distinct tasks.
   const PipelineGraph a = MustBuild(test_networks::TinyResNet());

@@ -88,6 +88,13 @@ TEST(PipelineGraphTest, UnknownOperator) {
   EXPECT_NE(BuildError(spec).find("op is missing"), std::string::npos);
 }
 
+TEST(PipelineGraphTest, UnknownBoundaryLayout) {
+  PipelineSpec spec = SmallConvPipeline();
+  spec.set_boundary_layout(static_cast<BoundaryLayout>(5));
+  EXPECT_NE(BuildError(spec).find("boundary_layout 5 is not a layout"), std::string::npos)
+      << BuildError(spec);
+}
+
 TEST(PipelineGraphTest, AttributeTheOpDoesNotReadIsRejected) {
   PipelineSpec spec = SmallConvPipeline();
   FindStage(spec, "relu")->mutable_attrs()->add_perm(0);

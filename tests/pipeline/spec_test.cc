@@ -34,6 +34,18 @@ TEST(SpecTest, IdIsStableAcrossRunsAndMachines) {
   EXPECT_EQ(PipelineId(*g), "15dde7cc8a9c2796819f76b513c71106") << CanonicalForm(*g);
 }
 
+TEST(SpecTest, AChannelsLastLayoutIsPartOfTheId) {
+  PipelineSpec spec = SmallConvPipeline();
+  spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  StatusOr<PipelineGraph> g = PipelineGraph::Build(spec);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(CanonicalForm(*g).rfind("schedfarm.pipeline.v1\nlayout LAYOUT_CHANNELS_LAST\n", 0), 0u);
+  EXPECT_NE(IdOf(spec), IdOf(SmallConvPipeline()));
+  EXPECT_TRUE(BoundaryChannelsLast(spec, 4));
+  EXPECT_FALSE(BoundaryChannelsLast(spec, 2));
+  EXPECT_FALSE(BoundaryChannelsLast(SmallConvPipeline(), 4));
+}
+
 TEST(SpecTest, NamesLabelsAndSourceDoNotChangeTheId) {
   PipelineSpec spec = SmallConvPipeline();
   std::string id = IdOf(spec);

@@ -10,9 +10,11 @@
 #include <set>
 #include <thread>
 
+#include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 #include "scheduler/schedule_space.h"
+#include "scheduler/templates.h"
 #include "tests/support/stand_in_coordinator.h"
 #include "tests/worker/worker_test_pipelines.h"
 
@@ -221,6 +223,58 @@ TEST(WorkerDaemon, RefusesBadJobMessagesAndCarriesOn) {
   ASSERT_TRUE(result) << worker.Log();
   EXPECT_EQ(result->envelope.result().measurement().status(), OK);
   EXPECT_NE(worker.Log().find("event=frame_dropped"), std::string::npos) << worker.Log();
+}
+
+// A worker checks a schedule in the space of the target it compiles for: a register tile
+// sized for 64-byte vectors (4 x 16 lanes x 4 columns, 21 of 32 registers) is 8 x 4
+// vectors of 8 lanes for a 32-byte target and over its 16 registers, so only a host
+// whose target has 64-byte vectors (the peak's ISA, timing/peak.h) runs it; one tile too
+// large for 32 registers is refused by rule 8 on any host.
+TEST(WorkerDaemon, ChecksRegisterTilesAgainstItsOwnTarget) {
+  StandInCoordinator coordinator;
+  WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator));
+  coordinator.set_keep_registrations(true);
+  auto reg = coordinator.ReceiveUntil(
+      [](const StandInCoordinator::Received& r) { return r.envelope.has_register_(); }, 20000);
+  coordinator.set_keep_registrations(false);
+  ASSERT_TRUE(reg) << worker.Log();
+  if (reg->envelope.register_().host().peak_isa() != "avx512") {
+    GTEST_SKIP() << "this host's Halide target has no 64-byte vectors (peak ISA '"
+                 << reg->envelope.register_().host().peak_isa() << "')";
+  }
+  PipelineBuilder b("conv_tile");
+  b.Output(b.Conv2d(b.Input("x", {1, 16, 12, 12}), 128, 3, 1, 1));
+  Lease lease = MakeLease("tile");
+  *lease.mutable_pipeline() = b.Finish().value();
+  const PipelineGraph graph = PipelineGraph::Build(lease.pipeline()).value();
+  TargetParams avx512;
+  avx512.vector_bytes = 64;
+  const ScheduleSpace space(graph, avx512);
+  StatusOr<ScheduleSpec> tiled = TemplateSchedule(space);
+  ASSERT_TRUE(tiled.ok()) << tiled.status().ToString();
+  ASSERT_EQ(tiled->stages(0).update().vector_width(), 64);
+  ASSERT_FALSE(ScheduleSpace(graph).Check(*tiled).ok());
+  lease.mutable_candidate()->set_pipeline_id(PipelineId(graph));
+  *lease.mutable_candidate()->mutable_schedule() = *tiled;
+  coordinator.Send(reg->peer, LeaseEnvelope(lease));
+  auto result = coordinator.ReceiveUntil(IsResult, 120000);
+  ASSERT_TRUE(result) << worker.Log();
+  EXPECT_EQ(result->envelope.result().measurement().status(), OK)
+      << result->envelope.result().measurement().error();
+
+  // 4 vectors x 8 columns: 37 registers.
+  lease.set_lease_id("too-large");
+  for (DimSplit& split : *lease.mutable_candidate()->mutable_schedule()->mutable_stages(0)
+                              ->mutable_update()
+                              ->mutable_splits()) {
+    if (split.dim() == "d3") split.set_factors(0, 8);
+  }
+  coordinator.Send(reg->peer, LeaseEnvelope(lease));
+  auto refused = coordinator.ReceiveUntil(IsError, 5000);
+  ASSERT_TRUE(refused) << worker.Log();
+  EXPECT_NE(refused->envelope.error().error().find("need 37 vector registers; the target has 32"),
+            std::string::npos)
+      << refused->envelope.error().error();
 }
 
 TEST(WorkerDaemon, ReconnectsAndDeliversResultsAfterTheCoordinatorComesBack) {

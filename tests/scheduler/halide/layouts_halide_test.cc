@@ -5,15 +5,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "Halide.h"
 #include "pipeline/builder.h"
 #include "pipeline/halide/lowering.h"
+#include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/halide/apply.h"
 #include "scheduler/schedule_source.h"
@@ -61,6 +64,37 @@ PipelineSpec FullyConnected() {
   const std::string bias = b.RandomParameter("bias", {40}, 0.1);
   b.Output(b.Gemm(b.Input("x", {4, 48}), w, bias, 1.0, 1.0, false, true));
   return b.Finish().value();
+}
+
+// The lowered statement of `graph` scheduled by `spec`, as Halide prints it.
+std::string LoweredStmt(const PipelineGraph& graph, const ScheduleSpec& spec) {
+  StatusOr<LoweredPipeline> lowered = LowerToHalide(graph);
+  EXPECT_TRUE(lowered.ok());
+  EXPECT_TRUE(ApplySchedule(graph, *lowered, spec).ok());
+  const std::string stmt = (std::filesystem::temp_directory_path() /
+                            ("schedfarm_layouts_" + std::to_string(getpid()) + ".stmt"))
+                               .string();
+  lowered->pipeline.compile_to_lowered_stmt(stmt, lowered->pipeline.infer_arguments());
+  std::ifstream in(stmt);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(stmt.c_str());
+  return text;
+}
+
+// The stride of every vector index in a lowered statement: ramp(base, stride, lanes).
+std::vector<std::string> RampStrides(const std::string& stmt) {
+  std::vector<std::string> strides;
+  for (size_t at = stmt.find("ramp("); at != std::string::npos; at = stmt.find("ramp(", at + 1)) {
+    int depth = 0;
+    std::vector<size_t> commas;
+    for (size_t i = at + 4; i < stmt.size(); ++i) {
+      if (stmt[i] == '(') ++depth;
+      if (stmt[i] == ')' && --depth == 0) break;
+      if (stmt[i] == ',' && depth == 1) commas.push_back(i);
+    }
+    if (commas.size() == 2) strides.push_back(stmt.substr(commas[0] + 2, commas[1] - commas[0] - 2));
+  }
+  return strides;
 }
 
 const StageSchedule* AnchorOf(const Case& c, const ScheduleSpec& spec) {
@@ -128,32 +162,60 @@ TEST(LayoutsHalideTest, PackedWeightsMakeVectorLoadsWhole) {
   Case c = Make(ConvRelu(16, 32, 8), /*vector_bytes=*/32);
   StatusOr<ScheduleSpec> spec = TemplateSchedule(*c.space);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  // Strided vector loads of the weights: ramps with a stride of Cin * 9.
   auto gathers = [&](const ScheduleSpec& s) {
-    StatusOr<LoweredPipeline> lowered = LowerToHalide(*c.graph);
-    EXPECT_TRUE(lowered.ok());
-    EXPECT_TRUE(ApplySchedule(*c.graph, *lowered, s).ok());
-    const std::string stmt = (std::filesystem::temp_directory_path() /
-                              ("schedfarm_layouts_" + std::to_string(getpid()) + ".stmt"))
-                                 .string();
-    lowered->pipeline.compile_to_lowered_stmt(stmt, lowered->pipeline.infer_arguments());
-    std::ifstream in(stmt);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::remove(stmt.c_str());
-    // A strided vector load of the weights: w[ramp(base, stride, lanes)] with a
-    // stride other than 1.
-    int count = 0;
-    for (size_t at = text.find("ramp("); at != std::string::npos; at = text.find("ramp(", at + 1)) {
-      const size_t close = text.find(')', at);
-      const std::string ramp = text.substr(at, close - at);
-      if (ramp.find(", 1, ") == std::string::npos && ramp.find(", 144, ") != std::string::npos)
-        ++count;
-    }
-    return count;
+    const std::vector<std::string> strides = RampStrides(LoweredStmt(*c.graph, s));
+    return std::count(strides.begin(), strides.end(), "144");
   };
   ScheduleSpec unpacked = *spec;
   for (StageSchedule& s : *unpacked.mutable_stages()) s.clear_pack_weights();
   EXPECT_GT(gathers(unpacked), 0) << "the unpacked weights load with a stride of Cin * 9";
   EXPECT_EQ(gathers(*spec), 0);
+}
+
+// A channels-last pipeline (PipelineSpec.boundary_layout) computes what its natural twin
+// does, with its 4-D input and output stored channels innermost; the template of a
+// depthwise convolution then vectorizes across channels, and Halide loads its input and
+// stores its output as whole vectors.
+TEST(LayoutsHalideTest, ChannelsLastPipelinesComputeTheNaturalOnesValues) {
+  PipelineBuilder b("depthwise");
+  b.Output(b.Relu(b.DepthwiseConv2d(b.Input("x", {1, 32, 18, 18}), 3)));
+  const PipelineSpec natural = b.Finish().value();
+  PipelineSpec channels_last = natural;
+  channels_last.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Case n = Make(natural, 32);
+  Case c = Make(channels_last, 32);
+  EXPECT_NE(PipelineId(*n.graph), PipelineId(*c.graph));
+  ASSERT_EQ(c.reference.size(), 1u);
+  EXPECT_EQ(c.reference[0].data, n.reference[0].data);
+
+  StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const StageSchedule* anchor = AnchorOf(c, *t);
+  ASSERT_NE(anchor, nullptr);
+  EXPECT_EQ(anchor->update().vectorize().dim(), "d1");  // channels
+  const schedule_checks::RunOutcome run = RunAndCompare(*c.space, *t, n.reference, RunOptions{1});
+  EXPECT_TRUE(run.pass) << run.message;
+  EXPECT_TRUE(CheckLoopNest(*c.space, *t).empty());
+  // Its natural twin vectorizes across columns.
+  StatusOr<ScheduleSpec> columns = TemplateSchedule(*n.space);
+  ASSERT_TRUE(columns.ok());
+  EXPECT_EQ(AnchorOf(n, *columns)->update().vectorize().dim(), "d3");
+
+  // Every load of x and store of the output is a dense vector: no ramp with a stride.
+  const std::string text = LoweredStmt(*c.graph, *t);
+  const std::vector<std::string> strides = RampStrides(text);
+  const int64_t dense = std::count(strides.begin(), strides.end(), "1");
+  const int64_t strided = static_cast<int64_t>(strides.size()) - dense;
+  EXPECT_GT(dense, 0) << text;
+  EXPECT_EQ(strided, 0) << text;
+
+  // A random legal schedule of the channels-last pipeline computes the same values.
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const ScheduleSpec random = c.space->RandomSchedule(seed);
+    const schedule_checks::RunOutcome r = RunAndCompare(*c.space, random, n.reference, RunOptions{1});
+    EXPECT_TRUE(r.pass) << "seed " << seed << ": " << r.message;
+  }
 }
 
 TEST(TemplatesHalideTest, TemplatesOfConvolutionsAndMatmulsComputeTheReference) {

@@ -10,13 +10,15 @@
 // Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
 //          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
 //          [--source 1] [--schedule FILE] [--random-limits OPS,ELEMENTS,FLOPS]
+//          [--layout nchw|channels_last]
 // A failure names its pipeline's number P: --first-pipeline P --count K reruns it and
 // the schedules before it on that pipeline; --source 1 prints the Halide source of
 // each failed schedule (scheduler/schedule_source.h) and its ScheduleSpec as text;
 // --schedule FILE checks that text (edited, say, to reduce a failure) on pipeline P
 // instead of random schedules (an edit the space calls illegal fails as such).
 // --random-limits sets the random pipelines' generator limits (default 12,32768,2e7;
-// the dataset campaign's are 8,262144,1e8).
+// the dataset campaign's are 8,262144,1e8); --layout channels_last stores every
+// pipeline's 4-D inputs and outputs channels innermost (PipelineSpec.boundary_layout).
 
 #include <algorithm>
 #include <chrono>
@@ -47,6 +49,7 @@ struct Flags {
   int first_pipeline = 0;
   int per_pipeline = 4;
   std::string pipelines = "mixed";  // zoo, random, or mixed (every third a zoo block)
+  BoundaryLayout layout = LAYOUT_NATURAL;  // of every pipeline's 4-D inputs and outputs
   int threads = 2;
   int samples = 3;
   int timeout_seconds = 300;
@@ -61,7 +64,8 @@ void Usage(const char* argv0) {
                "          [--pipelines zoo|random|mixed] [--threads T] [--samples S]"
                " [--timeout S]\n"
                "          [--source 0|1] [--schedule FILE]"
-               " [--random-limits OPS,ELEMENTS,FLOPS]\n",
+               " [--random-limits OPS,ELEMENTS,FLOPS]\n"
+               "          [--layout nchw|channels_last]\n",
                argv0);
 }
 
@@ -79,6 +83,11 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
                       &flags.random.max_elements, &flags.random.max_flops) != 3) {
         return false;
       }
+      continue;
+    }
+    if (arg == "--layout") {
+      if (std::strcmp(value, "nchw") != 0 && std::strcmp(value, "channels_last") != 0) return false;
+      flags.layout = std::strcmp(value, "nchw") == 0 ? LAYOUT_NATURAL : LAYOUT_CHANNELS_LAST;
       continue;
     }
     if (arg == "--pipelines") {
@@ -135,6 +144,7 @@ PipelineCase MakePipeline(const Flags& flags, int p) {
     c.name = "random:" + std::to_string(seed);
     c.spec = RandomPipeline(seed, flags.random);
   }
+  if (c.spec.ok()) c.spec->set_boundary_layout(flags.layout);
   return c;
 }
 
