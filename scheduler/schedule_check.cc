@@ -70,7 +70,7 @@ Status CheckRegisterTile(const SpaceDefinition& sdef, const ResolvedDefinition& 
     if (loop.extent <= 1) continue;
     const std::string text = LoopText(sdef, loop.dim, loop.level, def.num_levels[loop.dim]);
     if (tile.empty() && !loop.reduction && loop.vectorized) {
-      vectors = loop.extent / sdef.lanes;
+      vectors = (loop.extent + sdef.lanes - 1) / sdef.lanes;
       tile = "loop " + text + " vectorized (" + std::to_string(vectors) + " vectors)";
     } else if (!tile.empty() && !loop.reduction && loop.unrolled) {
       rows *= loop.extent;
