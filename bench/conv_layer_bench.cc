@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
 #include "pipeline/source.h"
+#include "pipeline/spec.h"
 #include "pipeline/torch/torch_eval.h"
 #include "scheduler/autoschedule/autoschedulers.h"
 #include "scheduler/halide/apply.h"
@@ -255,12 +257,13 @@ int main(int argc, char** argv) {
         i + 1 < argc) {
       const std::string value = argv[++i];
       if (arg == "--layout") {
-        if (value != "nchw" && value != "channels_last") {
+        const std::optional<schedfarm::BoundaryLayout> layout = schedfarm::BoundaryLayoutNamed(value);
+        if (!layout) {
           std::fprintf(stderr, "conv_layer_bench: --layout '%s' is not nchw or channels_last\n",
                        value.c_str());
           return 2;
         }
-        options.layout = value == "nchw" ? schedfarm::LAYOUT_NATURAL : schedfarm::LAYOUT_CHANNELS_LAST;
+        options.layout = *layout;
       } else if (arg == "--only") {
         options.only = value;
       } else if (arg == "--assembly") {

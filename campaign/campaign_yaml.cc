@@ -21,6 +21,7 @@
 #include "dataset/dataset.h"
 #include "learner/split.h"
 #include "pipeline/random_pipeline.h"
+#include "pipeline/spec.h"
 #include "pipeline/yaml_io.h"
 #include "pipeline/yaml_reader.h"
 #include "pipeline/zoo.h"
@@ -809,9 +810,8 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
                      "tensors in); leave it out");
     }
     SCHEDFARM_ASSIGN_OR_RETURN(
-        int layout, Choice(top.value("layout"), "layout", "layout",
-                           {{"nchw", LAYOUT_NATURAL}, {"channels_last", LAYOUT_CHANNELS_LAST}}));
-    config.set_network_layout(static_cast<BoundaryLayout>(layout));
+        std::string layout, OneOf(top.value("layout"), "layout", "layout", BoundaryLayoutNames()));
+    config.set_network_layout(*BoundaryLayoutNamed(layout));
   }
   if (top.has("workers")) {
     SCHEDFARM_RETURN_IF_ERROR(ReadWorkers(top.value("workers"), config.mutable_workers()));

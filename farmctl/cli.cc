@@ -30,6 +30,7 @@
 #include "farmctl/submission.h"
 #include "farmctl/tune.h"
 #include "farmctl/watch_log.h"
+#include "pipeline/spec.h"
 #include "protocol/control_client.h"
 #include "protocol/security.h"
 #include "scheduler/autoscheduler_names.h"
@@ -1087,7 +1088,7 @@ int RunTuneCommand(Runner& r) {
     options.threads = *threads;
   }
   options.layout = r.inv().Get("--layout", options.layout);
-  if (options.layout != "nchw" && options.layout != "channels_last") {
+  if (!BoundaryLayoutNamed(options.layout)) {
     return r.Fail(kExitUsage,
                   "--layout '" + options.layout + "' is not a layout (nchw or channels_last)");
   }

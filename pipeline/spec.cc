@@ -160,6 +160,17 @@ std::string PipelineId(const PipelineGraph& graph) {
   return Sha256Hex(CanonicalForm(graph)).substr(0, 32);
 }
 
+const std::vector<std::string>& BoundaryLayoutNames() {
+  static const std::vector<std::string> kNames = {"nchw", "channels_last"};
+  return kNames;
+}
+
+std::optional<BoundaryLayout> BoundaryLayoutNamed(const std::string& name) {
+  if (name == "nchw") return LAYOUT_NATURAL;
+  if (name == "channels_last") return LAYOUT_CHANNELS_LAST;
+  return std::nullopt;
+}
+
 bool BoundaryChannelsLast(const PipelineSpec& spec, size_t rank) {
   return spec.boundary_layout() == LAYOUT_CHANNELS_LAST && rank == 4;
 }

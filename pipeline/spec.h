@@ -6,6 +6,7 @@
 // id, the same on every machine and run.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ std::vector<int> CanonicalStageOrder(const PipelineGraph& graph);
 
 // First 32 hex digits (128 bits) of the SHA-256 of CanonicalForm(graph).
 std::string PipelineId(const PipelineGraph& graph);
+
+// The layouts as campaign files and command lines name them: "nchw" (LAYOUT_NATURAL)
+// and "channels_last". BoundaryLayoutNamed gives nullopt for any other name.
+const std::vector<std::string>& BoundaryLayoutNames();
+std::optional<BoundaryLayout> BoundaryLayoutNamed(const std::string& name);
 
 // Whether an input or output of `rank` dims is stored channels innermost (NHWC): a
 // 4-D tensor of a pipeline whose boundary_layout is LAYOUT_CHANNELS_LAST.

@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "pipeline/random_pipeline.h"
+#include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_source.h"
 #include "scheduler/schedule_space.h"
@@ -86,8 +88,9 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       continue;
     }
     if (arg == "--layout") {
-      if (std::strcmp(value, "nchw") != 0 && std::strcmp(value, "channels_last") != 0) return false;
-      flags.layout = std::strcmp(value, "nchw") == 0 ? LAYOUT_NATURAL : LAYOUT_CHANNELS_LAST;
+      const std::optional<BoundaryLayout> layout = BoundaryLayoutNamed(value);
+      if (!layout) return false;
+      flags.layout = *layout;
       continue;
     }
     if (arg == "--pipelines") {
