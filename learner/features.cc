@@ -32,7 +32,7 @@ using features_internal::StageState;
 
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 constexpr int kLoopSlots = 8;       // loops of the main definition, innermost first
 constexpr int kAccessSlots = 3;     // inputs with an access matrix
 constexpr int kMatrixDims = 5;      // access matrix: 5 x 5
@@ -263,9 +263,10 @@ struct DependentRow {
   // Layouts (scheduler/layouts.h): the pure dim stored innermost (0: natural), whether
   // the vectorized loop runs along it (whole-vector stores), whether the weights are
   // packed, and whether a CONV or MATMUL vectorized across output channels loads its
-  // weights as whole vectors (packed, or b's natural order).
+  // weights as whole vectors (packed, or b's natural order); whether a CONV reads its
+  // padded input from a copy (loads without bounds checks, after a copy at root).
   double storage_innermost = 0, vector_store_contiguous = 0, weights_packed = 0;
-  double weight_vector_loads = 0;
+  double weight_vector_loads = 0, padded_copy = 0;
 };
 
 template <typename Sink>
@@ -342,6 +343,7 @@ void EmitDependent(const DependentRow& r, Sink& sink) {
   sink("vector_store_contiguous", r.vector_store_contiguous);
   sink("weights_packed", r.weights_packed);
   sink("weight_vector_loads", r.weight_vector_loads);
+  sink("padded_copy", r.padded_copy);
 }
 
 // Bytes and 64-byte lines of the boxes of the values touched (value_bytes per value).
@@ -557,6 +559,7 @@ void SetLayoutColumns(const PipelineGraph& graph, const ScheduleEvaluator& ev,
   }
   r->vector_store_contiguous = vectorized >= 0 && vectorized == innermost;
   r->weights_packed = decision.pack_weights();
+  r->padded_copy = decision.padded_copy();
   const Stage& stage = graph.stage(s);
   if (stage.op() == CONV) {
     r->weight_vector_loads = decision.pack_weights() && vectorized == rank - 2;

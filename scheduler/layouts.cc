@@ -35,6 +35,26 @@ StatusOr<PackedWeights> PackableWeights(const PipelineGraph& graph, int s) {
   return packed;
 }
 
+Status PaddedCopyAllowed(const PipelineGraph& graph, int s) {
+  const Stage& stage = graph.stage(s);
+  const std::string where = "stage '" + stage.name() + "': padded_copy";
+  if (stage.op() != CONV) {
+    return Status::Error(where + ": only a CONV reads a zero-padded input (its " +
+                         OpKind_Name(stage.op()) + " does not)");
+  }
+  const Value& input = graph.value(graph.stage_inputs(s)[0]);
+  if (ClampedAxes(stage, 0, graph.input_shapes(s)).empty()) {
+    return Status::Error(where + ": its input '" + input.name + "' is not padded");
+  }
+  if (input.kind != Value::Kind::kInput) {
+    return Status::Error(where + ": its input '" + input.name + "' is " +
+                         (input.kind == Value::Kind::kParameter ? "a parameter" : "a stage") +
+                         ", not a pipeline input: only a pipeline input is copied at root " +
+                         "ahead of every stage");
+  }
+  return Status::Ok();
+}
+
 std::vector<int> StorageOrderWithInnermost(int rank, int innermost) {
   std::vector<int> order = {innermost};
   for (int d = 0; d < rank; ++d) {

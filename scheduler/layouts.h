@@ -1,9 +1,11 @@
 // Storage layouts a schedule chooses (docs/SCHEDULES.md, "Layouts"): which pure dim a
 // stage's buffer stores innermost (StageSchedule.storage_innermost: Halide's
-// reorder_storage), and whether a convolution or transposed matmul reads its
+// reorder_storage), whether a convolution or transposed matmul reads its
 // constant weights packed with the output channels innermost
 // (StageSchedule.pack_weights), so that a loop vectorized across output channels
-// stores, and loads its weights, as whole vectors. Halide-free.
+// stores, and loads its weights, as whole vectors, and whether a convolution reads its
+// zero-padded input from a copy (StageSchedule.padded_copy), so that its kernel loads
+// without a bounds check. Halide-free.
 #pragma once
 
 #include <string>
@@ -27,6 +29,12 @@ struct PackedWeights {
 // are a parameter (a constant) that no other stage reads. An error says why not,
 // naming the stage and the tensor.
 StatusOr<PackedWeights> PackableWeights(const PipelineGraph& graph, int s);
+
+// Whether stage `s` may read its input from a padded copy (padded_copy): a CONV whose
+// input is zero-padded (ClampedAxes) and a pipeline input, so that a copy at root
+// comes before everything that reads it. An error says why not, naming the stage and
+// the tensor.
+Status PaddedCopyAllowed(const PipelineGraph& graph, int s);
 
 // The storage order (Halide dims, innermost first) of a rank-`rank` buffer that
 // stores dim `innermost` first and the others in natural order.

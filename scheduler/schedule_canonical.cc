@@ -107,6 +107,7 @@ ScheduleSpec CanonicalSchedule(const ScheduleSpace& space, const ScheduleSpec& s
       }
     }
     cs->set_pack_weights(d.pack_weights());
+    cs->set_padded_copy(d.padded_copy());
     CanonicalDefinition(info.name, info.is_output, info.defs[0], st.defs[0], d.pure().tail(),
                         cs->mutable_pure());
     if (info.has_update) {
@@ -129,6 +130,7 @@ std::string CanonicalScheduleText(const ScheduleSpace& space, const ScheduleSpec
     // them stay those of the space before layouts.
     if (!s.storage_innermost().empty()) text += " storage " + s.storage_innermost();
     if (s.pack_weights()) text += " packed";
+    if (s.padded_copy()) text += " padded-copy";
     text += "\n";
     if (s.compute() == INLINE) continue;
     DefinitionText("pure", s.pure(), &text);

@@ -96,6 +96,32 @@ Status CheckRegisterTile(const SpaceDefinition& sdef, const ResolvedDefinition& 
       " (rule 8, register tiles): vectorize fewer lanes or unroll less");
 }
 
+// Rule 9: in an update, a pure innermost loop (of extent > 1) directly inside a level
+// of a reduction dim split with a tail is vectorized. LLVM 14's loop vectorizer, which
+// Halide 14 runs, groups the loads and stores of such a loop across the guarded tail's
+// copies of the body and misorders them (docs/SCHEDULES.md, rule 9).
+Status CheckReductionTail(const SpaceDefinition& sdef, const ResolvedDefinition& def) {
+  const SpaceLoop* loops[2] = {nullptr, nullptr};
+  int n = 0;
+  for (const SpaceLoop& loop : def.loops) {  // innermost first
+    if (loop.extent <= 1) continue;
+    loops[n++] = &loop;
+    if (n == 2) break;
+  }
+  if (n < 2 || loops[0]->reduction || loops[0]->vectorized || !loops[1]->reduction ||
+      !loops[1]->tail) {
+    return Status::Ok();
+  }
+  return Status::Error(
+      "update: loop " +
+      LoopText(sdef, loops[0]->dim, loops[0]->level, def.num_levels[loops[0]->dim]) +
+      " is innermost and not vectorized, directly inside loop " +
+      LoopText(sdef, loops[1]->dim, loops[1]->level, def.num_levels[loops[1]->dim]) +
+      " of a reduction split with a tail (rule 9, LLVM 14 misorders the grouped loads " +
+      "and stores it vectorizes such a loop with): vectorize the inner loop, split the " +
+      "reduction by a factor that divides it, or move the reduction loops");
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------
@@ -574,9 +600,11 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   }
 
   if (location == INLINE &&
-      (!d.storage_innermost().empty() || d.pack_weights())) {
+      (!d.storage_innermost().empty() || d.pack_weights() || d.padded_copy())) {
     return Status::Error(where() + ": " +
-                         (d.pack_weights() ? "pack_weights" : "storage_innermost") +
+                         (d.pack_weights()  ? "pack_weights"
+                          : d.padded_copy() ? "padded_copy"
+                                            : "storage_innermost") +
                          ": set on an inlined stage, which has no buffer of its own");
   }
   if (!d.storage_innermost().empty()) {
@@ -593,6 +621,9 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   }
   if (d.pack_weights() && !info.packable) {
     return PackableWeights(space.graph_, stage).status();  // says why not
+  }
+  if (d.padded_copy() && !info.copyable) {
+    return PaddedCopyAllowed(space.graph_, stage);  // says why not
   }
   if (location == INLINE) {
     if (info.has_update) {
@@ -640,6 +671,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
   }
   if (info.has_update && state.strict()) {
     SCHEDFARM_RETURN_IF_ERROR(CheckRegisterTile(info.defs[1], out->defs[1]).WithContext(where()));
+    SCHEDFARM_RETURN_IF_ERROR(CheckReductionTail(info.defs[1], out->defs[1]).WithContext(where()));
   }
   if (location == ROOT) {
     SetNestedSplits(space, stage, out);

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "pipeline/spec.h"
 #include "scheduler/schedule_space.h"
 
 namespace schedfarm {
@@ -375,6 +376,11 @@ class Planner {
       if (!packed.ok()) return packed.status().WithContext(Where(s));
       plan.packed = *packed;
     }
+    if (decision != nullptr && decision->padded_copy()) {
+      const Status allowed = PaddedCopyAllowed(graph_, s);
+      if (!allowed.ok()) return allowed.WithContext(Where(s));
+      plan.padded_copy = PaddedCopyCalls(graph_, s);
+    }
     for (bool update : {false, true}) {
       if (update && !has_update) {
         if (decision != nullptr && decision->update().ByteSizeLong() > 0) {
@@ -410,6 +416,42 @@ const char* TailSource(TailStrategy tail) {
 }
 
 }  // namespace
+
+std::vector<PlanCall> PaddedCopyCalls(const PipelineGraph& graph, int s) {
+  const Shape& shape = graph.value(graph.stage_inputs(s)[0]).shape;
+  const int rank = static_cast<int>(shape.size());
+  // The copy is BoundaryConditions::constant_exterior's Func: Halide dim h is its
+  // implicit Var "_<h>".
+  auto dim = [&](int h) { return PlanVar{"_" + std::to_string(h), false}; };
+  const bool channels_last = BoundaryChannelsLast(graph.spec(), shape.size());
+  std::vector<int> order = channels_last ? StorageOrderWithInnermost(rank, 2)
+                                         : StorageOrderWithInnermost(rank, 0);
+  std::vector<PlanCall> calls = {MakeCall(PlanCall::Kind::kComputeRoot)};
+  std::vector<PlanVar> loops;
+  for (int h : order) loops.push_back(dim(h));
+  if (channels_last) {
+    calls.push_back(MakeCall(PlanCall::Kind::kReorderStorage, loops));
+    calls.push_back(MakeCall(PlanCall::Kind::kReorder, loops));
+  }
+  int outermost = -1;
+  for (int i = rank - 1; i >= 0 && outermost < 0; --i) {
+    if (shape[rank - 1 - order[i]] > 1) outermost = order[i];
+  }
+  const int innermost = order[0];
+  if (outermost >= 0 && outermost != innermost) {
+    calls.push_back(MakeCall(PlanCall::Kind::kParallel, {dim(outermost)}));
+  }
+  if (shape[rank - 1 - innermost] >= kPaddedCopyLanes) {
+    const PlanVar v = dim(innermost);
+    PlanCall split = MakeCall(PlanCall::Kind::kSplit,
+                              {v, {v.name + "_0", false}, {v.name + "_1", false}});
+    split.factor = kPaddedCopyLanes;
+    split.tail = TAIL_SHIFT_INWARDS;
+    calls.push_back(split);
+    calls.push_back(MakeCall(PlanCall::Kind::kVectorize, {split.vars[2]}));
+  }
+  return calls;
+}
 
 StatusOr<std::vector<StagePlan>> PlanSchedule(const PipelineGraph& graph,
                                               const ScheduleSpec& spec) {

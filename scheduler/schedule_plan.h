@@ -54,14 +54,17 @@ struct DefinitionPlan {
 };
 
 // The calls of one stage: the bounds of an output, where the stage is computed and
-// stored and its storage order, then the calls on its definitions; and the weights it
-// packs.
+// stored and its storage order, then the calls on its definitions; the weights it
+// packs and the padded copy of its input it reads.
 struct StagePlan {
   int stage = -1;
   bool inlined = false;
   // The weights packed for the stage (pack_weights): stored in this order when the
   // pipeline is loaded, before it is compiled; parameter -1 when none.
   PackedWeights packed;
+  // The calls on the padded copy of its input (padded_copy: location and loop calls,
+  // on the Func LoweredStage::padded_input); empty when it reads no copy.
+  std::vector<PlanCall> padded_copy;
   std::vector<PlanCall> location;
   std::vector<DefinitionPlan> definitions;  // only those with calls; pure first
 };
@@ -76,6 +79,15 @@ struct StagePlan {
 // an inlined stage or on the update of a stage without one, vector widths that are
 // not the extent of the vectorized loop.
 StatusOr<std::vector<StagePlan>> PlanSchedule(const PipelineGraph& graph, const ScheduleSpec& spec);
+
+// The calls that make the padded copy of stage `s`'s input (padded_copy): computed at
+// root, stored as the input is (channels innermost where the pipeline's boundaries are
+// channels-last), its loops in storage order, the innermost vectorized by
+// kPaddedCopyLanes where the input has that many elements along it, the outermost of
+// extent > 1 parallel. The copy's dims are Halide's implicit Vars _0, _1... (the Func
+// of BoundaryConditions::constant_exterior).
+std::vector<PlanCall> PaddedCopyCalls(const PipelineGraph& graph, int s);
+inline constexpr int kPaddedCopyLanes = 16;
 
 // The call as Halide C++ without its object, e.g. "split(d0, d0_0, d0_1, 8,
 // TailStrategy::Auto)"; `host` is the C++ name of the host Func of compute/store_at.

@@ -82,11 +82,37 @@ void PrintDeclaration(std::ostringstream& out, const std::string& indent, const 
   out << line << "\n";
 }
 
+// The C++ names of the stages' Funcs and of their padded inputs ("" where none), by
+// stage index.
+struct SourceNames {
+  std::vector<std::string> stages, padded_inputs;
+};
+
+// A padded input is "<stage>_padded", with "_" appended while taken.
+SourceNames SourceNamesOf(const PipelineGraph& graph) {
+  SourceNames names;
+  names.stages = CppNames(LoweredNamesOf(graph).stages);
+  std::set<std::string> taken(names.stages.begin(), names.stages.end());
+  for (int s = 0; s < graph.num_stages(); ++s) {
+    const Stage& stage = graph.stage(s);
+    std::string name;
+    if (stage.op() == CONV && !ClampedAxes(stage, 0, graph.input_shapes(s)).empty()) {
+      name = names.stages[s] + "_padded";
+      while (taken.count(name)) name += "_";
+      taken.insert(name);
+    }
+    names.padded_inputs.push_back(name);
+  }
+  return names;
+}
+
 // The block of one stage.
 void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const StagePlan& plan,
-                const std::vector<std::string>& cpp_names) {
+                const SourceNames& names) {
+  const std::vector<std::string>& cpp_names = names.stages;
   const Stage& stage = graph.stage(plan.stage);
   const std::string& func = cpp_names[plan.stage];
+  const std::string& copy = names.padded_inputs[plan.stage];
   out << "// stage '" << stage.name() << "' (" << OpDisplayName(stage) << ")\n";
   if (plan.packed.parameter >= 0) {
     // Packing is no scheduling call: the weights' buffer is stored in another order
@@ -99,8 +125,15 @@ void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const Stage
     out << "} innermost first (Buffer(type, sizes, storage_order), then copy_from)\n";
   }
 
+  if (!plan.padded_copy.empty()) {
+    out << "// it reads its input '" << graph.value(graph.stage_inputs(plan.stage)[0]).name
+        << "' through Func " << copy
+        << " (BoundaryConditions::constant_exterior of it), copied at root\n";
+  }
+
   // Funcs the block names, which its Vars must not shadow.
   std::set<std::string> funcs = {func};
+  if (!plan.padded_copy.empty()) funcs.insert(copy);
   for (const PlanCall& call : plan.location) {
     if (call.host >= 0) funcs.insert(cpp_names[call.host]);
   }
@@ -122,7 +155,8 @@ void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const Stage
     return CallSource(call, call.host >= 0 ? cpp_names[call.host] : "");
   };
 
-  std::vector<std::string> func_calls, update_calls;
+  std::vector<std::string> copy_calls, func_calls, update_calls;
+  for (const PlanCall& call : plan.padded_copy) copy_calls.push_back(source(call));
   for (const PlanCall& call : plan.location) func_calls.push_back(source(call));
   for (const DefinitionPlan& def : plan.definitions) {
     for (const PlanCall& call : def.calls) {
@@ -134,6 +168,7 @@ void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const Stage
   if (block) out << "{\n";
   PrintDeclaration(out, indent, "Var", vars);
   PrintDeclaration(out, indent, "RVar", rvars);
+  PrintChain(out, indent, copy, copy_calls);
   PrintChain(out, indent, func, func_calls);
   PrintChain(out, indent, func + ".update(0)", update_calls);
   if (block) out << "}\n";
@@ -142,12 +177,16 @@ void PrintStage(std::ostringstream& out, const PipelineGraph& graph, const Stage
 }  // namespace
 
 std::vector<std::string> ScheduleSourceFuncNames(const PipelineGraph& graph) {
-  return CppNames(LoweredNamesOf(graph).stages);
+  return SourceNamesOf(graph).stages;
+}
+
+std::vector<std::string> ScheduleSourcePaddedInputNames(const PipelineGraph& graph) {
+  return SourceNamesOf(graph).padded_inputs;
 }
 
 StatusOr<std::string> ScheduleSource(const PipelineGraph& graph, const ScheduleSpec& spec) {
   SCHEDFARM_ASSIGN_OR_RETURN(std::vector<StagePlan> plans, PlanSchedule(graph, spec));
-  const std::vector<std::string> cpp_names = ScheduleSourceFuncNames(graph);
+  const SourceNames names = SourceNamesOf(graph);
   std::ostringstream out;
   out << "// Halide schedule of pipeline '" << graph.spec().name() << "' (id " << PipelineId(graph)
       << "), " << graph.num_stages() << " stages, exported by schedfarm.\n"
@@ -156,7 +195,7 @@ StatusOr<std::string> ScheduleSource(const PipelineGraph& graph, const ScheduleS
     out << "// Its 4-D inputs and outputs are stored channels innermost: each ImageParam\n"
         << "// and output_buffer() has dim(0).set_stride(Expr()) and dim(2).set_stride(1).\n";
   }
-  for (const StagePlan& plan : plans) PrintStage(out, graph, plan, cpp_names);
+  for (const StagePlan& plan : plans) PrintStage(out, graph, plan, names);
   return out.str();
 }
 

@@ -88,6 +88,9 @@ struct Slot {
   // A split level of a dim of a SpaceDefinition::guarded_strided definition: when it
   // is vectorized, no loop is unrolled (rule 7).
   bool strided_tail = false;
+  // A level of a reduction dim split with a tail: a pure loop directly inside it is
+  // vectorized (rule 9).
+  bool reduction_tail = false;
 };
 
 // At a consumer loop (not `root`), the level 0 of a pure dim spans the region the
@@ -103,6 +106,7 @@ Slot SlotOf(const SpaceLoop& loop, const SpaceDefinition& def, bool root) {
   }
   if (constant && loop.extent <= 16) s.unroll = static_cast<int>(loop.extent);
   s.strided_tail = def.guarded_strided && loop.level > 0;
+  s.reduction_tail = loop.reduction && loop.tail;
   return s;
 }
 
@@ -111,6 +115,9 @@ Slot SlotOf(const SpaceLoop& loop, const SpaceDefinition& def, bool root) {
 // register tile (rule 8).
 uint16_t CombosOf(const Slot* s, int n, bool root, int registers) {
   const bool v_ok = n >= 1 && s[0].pure && s[0].vectors > 0;
+  // Rule 9: a pure innermost loop directly inside a level of a reduction split with a
+  // tail is vectorized (LLVM 14 misorders the grouped loads and stores it makes of it).
+  const bool must_vectorize = n >= 2 && s[0].pure && s[1].reduction_tail;
   const bool u_ok = n >= 2 && s[1].unroll > 0;
   // A vectorized s[0] and an unrolled pure s[1] inside a reduction loop: a tile.
   bool tile_fits = true;
@@ -125,6 +132,7 @@ uint16_t CombosOf(const Slot* s, int n, bool root, int registers) {
   uint16_t mask = 0;
   for (int v = 0; v < 2; ++v) {
     if (v && !v_ok) continue;
+    if (!v && must_vectorize) continue;
     for (int u = 0; u < 2; ++u) {
       if (u && !u_ok) continue;
       if (v && u && (s[0].strided_tail || !tile_fits)) continue;
@@ -367,6 +375,7 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
     }
   }
   info.packable = PackableWeights(graph, s).ok();
+  info.copyable = PaddedCopyAllowed(graph, s).ok();
 
   info.count_root = info.count_at = 1;
   for (int d = 0; d < (info.has_update ? 2 : 1); ++d) {
@@ -446,6 +455,7 @@ std::vector<SpaceLoop> ScheduleSpaceImpl::NaturalLoops(
       loop.level = level;
       loop.extent = LevelExtent(def.dims[d].extent, factors[d], level);
       loop.reduction = def.dims[d].reduction;
+      loop.tail = def.dims[d].extent % FactorProduct(factors[d]) != 0;
       loops.push_back(loop);
     }
   };
@@ -464,6 +474,7 @@ void ScheduleSpaceImpl::FullOrder(const SpaceDefinition& def, const FullChoice& 
     loop.level = level;
     loop.extent = LevelExtent(def.dims[d].extent, f, level);
     loop.reduction = def.dims[d].reduction;
+    loop.tail = def.dims[d].extent % FactorProduct(f) != 0;
     loops->push_back(loop);
   };
   auto levels = [&](int d) {
@@ -523,21 +534,26 @@ bool ScheduleSpaceImpl::PlacementDistinct(const SpaceDefinition& def, const Full
 // next dim's split choices grouped by what the rules see, a polynomial in the number of
 // middle/outer levels of the remaining dims, and the reduction block's summaries.
 int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
-  // Reduction block summaries: (loops capped, first small, second small) -> count.
-  std::map<std::tuple<int, bool, bool>, int64_t> rtab = {{{0, false, false}, 1}};
+  // Reduction block summaries: (loops capped, first small, second small, first a
+  // level of a split with a tail) -> count.
+  std::map<std::tuple<int, bool, bool, bool>, int64_t> rtab = {{{0, false, false, false}, 1}};
   for (int d : def.red_nt) {
-    std::map<std::tuple<int, bool, bool>, int64_t> next;
+    std::map<std::tuple<int, bool, bool, bool>, int64_t> next;
     for (const auto& [key, mult] : rtab) {
       for (const std::vector<int64_t>& f : def.dims[d].splits) {
-        auto [cnt, s1, s2] = key;
+        auto [cnt, s1, s2, t1] = key;
         const int num_levels = static_cast<int>(f.size()) + 1;
+        const bool tail = def.dims[d].extent % FactorProduct(f) != 0;
         for (int level = num_levels - 1; level >= 0; --level) {
           const bool small = LevelExtent(def.dims[d].extent, f, level) <= 16;
-          if (cnt == 0) s1 = small;
+          if (cnt == 0) {
+            s1 = small;
+            t1 = tail;
+          }
           if (cnt == 1) s2 = small;
           cnt = std::min(cnt + 1, kCap);
         }
-        next[{cnt, s1, s2}] += mult;
+        next[{cnt, s1, s2, t1}] += mult;
       }
     }
     rtab.swap(next);
@@ -547,8 +563,10 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
   int n = 0;
   // A reduction loop's unroll extent only matters as being unrollable (rule 8 tiles
   // are pure loops).
-  auto add_reduction = [&](int cnt, bool s1, bool s2) {
-    for (int i = 0; i < cnt; ++i) slots[n++] = {false, 0, (i == 0 ? s1 : (i == 1 && s2)) ? 1 : 0};
+  auto add_reduction = [&](int cnt, bool s1, bool s2, bool t1) {
+    for (int i = 0; i < cnt; ++i) {
+      slots[n++] = {false, 0, (i == 0 ? s1 : (i == 1 && s2)) ? 1 : 0, false, i == 0 && t1};
+    }
   };
   auto placeholders = [&](int count) {
     for (int i = 0; i < std::min(count, kCap); ++i) slots[n++] = {true, 0, 0};
@@ -560,7 +578,7 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
   if (k == 0) {
     for (const auto& [key, mult] : rtab) {
       n = 0;
-      add_reduction(std::get<0>(key), std::get<1>(key), std::get<2>(key));
+      add_reduction(std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key));
       total += mult * PopCount(CombosOf(slots, n, root, def.vector_registers));
     }
     return total;
@@ -630,23 +648,23 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
             const int64_t mult = cmult * fmult * poly[nm][no];
             for (int p = 0; p < placements; ++p) {
               for (const auto& [rkey, rmult] : rtab) {
-                const auto [rcnt, s1, s2] = rkey;
+                const auto [rcnt, s1, s2, t1] = rkey;
                 if (p == 1 && rcnt == 0) continue;
                 if (p == 2 && (rcnt == 0 || total_m == 0)) continue;
                 n = 0;
-                if (p == 0) add_reduction(rcnt, s1, s2);
+                if (p == 0) add_reduction(rcnt, s1, s2, t1);
                 slots[n++] = {true, ckey[1], ckey[2], ckey[5] != 0};
                 if (fi >= 0) {
                   slots[n++] = {true, 0, fkey.second};
                   placeholders(k - 2);
                 }
-                if (p == 1) add_reduction(rcnt, s1, s2);
+                if (p == 1) add_reduction(rcnt, s1, s2, t1);
                 if (k == 1) {
                   if (cl == 3) slots[n++] = {true, 0, ckey[3]};
                 } else {
                   placeholders(total_m);
                 }
-                if (p == 2) add_reduction(rcnt, s1, s2);
+                if (p == 2) add_reduction(rcnt, s1, s2, t1);
                 if (k == 1) {
                   if (cl >= 2) slots[n++] = {true, 0, ckey[4]};
                 } else {
@@ -798,14 +816,16 @@ void ScheduleSpaceImpl::FillRestricted(const ScheduleSpace& space, int stage,
 void ScheduleSpaceImpl::FillLayout(const ScheduleSpace& space, int stage, int64_t index,
                                    StageSchedule* out) {
   const ScheduleSpace::StageInfo& info = space.stages_[stage];
+  const int64_t copies = info.copyable ? 2 : 1;
   const int64_t packings = info.packable ? 2 : 1;
-  const int64_t storage = index / packings;
+  const int64_t storage = index / copies / packings;
   if (storage == 0) {
     out->clear_storage_innermost();
   } else {
     out->set_storage_innermost(info.defs[0].dims[info.storage_dims[storage - 1]].name);
   }
-  out->set_pack_weights(index % packings == 1);
+  out->set_pack_weights(index / copies % packings == 1);
+  out->set_padded_copy(index % copies == 1);
 }
 
 void ScheduleSpaceImpl::FillLocation(const ScheduleSpace& space, const NextContext& ctx,

@@ -76,8 +76,9 @@
 //   layout     unless inlined (scheduler/layouts.h): storage_innermost empty (the
 //              natural order) or a pure dim after dim 0 whose extent is a multiple of
 //              the lanes (not on outputs); pack_weights false, or true where the stage
-//              may pack (PackableWeights). Every location's options come in each of
-//              these layouts.
+//              may pack (PackableWeights); padded_copy false, or true where the
+//              stage may read its padded input from a copy (PaddedCopyAllowed). Every
+//              location's options come in each of these layouts.
 //   per definition (pure; and update for CONV, MATMUL, POOL, REDUCE), unless inlined.
 //   A "full" definition (the pure one of a stage without update, or the update):
 //     splits     each pure dim into 1-3 levels: inner factors from kSplitFactors,
@@ -258,9 +259,11 @@ class ScheduleSpace {
   //    no pure loop of extent > 1 of the host lies inside the loop. No split of the
   //    stage is larger than its window at the loop (Windows, above).
   //  - store: unset, or equal to the compute location (see storage above).
-//  - storage_innermost and pack_weights: not on an inlined stage; storage_innermost a
-//    pure dim of the stage and not on an output; pack_weights where PackableWeights
-//    allows it (constant weights of a CONV or transposed MATMUL read by it alone).
+  //  - storage_innermost, pack_weights, padded_copy: not on an inlined stage;
+  //    storage_innermost a pure dim of the stage and not on an output; pack_weights
+  //    where PackableWeights allows it (constant weights of a CONV or transposed MATMUL
+  //    read by it alone); padded_copy where PaddedCopyAllowed does (a CONV reading a
+  //    padded pipeline input).
   //  - splits: dims of the definition (pure dims; the update also has reduction
   //    dims), each at most once, factors >= 2; the product of a dim's factors must not
   //    exceed its extent, unless tail is TAIL_GUARD_WITH_IF. TAIL_SHIFT_INWARDS and

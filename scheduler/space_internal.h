@@ -56,6 +56,9 @@ struct SpaceLoop {
   int level = 0;  // 0: the outermost part of the dim
   int64_t extent = 0;
   bool reduction = false;
+  // A level of a dim whose split leaves a tail (its factors' product does not divide
+  // its extent).
+  bool tail = false;
   bool vectorized = false;
   bool unrolled = false;
   bool parallel = false;
@@ -287,7 +290,7 @@ class ScheduleSpaceImpl {
   static void FillLocation(const ScheduleSpace& space, const NextContext& ctx, int at_index,
                            StageSchedule* out);
   // Layout `index` of the stage, in [0, StageInfo::layouts()): the storage choice
-  // (0: natural) varies slowest, packing fastest.
+  // (0: natural) varies slowest, then packing, the padded copy fastest.
   static void FillLayout(const ScheduleSpace& space, int stage, int64_t index,
                          StageSchedule* out);
   // Samples the definitions of the next stage (`out` holds its location) from `defs`.
@@ -329,12 +332,15 @@ struct ScheduleSpace::StageInfo {
   int64_t count_at = 1;
   // Layouts (scheduler/layouts.h) of a stage that is not inlined: the pure dims it may
   // store innermost besides the natural order (not an output; dims after d0 whose
-  // extent is a multiple of the lanes), and whether it may pack its weights.
+  // extent is a multiple of the lanes), whether it may pack its weights, and whether
+  // it may read its padded input from a copy.
   std::vector<int> storage_dims;
   bool packable = false;
-  // Every (storage, packing) pair: the options of each location times this.
+  bool copyable = false;
+  // Every (storage, packing, copy) triple: the options of each location times this.
   int64_t layouts() const {
-    return static_cast<int64_t>(storage_dims.size() + 1) * (packable ? 2 : 1);
+    return static_cast<int64_t>(storage_dims.size() + 1) * (packable ? 2 : 1) *
+           (copyable ? 2 : 1);
   }
 };
 

@@ -195,6 +195,7 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
       d->set_compute(INLINE);
     } else if (s == anchor) {
       d->set_pack_weights(PackableWeights(graph, s).ok());
+      d->set_padded_copy(PaddedCopyAllowed(graph, s).ok());
       const bool root = host == anchor;
       if (root) {
         d->set_compute(ROOT);

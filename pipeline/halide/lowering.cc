@@ -531,6 +531,7 @@ class Lowerer {
     const int x_id = graph_.stage_inputs(s)[0];
     Func xb;
     if (!padded_axes.empty()) xb = ConstantExterior(x_id, padded_axes, Const(type_, 0));
+    out_.stages[s].padded_input = xb;
 
     const Halide::RVar rc = R(spatial);
     Expr channel = rc;

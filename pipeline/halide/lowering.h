@@ -24,6 +24,11 @@ struct LoweredStage {
   std::vector<Halide::Var> pure_vars;   // innermost first, names as LoopNestOf
   std::vector<Halide::RVar> reduction_vars;  // innermost first; empty if no update
   bool has_update = false;
+  // A CONV with padding reads its input through this Func: the input with zeros
+  // outside its bounds (BoundaryConditions::constant_exterior, its Vars Halide's
+  // implicit _0, _1...), inlined unless a schedule copies it (padded_copy); undefined
+  // for other stages.
+  Halide::Func padded_input;
 };
 
 // A lowered pipeline. Owns the parameter buffers; inputs are bound at run time.

@@ -606,6 +606,9 @@ class PipelineReader {
     }
     for (int s = 0; s < graph_.num_stages(); ++s) {
       stage_of_func_[lowered_.stages[s].func.name()] = s;
+      if (lowered_.stages[s].padded_input.defined()) {
+        copy_of_func_[lowered_.stages[s].padded_input.name()] = s;
+      }
     }
     readings_.resize(graph_.num_stages());
     for (int s = 0; s < graph_.num_stages(); ++s) ReadDefinitions(s);
@@ -893,9 +896,17 @@ class PipelineReader {
     *r.full.mutable_store_at() = *at;
   }
 
+  // A Func of the lowering that is no stage: a stage's padded input computed at root
+  // is its padded_copy; other placements are left out.
   void ReadHelper(const std::string& name, const Function& f) {
     const Halide::LoopLevel& compute = f.schedule().compute_level();
     if (compute.is_inlined()) return;
+    const auto copy = copy_of_func_.find(name);
+    if (copy != copy_of_func_.end() && compute.is_root() &&
+        PaddedCopyAllowed(graph_, copy->second).ok()) {
+      readings_[copy->second].full.set_padded_copy(true);
+      return;
+    }
     std::vector<std::string> reads;
     for (const auto& [callee, unused] : Halide::Internal::find_direct_calls(f)) {
       auto st = stage_of_func_.find(callee);
@@ -906,7 +917,11 @@ class PipelineReader {
       if (other == name) continue;
       if (Halide::Internal::find_direct_calls(g).count(name)) {
         auto st = stage_of_func_.find(other);
-        readers.push_back(st != stage_of_func_.end() ? "stage " + StageName(st->second) : other);
+        auto copy = copy_of_func_.find(other);
+        readers.push_back(st != stage_of_func_.end() ? "stage " + StageName(st->second)
+                          : copy != copy_of_func_.end()
+                              ? "the padded input of stage " + StageName(copy->second)
+                              : other);
       }
     }
     std::string what =
@@ -924,6 +939,7 @@ class PipelineReader {
   const LoweredPipeline& lowered_;
   std::map<std::string, Function> env_;
   std::map<std::string, int> stage_of_func_;
+  std::map<std::string, int> copy_of_func_;  // a stage's padded input -> the stage
   std::vector<StageReading> readings_;
   std::vector<LeftOut> left_out_;
 };

@@ -30,6 +30,7 @@ Halide::LoopLevel HostLoop(const LoweredPipeline& lowered, const PlanCall& call)
   return Halide::LoopLevel(lowered.stages[call.host].func, ToHalide(call.vars[0]));
 }
 
+// Location calls; other kinds are MakeLoopCall's and do nothing here.
 void MakeLocationCall(const LoweredPipeline& lowered, Halide::Func& func, const PlanCall& call) {
   switch (call.kind) {
     case PlanCall::Kind::kBound:
@@ -61,6 +62,7 @@ void MakeLocationCall(const LoweredPipeline& lowered, Halide::Func& func, const 
   }
 }
 
+// Loop calls; other kinds are MakeLocationCall's and do nothing here.
 void MakeLoopCall(Halide::Stage& stage, const PlanCall& call) {
   switch (call.kind) {
     case PlanCall::Kind::kSplit:
@@ -127,6 +129,14 @@ Status ApplySchedule(const PipelineGraph& graph, LoweredPipeline& lowered,
     const std::string where = "pipeline '" + graph.spec().name() + "', stage '" +
                               graph.stage(plan.stage).name() + "' (Func " + func.name() + ")";
     if (plan.packed.parameter >= 0) PackWeights(lowered, plan.packed);
+    Halide::Func& copy = lowered.stages[plan.stage].padded_input;
+    for (const PlanCall& call : plan.padded_copy) {
+      SCHEDFARM_RETURN_IF_ERROR(Guarded(where + ", its padded copy", call, "", [&] {
+        MakeLocationCall(lowered, copy, call);
+        Halide::Stage stage(copy);
+        MakeLoopCall(stage, call);
+      }));
+    }
     for (const PlanCall& call : plan.location) {
       const std::string host = call.host >= 0 ? lowered.stages[call.host].func.name() : "";
       SCHEDFARM_RETURN_IF_ERROR(

@@ -1,5 +1,6 @@
 #include "scheduler/halide/loop_nest.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -90,8 +91,9 @@ class LoopCollector : public IRVisitor {
 };
 
 // Halide names the lets it makes while inlining "t<n>" (or "<func>.s<k>.t<n>") from a
-// process-wide counter: renumber them in order of appearance, so that equal schedules
-// print equal text.
+// process-wide counter: renumber them in order of appearance; and it numbers the Funcs
+// of its boundary conditions after the first ("constant_exterior$<n>"): drop the
+// number. So equal schedules print equal text.
 std::string RenumberLets(const std::string& text) {
   const auto in_name = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
@@ -119,6 +121,10 @@ std::string RenumberLets(const std::string& text) {
       } else {
         name = it->second;
       }
+    }
+    for (size_t at = name.find('$'); at != std::string::npos; at = name.find('$', at)) {
+      const size_t end = std::min(name.find_first_not_of("0123456789", at + 1), name.size());
+      name.erase(at, end - at);
     }
     out += name;
     i = j;

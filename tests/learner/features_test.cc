@@ -81,9 +81,10 @@ LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool up
 // ---------------------------------------------------------------------------------
 // Schema
 
-TEST(FeatureSchema, VersionTwoWithUniqueNamedColumns) {
+TEST(FeatureSchema, VersionThreeWithUniqueNamedColumns) {
   const FeatureSchema& schema = CurrentFeatureSchema();
-  EXPECT_EQ(schema.version, 2) << "version 2 added the layout columns";
+  EXPECT_EQ(schema.version, 3)
+      << "version 2 added the layout columns, version 3 the padded copy's column";
   EXPECT_GT(schema.invariant_names.size(), 100u);
   EXPECT_GT(schema.dependent_names.size(), 80u);
   std::set<std::string> seen;
@@ -505,8 +506,8 @@ TEST(DependentFeatures, ConvAtAnInnerConsumerLoopCountsTheIterationsThatRun) {
 }
 
 // A conv at root, vectorized across its output channels (d1), stored channels
-// innermost and reading packed weights: the layout columns say so; the same loops in
-// the natural layout without packing do not.
+// innermost, reading packed weights and a copy of its padded input: the layout columns
+// say so; the same loops in the natural layout without packing or copy do not.
 TEST(DependentFeatures, LayoutsAreSeen) {
   PipelineBuilder b("conv_layout");
   const std::string conv = b.Conv2d(b.Input("x", {1, 4, 12, 12}), 16, 3, 1, 1);
@@ -528,9 +529,13 @@ TEST(DependentFeatures, LayoutsAreSeen) {
   EXPECT_EQ(natural.Dep("vector_store_contiguous"), 0);
   EXPECT_EQ(natural.Dep("weights_packed"), 0);
   EXPECT_EQ(natural.Dep("weight_vector_loads"), 0);
+  EXPECT_EQ(natural.Dep("padded_copy"), 0);
   c->set_storage_innermost("d1");
   c->set_pack_weights(true);
+  c->set_padded_copy(true);  // its padded input x is a pipeline input
+  ASSERT_TRUE(space.Check(spec).ok()) << space.Check(spec).ToString();
   const Row packed(MustFeaturize(featurizer, spec), StageIndex(graph, conv));
+  EXPECT_EQ(packed.Dep("padded_copy"), 1);
   EXPECT_EQ(packed.Dep("storage_innermost"), 2);  // d1 is the third pure dim, innermost first
   EXPECT_EQ(packed.Dep("vector_store_contiguous"), 1);
   EXPECT_EQ(packed.Dep("weights_packed"), 1);

@@ -1,4 +1,4 @@
-// Layouts in the schedule space (storage orders and packed weights) and the template
+// Layouts in the schedule space (storage orders, packed weights, padded copies) and the template
 // schedule: what the space offers, what Check refuses and why, the canonical form,
 // and the template's shape and legality. Halide-free.
 #include "scheduler/layouts.h"
@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "pipeline/builder.h"
 #include "pipeline/zoo.h"
@@ -89,10 +90,14 @@ TEST(LayoutsTest, PackableWeightsAreConstantsOfOneReader) {
 TEST(LayoutsTest, CheckRefusesLayoutsThatCannotHold) {
   Fixture f = Make(ConvRelu());
   const ScheduleSpace& space = *f.space;
-  auto expect_error = [&](const ScheduleSpec& spec, const std::string& part) {
-    const Status status = space.Check(spec);
+  auto expect_error_in = [&](const ScheduleSpace& in, const ScheduleSpec& spec,
+                             const std::string& part) {
+    const Status status = in.Check(spec);
     ASSERT_FALSE(status.ok()) << "expected: " << part;
     EXPECT_NE(status.message().find(part), std::string::npos) << status.message();
+  };
+  auto expect_error = [&](const ScheduleSpec& spec, const std::string& part) {
+    expect_error_in(space, spec, part);
   };
   EXPECT_TRUE(space
                   .Check(WithConv(space,
@@ -125,6 +130,21 @@ TEST(LayoutsTest, CheckRefusesLayoutsThatCannotHold) {
   ASSERT_FALSE(input_weights.ok());
   EXPECT_NE(input_weights.message().find("pack_weights"), std::string::npos);
   EXPECT_NE(input_weights.message().find("'w' are a pipeline input"), std::string::npos);
+
+  // A padded copy: of a padded pipeline input only.
+  EXPECT_TRUE(space.Check(WithConv(space, [](StageSchedule& s) { s.set_padded_copy(true); })).ok());
+  PipelineBuilder unpadded("unpadded");
+  unpadded.Output(unpadded.Relu(unpadded.Conv2d(unpadded.Input("x", {1, 16, 12, 12}), 32, 1, 1, 0)));
+  Fixture u = Make(unpadded.Finish().value());
+  expect_error_in(*u.space,
+                  WithConv(*u.space, [](StageSchedule& s) { s.set_padded_copy(true); }),
+                  "stage 'conv': padded_copy: its input 'x' is not padded");
+  PipelineBuilder second("second");
+  second.Output(second.Conv2d(second.Relu(second.Input("x", {1, 16, 12, 12})), 32, 3, 1, 1));
+  Fixture v = Make(second.Finish().value());
+  expect_error_in(*v.space,
+                  WithConv(*v.space, [](StageSchedule& s) { s.set_padded_copy(true); }),
+                  "its input 'relu' is a stage, not a pipeline input");
 }
 
 TEST(LayoutsTest, SpaceOffersEveryLayoutOfAConvolution) {
@@ -133,7 +153,7 @@ TEST(LayoutsTest, SpaceOffersEveryLayoutOfAConvolution) {
   // The output (relu) first, then the conv.
   ScheduleSpec partial = space.Empty();
   *partial.add_stages() = space.Options(partial)[0];
-  std::set<std::pair<std::string, bool>> layouts;
+  std::set<std::tuple<std::string, bool, bool>> layouts;
   int64_t options = 0;
   space.ForEachOption(partial, [&](const StageSchedule& option) {
     ++options;
@@ -145,14 +165,19 @@ TEST(LayoutsTest, SpaceOffersEveryLayoutOfAConvolution) {
                     }())
                     .ok());
     if (option.compute() == ROOT)
-      layouts.insert({option.storage_innermost(), option.pack_weights()});
+      layouts.insert({option.storage_innermost(), option.pack_weights(), option.padded_copy()});
     return options < 200000;
   });
   EXPECT_EQ(options, std::min<int64_t>(space.CountOptions(partial), 200000));
   // Natural, channels (d1, 32 = 4 x 8 lanes) or rows (d2: 12 is no multiple of 8) innermost;
-  // packed or not.
-  EXPECT_EQ(layouts, (std::set<std::pair<std::string, bool>>{
-                         {"", false}, {"", true}, {"d1", false}, {"d1", true}}));
+  // packed or not; its padded input x copied or not.
+  std::set<std::tuple<std::string, bool, bool>> expected;
+  for (const char* storage : {"", "d1"}) {
+    for (bool packed : {false, true}) {
+      for (bool copied : {false, true}) expected.insert({storage, packed, copied});
+    }
+  }
+  EXPECT_EQ(layouts, expected);
 }
 
 TEST(LayoutsTest, CanonicalFormNamesLayoutsOnlyWhenChosen) {
@@ -164,12 +189,13 @@ TEST(LayoutsTest, CanonicalFormNamesLayoutsOnlyWhenChosen) {
   const ScheduleSpec packed = WithConv(space, [](StageSchedule& s) {
     s.set_storage_innermost("d1");
     s.set_pack_weights(true);
+    s.set_padded_copy(true);
   });
   // d3 is the natural innermost dim: the same schedule.
   EXPECT_EQ(ScheduleHash(space, plain), ScheduleHash(space, natural));
   EXPECT_NE(ScheduleHash(space, plain), ScheduleHash(space, packed));
   const std::string text = CanonicalScheduleText(space, packed);
-  EXPECT_NE(text.find(" ROOT storage d1 packed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" ROOT storage d1 packed padded-copy\n"), std::string::npos) << text;
   EXPECT_EQ(CanonicalScheduleText(space, plain).find("storage"), std::string::npos);
 }
 
@@ -187,6 +213,7 @@ TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) 
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->compute(), AT);
   EXPECT_TRUE(conv->pack_weights());
+  EXPECT_TRUE(conv->padded_copy());  // x is a padded pipeline input
   EXPECT_EQ(conv->storage_innermost(), "d1");  // channels innermost
   EXPECT_EQ(conv->update().vectorize().dim(), "d1");
   // 64 channels = 4 vectors of 16 lanes; 4 columns unrolled: 16 accumulators of 32.

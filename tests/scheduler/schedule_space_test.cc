@@ -874,6 +874,63 @@ TEST(ScheduleSpaceTest, RegisterTilesFitTheVectorRegisters) {
   EXPECT_TRUE(g->Check(*tiled).ok()) << g->Check(*tiled).ToString();
 }
 
+// Rule 9: an update's innermost pure loop directly inside a level of a reduction dim
+// split with a tail is vectorized; the space offers no such option (each one checked),
+// and Check refuses one, naming both loops (CheckMeasured does not).
+TEST(ScheduleSpaceTest, PureLoopsInsideReductionTailsAreVectorized) {
+  PipelineBuilder b("pool_out");
+  const std::string pool = b.MaxPool2d(b.Input("x", {1, 32, 3, 3}), 3, 1);
+  b.Output(pool);
+  const PipelineSpec spec = b.Finish().value();
+  Fixture f = Make(spec);
+  int inside_tails = 0, options = 0;
+  f->ForEachOption(f->Empty(), [&](const StageSchedule& o) {
+    ++options;
+    const std::vector<ScheduledLoop> loops = f->DefinitionLoops(0, true, o);
+    std::vector<const ScheduledLoop*> effective;
+    for (const ScheduledLoop& loop : loops) {
+      if (loop.extent > 1) effective.push_back(&loop);
+    }
+    if (effective.size() >= 2 && !effective[0]->reduction && effective[1]->reduction &&
+        !effective[0]->vectorized) {
+      // A reduction dim of extent 3 split at all leaves a tail.
+      for (const DimSplit& split : o.update().splits()) {
+        if (split.dim() == effective[1]->ref.dim()) ++inside_tails;
+      }
+    }
+    return true;
+  });
+  EXPECT_GT(options, 0);
+  EXPECT_EQ(inside_tails, 0);
+
+  // The channels split by 2 (not vectorized) innermost, directly inside rk1 split by 2.
+  ScheduleSpec refused = f->WithDefaults(f->Empty());
+  DefinitionSchedule* update = refused.mutable_stages(0)->mutable_update();
+  DimSplit* d1 = update->add_splits();
+  d1->set_dim("d1");
+  d1->add_factors(2);
+  DimSplit* rk1 = update->add_splits();
+  rk1->set_dim("rk1");
+  rk1->add_factors(2);
+  for (const auto& [dim, level] : std::vector<std::pair<std::string, int>>{
+           {"d1", 1}, {"d3", 0}, {"d2", 0}, {"d0", 0}, {"rk1", 1}, {"rk1", 0}, {"rk0", 0},
+           {"d1", 0}}) {
+    LoopRef* ref = update->add_loop_order();
+    ref->set_stage(pool);
+    ref->set_dim(dim);
+    ref->set_level(level);
+    ref->set_update(true);
+  }
+  EXPECT_EQ(f->Check(refused).message(),
+            "stage '" + pool +
+                "': update: loop 'd1_1' is innermost and not vectorized, directly inside loop "
+                "'rk1_1' of a reduction split with a tail (rule 9, LLVM 14 misorders the "
+                "grouped loads and stores it vectorizes such a loop with): vectorize the inner "
+                "loop, split the reduction by a factor that divides it, or move the reduction "
+                "loops");
+  EXPECT_TRUE(f->CheckMeasured(refused).ok()) << f->CheckMeasured(refused).ToString();
+}
+
 // Rule 4 of docs/SCHEDULES.md: a stage read through clamped indices (padding) and
 // computed at a loop of its consumer with pure loops inside covers a region whose
 // bounds Halide 14 overestimates; no stage is computed at one of its loops with a pure

@@ -1,5 +1,6 @@
-// Layouts and templates in Halide: a storage order and packed weights compute the
-// reference's values, make Halide's loads and stores whole vectors, and print as
+// Layouts and templates in Halide: a storage order, packed weights and a padded copy
+// compute the reference's values, make Halide's loads and stores whole vectors (and
+// the copy's loads free of bounds checks), and print as
 // schedule source; the template of every zoo block and of ResNet-like tasks runs
 // correctly, and its loop nest is the one the space describes.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "Halide.h"
 #include "pipeline/builder.h"
 #include "pipeline/halide/lowering.h"
+#include "pipeline/lowered_names.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/halide/apply.h"
@@ -171,6 +173,49 @@ TEST(LayoutsHalideTest, PackedWeightsMakeVectorLoadsWhole) {
   for (StageSchedule& s : *unpacked.mutable_stages()) s.clear_pack_weights();
   EXPECT_GT(gathers(unpacked), 0) << "the unpacked weights load with a stride of Cin * 9";
   EXPECT_EQ(gathers(*spec), 0);
+}
+
+// A padded copy (padded_copy): the template of a channels-last convolution reads its
+// padded input from a copy at root, stored channels innermost and vectorized across
+// them, computes the reference's values, and leaves no bounds check in the
+// convolution; without the copy, the convolution selects between a load and zero.
+TEST(LayoutsHalideTest, PaddedCopyTakesTheBoundsCheckOutOfTheKernel) {
+  PipelineSpec spec = ConvRelu(32, 32, 10);
+  spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Case c = Make(spec, 64);
+  StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const StageSchedule* anchor = AnchorOf(c, *t);
+  ASSERT_NE(anchor, nullptr);
+  ASSERT_TRUE(anchor->padded_copy());
+  const schedule_checks::RunOutcome run = RunAndCompare(*c.space, *t, c.reference, RunOptions{2});
+  EXPECT_TRUE(run.pass) << run.message;
+  EXPECT_TRUE(CheckLoopNest(*c.space, *t).empty());
+
+  const int conv = c.graph->value(c.graph->FindValue(anchor->stage())).index;
+  const std::string conv_func = LoweredNamesOf(*c.graph).stages[conv];
+  const std::string copy_func = "constant_exterior";  // Halide's name, numbered
+  // The statement of the convolution's production, and whether it selects.
+  auto conv_selects = [&](const std::string& stmt) {
+    const size_t at = stmt.find("produce " + conv_func);
+    EXPECT_NE(at, std::string::npos) << stmt;
+    return at != std::string::npos && stmt.find("select(", at) != std::string::npos;
+  };
+  const std::string copied = LoweredStmt(*c.graph, *t);
+  EXPECT_NE(copied.find("produce " + copy_func), std::string::npos) << copied;
+  EXPECT_FALSE(conv_selects(copied)) << copied;
+  ScheduleSpec checked = *t;
+  for (StageSchedule& s : *checked.mutable_stages()) s.clear_padded_copy();
+  const std::string inline_padding = LoweredStmt(*c.graph, checked);
+  EXPECT_EQ(inline_padding.find("produce " + copy_func), std::string::npos);
+  EXPECT_TRUE(conv_selects(inline_padding)) << inline_padding;
+
+  StatusOr<std::string> source = ScheduleSource(*c.graph, *t);
+  ASSERT_TRUE(source.ok());
+  const std::string copy_name = ScheduleSourcePaddedInputNames(*c.graph)[conv];
+  EXPECT_EQ(copy_name, conv_func + "_padded");
+  EXPECT_NE(source->find("through Func " + copy_name), std::string::npos) << *source;
+  EXPECT_NE(source->find(".reorder_storage({_2, _0, _1, _3})"), std::string::npos) << *source;
 }
 
 // A channels-last pipeline (PipelineSpec.boundary_layout) computes what its natural twin

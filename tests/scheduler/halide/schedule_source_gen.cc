@@ -41,19 +41,25 @@ StatusOr<std::string> Header() {
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(c.pipeline));
     SCHEDFARM_ASSIGN_OR_RETURN(std::string source, ScheduleSource(graph, c.schedule));
     const std::vector<std::string> names = ScheduleSourceFuncNames(graph);
+    const std::vector<std::string> padded = ScheduleSourcePaddedInputNames(graph);
     out << "// Case " << k << ": " << c.name << "\n"
         << "inline void ApplyCase" << k
-        << "(const std::vector<Halide::Func>& generated_stage_funcs) {\n"
+        << "(const std::vector<Halide::Func>& generated_stage_funcs,\n"
+        << "    const std::vector<Halide::Func>& generated_padded_inputs) {\n"
         << "  using namespace Halide;\n";
     for (size_t s = 0; s < names.size(); ++s) {
       out << "  Func " << names[s] << " = generated_stage_funcs[" << s << "];\n";
+      if (!padded[s].empty()) {
+        out << "  Func " << padded[s] << " = generated_padded_inputs[" << s << "];\n";
+      }
     }
     out << Indented(source) << "}\n\n";
   }
   out << "struct GeneratedCase {\n"
       << "  std::string name;\n"
       << "  std::string schedule;  // ScheduleSpec, serialized\n"
-      << "  void (*apply)(const std::vector<Halide::Func>&);\n"
+      << "  // The lowered Funcs of the stages and of their padded inputs, by stage index.\n"
+      << "  void (*apply)(const std::vector<Halide::Func>&, const std::vector<Halide::Func>&);\n"
       << "};\n\n"
       << "inline const std::vector<GeneratedCase>& GeneratedCases() {\n"
       << "  static const std::vector<GeneratedCase> kCases = {\n";

@@ -53,9 +53,12 @@ TEST_P(CompiledSource, BuildsTheLoopNestOfApplySchedule) {
   ASSERT_TRUE(direct.ok() && from_source.ok());
   const Status applied = ApplySchedule(graph, *direct, c.schedule);
   ASSERT_TRUE(applied.ok()) << applied.ToString();
-  std::vector<Halide::Func> funcs;
-  for (const LoweredStage& stage : from_source->stages) funcs.push_back(stage.func);
-  schedule_source_generated::GeneratedCases()[GetParam()].apply(funcs);
+  std::vector<Halide::Func> funcs, padded_inputs;
+  for (const LoweredStage& stage : from_source->stages) {
+    funcs.push_back(stage.func);
+    padded_inputs.push_back(stage.padded_input);
+  }
+  schedule_source_generated::GeneratedCases()[GetParam()].apply(funcs, padded_inputs);
 
   StatusOr<LoopNest> direct_nest = ScheduledLoopNest(*direct);
   StatusOr<LoopNest> source_nest = ScheduledLoopNest(*from_source);

@@ -6,6 +6,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"
+#include "scheduler/templates.h"
 #include "tests/network/test_networks.h"
 #include "tests/scheduler/halide/schedule_checks.h"
 #include "tests/scheduler/halide/test_pipelines.h"
@@ -17,7 +18,8 @@ namespace {
 // ConvReluPool renamed so that the source must rename: "new" (a C++ keyword), "Var" (a
 // Halide name of the source), "d1_0" (a Func named like the Var d1_0 of the block of
 // "new", which it also names as the host of compute_at); "new" is stored channels
-// innermost (reorder_storage) and packs its weights (a comment in the source).
+// innermost (reorder_storage), packs its weights (a comment in the source) and reads
+// a copy of its padded input.
 constexpr char kAwkwardSchedule[] = R"pb(
   stages {
     stage: "d1_0"
@@ -39,6 +41,7 @@ constexpr char kAwkwardSchedule[] = R"pb(
     compute_at { stage: "d1_0" dim: "d2" update: true }
     storage_innermost: "d1"
     pack_weights: true
+    padded_copy: true
     update {
       splits { dim: "d1" factors: 2 }
       splits { dim: "d3" factors: 4 factors: 2 }
@@ -127,6 +130,17 @@ StatusOr<std::vector<SourceCase>> SourceCases() {
       cases.push_back(std::move(c));
     }
   }
+  // The template of a block with channels-last boundaries, sized for AVX-512: a tile
+  // of packed weights over a copy of the padded input stored channels innermost.
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec block, MakeZooBlock("resnet18_basic"));
+  block.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph block_graph, PipelineGraph::Build(block));
+  TargetParams avx512;
+  avx512.vector_bytes = 64;
+  SCHEDFARM_ASSIGN_OR_RETURN(ScheduleSpec block_template,
+                             TemplateSchedule(ScheduleSpace(block_graph, avx512)));
+  cases.push_back({"resnet18_basic_template_channels_last", block, block_template});
+
   SCHEDFARM_ASSIGN_OR_RETURN(SourceCase network, AssembledNetworkCase());
   cases.push_back(std::move(network));
   for (uint64_t seed = 1; seed <= 8; ++seed) {
