@@ -97,7 +97,9 @@
 //     Below, "innermost", "outermost" count only loops of extent > 1.
 //     vectorize  the innermost loop, if pure and its extent is a multiple of the
 //                lanes (vector_bytes / dtype bytes) and at most 4 * lanes;
-//                vector_width = its extent.
+//                vector_width = its extent. In an update, a pure innermost loop
+//                directly inside a level of a reduction dim split with a tail must be
+//                vectorized (LLVM 14 misvectorizes it otherwise: rule 9).
 //     unroll     the loop just outside the innermost one, if its extent <= 16.
 //                In an update whose reduction loops lie outside both, a vectorized
 //                innermost loop and an unrolled pure loop are a register tile of
@@ -281,10 +283,11 @@ class ScheduleSpace {
   //  - a stage without update has an empty update schedule.
   Status Check(const ScheduleSpec& spec) const;
   // Check for a schedule that was measured, which may come from a space before rules 4
-  // to 8 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
-  // tiles, unroll with strided loads, register tiles): every rule but those. They
-  // refuse schedules that Halide 14 may fail to run or that spill; one measured OK
-  // ran, and its loop nest and features are as well defined as any legal schedule's.
+  // to 9 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
+  // tiles, unroll with strided loads, register tiles, reduction tails): every rule but
+  // those. They refuse schedules that Halide 14 may fail to run or compute wrongly, or
+  // that spill; one measured OK ran, and its loop nest and features are as well
+  // defined as any legal schedule's.
   Status CheckMeasured(const ScheduleSpec& spec) const;
 
   // The loops of the definition of `stage` that producers can be computed in (its
@@ -299,7 +302,7 @@ class ScheduleSpace {
   struct StageInfo;
   struct AtMemo;
 
-  // strict: rules 4 to 8 of docs/SCHEDULES.md apply.
+  // strict: rules 4 to 9 of docs/SCHEDULES.md apply.
   Status Check(const ScheduleSpec& spec, bool strict) const;
 
   const PipelineGraph& graph_;

@@ -159,7 +159,7 @@ class ScheduleSpaceImpl;
 // before `pos`). The spec may grow (RandomCompletion appends to it).
 class SpecState {
  public:
-  // strict: whether rules 4 to 8 of docs/SCHEDULES.md apply (ScheduleSpace::
+  // strict: whether rules 4 to 9 of docs/SCHEDULES.md apply (ScheduleSpace::
   // CheckMeasured leaves them out).
   SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool strict = true);
   // The compute location of decision `pos`, the default resolved (no checks).

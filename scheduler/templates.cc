@@ -61,15 +61,40 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   for (int v : {4, 2, 1}) vector_widths.push_back(int64_t{v} * lanes);
   shape.vector = Factor(pure[shape.vector_dim].extent, 4 * lanes, vector_widths);
   if (shape.vector == 0) shape.vector_dim = -1;
-  const int64_t vectors = shape.vector > 0 ? shape.vector / lanes : 1;
-  if (shape.tile_dim >= 0) {
+  if (shape.tile_dim < 0) return shape;
+  const int registers = space.target().vector_registers();
+  auto rows_limit = [&](int64_t vectors) {
     int64_t limit = 1;
-    while (limit < 16 && RegisterTileFits(vectors, limit + 1, space.target().vector_registers())) {
-      ++limit;
+    while (limit < 16 && RegisterTileFits(vectors, limit + 1, registers)) ++limit;
+    return limit;
+  };
+  const int64_t vectors = shape.vector > 0 ? shape.vector / lanes : 1;
+  shape.tile = Factor(pure[shape.tile_dim].extent, rows_limit(vectors),
+                      std::vector<int64_t>(std::begin(kSplitFactors), std::end(kSplitFactors)));
+  if (shape.tile == 0) shape.tile_dim = -1;
+  // A convolution tiled across output channels and columns: 4 to 8 columns that divide
+  // the width, so that no tile overlaps the last (more spill in LLVM's code although
+  // rule 8 lets them fit); with 2 vectors and 4 to 8 columns when 4 vectors have no
+  // such count and at least two such tiles fill a row (ResNet-18's 3x3 layers at 14
+  // columns: 2 vectors x 7; at 7, where neither divides, 4 x 4 with the last tile
+  // overlapping the one before).
+  if (stage.op() == CONV && channels_across && shape.vector_dim >= 0 && shape.tile_dim == 0) {
+    const int64_t width = pure[0].extent, channels = pure[shape.vector_dim].extent;
+    auto dividing = [&](int64_t low, int64_t high) {
+      for (int64_t c = std::min(high, width - 1); c >= low; --c) {
+        if (width % c == 0) return c;
+      }
+      return int64_t{0};
+    };
+    if (const int64_t c = dividing(4, std::min<int64_t>(8, rows_limit(vectors))); c > 0) {
+      shape.tile = c;
+    } else if (channels % (2 * lanes) == 0) {
+      const int64_t c2 = dividing(4, std::min<int64_t>(8, rows_limit(2)));
+      if (c2 > 0 && width / c2 >= 2) {
+        shape.vector = 2 * lanes;
+        shape.tile = c2;
+      }
     }
-    shape.tile = Factor(pure[shape.tile_dim].extent, limit,
-                        std::vector<int64_t>(std::begin(kSplitFactors), std::end(kSplitFactors)));
-    if (shape.tile == 0) shape.tile_dim = -1;
   }
   return shape;
 }
