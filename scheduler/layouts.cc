@@ -35,7 +35,7 @@ StatusOr<PackedWeights> PackableWeights(const PipelineGraph& graph, int s) {
   return packed;
 }
 
-Status PaddedCopyAllowed(const PipelineGraph& graph, int s) {
+Status PaddedCopyAllowed(const PipelineGraph& graph, int s, ComputeLocation producer) {
   const Stage& stage = graph.stage(s);
   const std::string where = "stage '" + stage.name() + "': padded_copy";
   if (stage.op() != CONV) {
@@ -46,11 +46,17 @@ Status PaddedCopyAllowed(const PipelineGraph& graph, int s) {
   if (ClampedAxes(stage, 0, graph.input_shapes(s)).empty()) {
     return Status::Error(where + ": its input '" + input.name + "' is not padded");
   }
-  if (input.kind != Value::Kind::kInput) {
-    return Status::Error(where + ": its input '" + input.name + "' is " +
-                         (input.kind == Value::Kind::kParameter ? "a parameter" : "a stage") +
-                         ", not a pipeline input: only a pipeline input is copied at root " +
-                         "ahead of every stage");
+  if (input.kind == Value::Kind::kStage && producer != ROOT) {
+    return Status::Error(where + ": its input '" + input.name + "' is a stage computed " +
+                         (producer == COMPUTE_LOCATION_UNSPECIFIED
+                              ? std::string("where the space decides")
+                              : ComputeLocation_Name(producer)) +
+                         ", not a pipeline input or a stage at root: the copy, at root, must " +
+                         "follow it");
+  }
+  if (input.kind == Value::Kind::kParameter) {
+    return Status::Error(where + ": its input '" + input.name + "' is a parameter, not a " +
+                         "pipeline input or a stage at root");
   }
   return Status::Ok();
 }

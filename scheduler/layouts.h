@@ -31,10 +31,14 @@ struct PackedWeights {
 StatusOr<PackedWeights> PackableWeights(const PipelineGraph& graph, int s);
 
 // Whether stage `s` may read its input from a padded copy (padded_copy): a CONV whose
-// input is zero-padded (ClampedAxes) and a pipeline input, so that a copy at root
-// comes before everything that reads it. An error says why not, naming the stage and
-// the tensor.
-Status PaddedCopyAllowed(const PipelineGraph& graph, int s);
+// input is zero-padded (ClampedAxes) and a pipeline input, or a stage computed at root
+// (`producer`: where the schedule computes that stage), so that the copy, at root,
+// comes after the input and before everything that reads it. The space offers copies
+// of pipeline inputs only (it decides a producer after its consumers); an assembled
+// network's tasks read the previous tasks' outputs, stages at root. An error says why
+// not, naming the stage and the tensor.
+Status PaddedCopyAllowed(const PipelineGraph& graph, int s,
+                         ComputeLocation producer = COMPUTE_LOCATION_UNSPECIFIED);
 
 // The storage order (Halide dims, innermost first) of a rank-`rank` buffer that
 // stores dim `innermost` first and the others in natural order.

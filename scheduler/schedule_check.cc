@@ -623,7 +623,14 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
     return PackableWeights(space.graph_, stage).status();  // says why not
   }
   if (d.padded_copy() && !info.copyable) {
-    return PaddedCopyAllowed(space.graph_, stage);  // says why not
+    // A copy of a stage computed at root (an assembled network's task boundary).
+    const Value& input = space.graph_.value(space.graph_.stage_inputs(stage)[0]);
+    ComputeLocation producer = COMPUTE_LOCATION_UNSPECIFIED;
+    if (input.kind == Value::Kind::kStage) {
+      const int at = space.position_[input.index];
+      if (at < state.spec().stages_size()) producer = state.spec().stages(at).compute();
+    }
+    SCHEDFARM_RETURN_IF_ERROR(PaddedCopyAllowed(space.graph_, stage, producer));  // says why not
   }
   if (location == INLINE) {
     if (info.has_update) {

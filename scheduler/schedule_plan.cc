@@ -377,7 +377,10 @@ class Planner {
       plan.packed = *packed;
     }
     if (decision != nullptr && decision->padded_copy()) {
-      const Status allowed = PaddedCopyAllowed(graph_, s);
+      const Value& input = graph_.value(graph_.stage_inputs(s)[0]);
+      const Status allowed = PaddedCopyAllowed(
+          graph_, s,
+          input.kind == Value::Kind::kStage ? ComputeOf(input.index) : COMPUTE_LOCATION_UNSPECIFIED);
       if (!allowed.ok()) return allowed.WithContext(Where(s));
       plan.padded_copy = PaddedCopyCalls(graph_, s);
     }
@@ -418,11 +421,17 @@ const char* TailSource(TailStrategy tail) {
 }  // namespace
 
 std::vector<PlanCall> PaddedCopyCalls(const PipelineGraph& graph, int s) {
-  const Shape& shape = graph.value(graph.stage_inputs(s)[0]).shape;
+  const Value& input = graph.value(graph.stage_inputs(s)[0]);
+  const Shape& shape = input.shape;
   const int rank = static_cast<int>(shape.size());
-  // The copy is BoundaryConditions::constant_exterior's Func: Halide dim h is its
-  // implicit Var "_<h>".
-  auto dim = [&](int h) { return PlanVar{"_" + std::to_string(h), false}; };
+  // The copy is BoundaryConditions::constant_exterior's Func, whose Vars are its
+  // source's: Halide dim h is the implicit Var "_<h>" of a pipeline input, the pure
+  // Var "d<rank - 1 - h>" of a stage.
+  auto dim = [&](int h) {
+    return PlanVar{input.kind == Value::Kind::kStage ? "d" + std::to_string(rank - 1 - h)
+                                                     : "_" + std::to_string(h),
+                   false};
+  };
   const bool channels_last = BoundaryChannelsLast(graph.spec(), shape.size());
   std::vector<int> order = channels_last ? StorageOrderWithInnermost(rank, 2)
                                          : StorageOrderWithInnermost(rank, 0);

@@ -84,8 +84,9 @@ StatusOr<std::vector<StagePlan>> PlanSchedule(const PipelineGraph& graph, const 
 // root, stored as the input is (channels innermost where the pipeline's boundaries are
 // channels-last), its loops in storage order, the innermost vectorized by
 // kPaddedCopyLanes where the input has that many elements along it, the outermost of
-// extent > 1 parallel. The copy's dims are Halide's implicit Vars _0, _1... (the Func
-// of BoundaryConditions::constant_exterior).
+// extent > 1 parallel. The copy is the Func of BoundaryConditions::constant_exterior,
+// whose dims are those of its source: Halide's implicit Vars _0, _1... for a pipeline
+// input, the stage's pure Vars for a stage.
 std::vector<PlanCall> PaddedCopyCalls(const PipelineGraph& graph, int s);
 inline constexpr int kPaddedCopyLanes = 16;
 

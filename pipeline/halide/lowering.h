@@ -25,9 +25,9 @@ struct LoweredStage {
   std::vector<Halide::RVar> reduction_vars;  // innermost first; empty if no update
   bool has_update = false;
   // A CONV with padding reads its input through this Func: the input with zeros
-  // outside its bounds (BoundaryConditions::constant_exterior, its Vars Halide's
-  // implicit _0, _1...), inlined unless a schedule copies it (padded_copy); undefined
-  // for other stages.
+  // outside its bounds (BoundaryConditions::constant_exterior, its Vars those of the
+  // input: Halide's implicit _0, _1... for a pipeline input), inlined unless a schedule
+  // copies it (padded_copy); undefined for other stages.
   Halide::Func padded_input;
 };
 
