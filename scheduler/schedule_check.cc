@@ -501,7 +501,7 @@ void ScheduleSpaceImpl::SetNestedSplits(const ScheduleSpace& space, int stage, S
     for (size_t d = 0; d < out->nested_splits.size() && d < def.num_levels.size(); ++d) {
       out->nested_splits[d] =
           std::max(out->nested_splits[d], out->window.host_splits[d] + def.num_levels[d] - 1);
-      if (d < 32 && out->window.extent[d] % FactorProduct(def.factors[d]) != 0) {
+      if (d < 32 && LeavesTail(out->window.extent[d], def.factors[d])) {
         out->nested_tails |= 1u << d;
       }
     }
@@ -510,7 +510,7 @@ void ScheduleSpaceImpl::SetNestedSplits(const ScheduleSpace& space, int stage, S
 
 bool StageWindow::TooManySplits(int d, const std::vector<int64_t>& factors) const {
   if (static_cast<int>(factors.size()) + host_splits[d] <= kMaxNestedSplits) return false;
-  return (d < 32 && (host_tails >> d & 1)) || extent[d] % FactorProduct(factors) != 0;
+  return (d < 32 && (host_tails >> d & 1)) || LeavesTail(extent[d], factors);
 }
 
 bool StageWindow::Fits(int d, const std::vector<int64_t>& factors) const {

@@ -88,15 +88,15 @@ struct SourceNames {
   std::vector<std::string> stages, padded_inputs;
 };
 
-// A padded input is "<stage>_padded", with "_" appended while taken.
+// A padded input that a schedule may copy is "<stage>_padded", with "_" appended while
+// taken.
 SourceNames SourceNamesOf(const PipelineGraph& graph) {
   SourceNames names;
   names.stages = CppNames(LoweredNamesOf(graph).stages);
   std::set<std::string> taken(names.stages.begin(), names.stages.end());
   for (int s = 0; s < graph.num_stages(); ++s) {
-    const Stage& stage = graph.stage(s);
     std::string name;
-    if (stage.op() == CONV && !ClampedAxes(stage, 0, graph.input_shapes(s)).empty()) {
+    if (PaddedCopyAllowed(graph, s, ROOT).ok()) {
       name = names.stages[s] + "_padded";
       while (taken.count(name)) name += "_";
       taken.insert(name);

@@ -26,8 +26,9 @@ StatusOr<std::string> ScheduleSource(const PipelineGraph& graph, const ScheduleS
 // name the source uses (Var, RVar, TailStrategy...), or already taken.
 std::vector<std::string> ScheduleSourceFuncNames(const PipelineGraph& graph);
 
-// The C++ names of the stages' padded inputs by stage index ("" for a stage without
-// one): "<stage>_padded", distinct from those of the stages.
+// The C++ names of the stages' padded inputs by stage index ("" for a stage whose
+// input no schedule may copy, PaddedCopyAllowed): "<stage>_padded", distinct from
+// those of the stages.
 std::vector<std::string> ScheduleSourcePaddedInputNames(const PipelineGraph& graph);
 
 }  // namespace schedfarm

@@ -455,7 +455,7 @@ std::vector<SpaceLoop> ScheduleSpaceImpl::NaturalLoops(
       loop.level = level;
       loop.extent = LevelExtent(def.dims[d].extent, factors[d], level);
       loop.reduction = def.dims[d].reduction;
-      loop.tail = def.dims[d].extent % FactorProduct(factors[d]) != 0;
+      loop.tail = LeavesTail(def.dims[d].extent, factors[d]);
       loops.push_back(loop);
     }
   };
@@ -474,7 +474,7 @@ void ScheduleSpaceImpl::FullOrder(const SpaceDefinition& def, const FullChoice& 
     loop.level = level;
     loop.extent = LevelExtent(def.dims[d].extent, f, level);
     loop.reduction = def.dims[d].reduction;
-    loop.tail = def.dims[d].extent % FactorProduct(f) != 0;
+    loop.tail = LeavesTail(def.dims[d].extent, f);
     loops->push_back(loop);
   };
   auto levels = [&](int d) {
@@ -543,7 +543,7 @@ int64_t ScheduleSpaceImpl::CountFull(const SpaceDefinition& def, bool root) {
       for (const std::vector<int64_t>& f : def.dims[d].splits) {
         auto [cnt, s1, s2, t1] = key;
         const int num_levels = static_cast<int>(f.size()) + 1;
-        const bool tail = def.dims[d].extent % FactorProduct(f) != 0;
+        const bool tail = LeavesTail(def.dims[d].extent, f);
         for (int level = num_levels - 1; level >= 0; --level) {
           const bool small = LevelExtent(def.dims[d].extent, f, level) <= 16;
           if (cnt == 0) {

@@ -347,6 +347,12 @@ struct ScheduleSpace::StageInfo {
 // The product of a split's factors, saturated at the largest int64_t.
 int64_t FactorProduct(const std::vector<int64_t>& factors);
 
+// Whether splitting `extent` by `factors` leaves a tail (their product does not divide
+// it).
+inline bool LeavesTail(int64_t extent, const std::vector<int64_t>& factors) {
+  return extent % FactorProduct(factors) != 0;
+}
+
 // Text of a loop for error messages: "'d0' level 1" or "'d0'".
 std::string LoopText(const SpaceDefinition& def, int dim, int level, int num_levels);
 
