@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <sstream>
 #include <thread>
 
@@ -16,8 +16,6 @@
 
 namespace schedfarm {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Independent chains per thread: enough to cover the multiply-add latency (4 cycles)
 // times the issue width (2 per cycle) of the widest cores, within the register file so
@@ -113,13 +111,22 @@ float RunChains(PeakIsa isa, int64_t iterations) {
   return 0;
 }
 
+// Seconds of CPU time the calling thread has run.
+double ThreadCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
 // One run: a thread pinned to each cpu, released together once all are pinned, each
-// doing `iterations`; the wall time from the release to the last thread's end.
-StatusOr<double> TimedRun(PeakIsa isa, const std::vector<int>& cpus, int64_t iterations) {
+// doing `iterations`; each thread's CPU time for its iterations (the time it ran, not
+// the time it waited for a busy cpu).
+StatusOr<std::vector<double>> TimedRun(PeakIsa isa, const std::vector<int>& cpus,
+                                       int64_t iterations) {
   const size_t n = cpus.size();
   std::atomic<size_t> ready{0};
   std::atomic<bool> go{false};
-  std::vector<Clock::time_point> ends(n);
+  std::vector<double> seconds(n, 0);
   std::vector<char> pinned(n, 0);
   std::vector<float> sums(n, 0);
   std::vector<std::thread> threads;
@@ -130,12 +137,13 @@ StatusOr<double> TimedRun(PeakIsa isa, const std::vector<int>& cpus, int64_t ite
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) {
       }
-      if (pinned[t]) sums[t] = RunChains(isa, iterations);
-      ends[t] = Clock::now();
+      if (!pinned[t]) return;
+      const double start = ThreadCpuSeconds();
+      sums[t] = RunChains(isa, iterations);
+      seconds[t] = ThreadCpuSeconds() - start;
     });
   }
   while (ready.load() < n) std::this_thread::yield();
-  const Clock::time_point start = Clock::now();
   go.store(true, std::memory_order_release);
   for (std::thread& thread : threads) thread.join();
   float sum = 0;
@@ -143,15 +151,13 @@ StatusOr<double> TimedRun(PeakIsa isa, const std::vector<int>& cpus, int64_t ite
     if (!pinned[t]) {
       return Status::Error("cannot pin a thread to cpu " + std::to_string(cpus[t]));
     }
+    if (!(seconds[t] > 0) || !std::isfinite(seconds[t])) {
+      return Status::Error("a run of " + std::to_string(iterations) + " iterations on cpu " +
+                           std::to_string(cpus[t]) + " took no measurable time");
+    }
     sum += sums[t];
   }
   g_sink = sum;
-  const double seconds =
-      std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
-  if (!(seconds > 0) || !std::isfinite(seconds)) {
-    return Status::Error("a run of " + std::to_string(iterations) + " iterations on " +
-                         std::to_string(n) + " threads took no measurable time");
-  }
   return seconds;
 }
 
@@ -212,26 +218,30 @@ StatusOr<PeakResult> MeasurePeak(PeakIsa isa, const std::vector<int>& cpus,
   // until one lasts a tenth of it.
   int64_t iterations = 1 << 10;
   for (;;) {
-    StatusOr<double> seconds = TimedRun(isa, {cpus[0]}, iterations);
+    StatusOr<std::vector<double>> seconds = TimedRun(isa, {cpus[0]}, iterations);
     if (!seconds.ok()) return seconds.status().WithContext(where);
-    if (*seconds >= options.seconds_per_repeat / 10 || iterations > (int64_t{1} << 40)) {
+    const double run = seconds->front();
+    if (run >= options.seconds_per_repeat / 10 || iterations > (int64_t{1} << 40)) {
       iterations = std::max<int64_t>(
-          1, static_cast<int64_t>(iterations * options.seconds_per_repeat / *seconds));
+          1, static_cast<int64_t>(iterations * options.seconds_per_repeat / run));
       break;
     }
     iterations *= 4;
   }
-  PeakResult best{isa, static_cast<int>(cpus.size())};
-  best.flops_per_run = FlopsPerIteration(isa) * static_cast<double>(iterations) * cpus.size();
+  PeakResult best;
+  best.isa = isa;
+  best.threads = static_cast<int>(cpus.size());
+  best.flops_per_thread = FlopsPerIteration(isa) * static_cast<double>(iterations);
   // One untimed run first: the cores reach the clock they hold under this load.
   for (int run = 0; run <= options.repeats; ++run) {
-    StatusOr<double> seconds = TimedRun(isa, cpus, iterations);
+    StatusOr<std::vector<double>> seconds = TimedRun(isa, cpus, iterations);
     if (!seconds.ok()) return seconds.status().WithContext(where);
     if (run == 0) continue;
-    const double gflops = best.flops_per_run / *seconds / 1e9;
+    double gflops = 0;
+    for (const double s : *seconds) gflops += best.flops_per_thread / s / 1e9;
     if (gflops > best.gflops) {
       best.gflops = gflops;
-      best.best_seconds = *seconds;
+      best.thread_seconds = *seconds;
     }
   }
   return best;

@@ -34,7 +34,7 @@ std::optional<PeakIsa> PeakIsaOfHalideTarget(const std::string& target);
 bool CpuSupports(PeakIsa isa);
 
 struct PeakOptions {
-  int repeats = 3;                   // timed runs, the best is kept
+  int repeats = 5;                   // timed runs, the best is kept
   double seconds_per_repeat = 0.02;  // each run's length, calibrated on one thread
 };
 
@@ -42,14 +42,15 @@ struct PeakOptions {
 struct PeakResult {
   PeakIsa isa;
   int threads = 0;
-  double gflops = 0;         // the best of the repeats: flops of all threads / wall time
-  double best_seconds = 0;   // that repeat's wall time
-  double flops_per_run = 0;  // of all threads together
+  double gflops = 0;                  // the best of the repeats: the sum of the threads' rates
+  std::vector<double> thread_seconds;  // that repeat's CPU time of each thread
+  double flops_per_thread = 0;         // of one thread in one run
 };
 
 // Runs the kernel of `isa` on one thread pinned to each cpu of `cpus` (all at once,
-// started together; the wall time runs from the start to the last thread's end) after
-// one untimed run, `repeats` times, and keeps the best. Errors: no cpus, an ISA this CPU
+// started together) after one untimed run, `repeats` times, and keeps the best. A
+// thread's rate is its flops over its own CPU time, so a thread that waits for a cpu
+// another process holds is not counted as slow while it waits. Errors: no cpus, an ISA this CPU
 // lacks, a cpu the thread cannot be pinned to, a non-positive time.
 StatusOr<PeakResult> MeasurePeak(PeakIsa isa, const std::vector<int>& cpus,
                                  const PeakOptions& options = {});
