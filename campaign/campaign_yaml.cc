@@ -255,15 +255,21 @@ StatusOr<std::string> Reader::File(const YAML::Node& n, const std::string& what,
 }
 
 Status Reader::ReadZoo(const YAML::Node& n, const std::string& what, ZooPipeline* zoo) const {
-  SCHEDFARM_ASSIGN_OR_RETURN(
-      Fields f,
-      Map(n, what, {"block", "spatial_scale", "channel_scale", "batch", "dtype", "math"}));
-  SCHEDFARM_RETURN_IF_ERROR(Require(f, "block", what));
-  SCHEDFARM_ASSIGN_OR_RETURN(std::string block, String(f.value("block"), what + ".block"));
+  // `zoo: NAME` is short for `zoo: {block: NAME}`.
+  const bool shorthand = n.IsScalar();
+  Fields f;
+  if (!shorthand) {
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        f, Map(n, what, {"block", "spatial_scale", "channel_scale", "batch", "dtype", "math"}));
+    SCHEDFARM_RETURN_IF_ERROR(Require(f, "block", what));
+  }
+  const YAML::Node& block_node = shorthand ? n : f.value("block");
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string block,
+                             String(block_node, shorthand ? what : what + ".block"));
   const std::vector<std::string> blocks = ZooNames();
   if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) {
-    return ErrorAt(f.value("block"), "unknown zoo block '" + block + "' (" +
-                                         NearMissHint(block, blocks, "known: ") + ")");
+    return ErrorAt(block_node, "unknown zoo block '" + block + "' (" +
+                                   NearMissHint(block, blocks, "known: ") + ")");
   }
   zoo->set_block(block);
   const ZooOptions defaults;
@@ -392,19 +398,24 @@ Status Reader::ReadPipeline(const YAML::Node& n, const std::string& what,
   const std::string inner = what + "." + kind;
   if (kind == "zoo") return ReadZoo(value, inner, source->mutable_zoo());
   if (kind == "random") return ReadRandom(value, inner, source->mutable_random());
-  SCHEDFARM_ASSIGN_OR_RETURN(Fields file, Map(value, inner, {"path"}));
-  SCHEDFARM_RETURN_IF_ERROR(Require(file, "path", inner));
+  // `onnx: PATH` and `yaml: PATH` are short for `{path: PATH}`.
+  Fields file;
+  if (!value.IsScalar()) {
+    SCHEDFARM_ASSIGN_OR_RETURN(file, Map(value, inner, {"path"}));
+    SCHEDFARM_RETURN_IF_ERROR(Require(file, "path", inner));
+  }
+  const YAML::Node& path_node = value.IsScalar() ? value : file.value("path");
+  const std::string path_what = value.IsScalar() ? inner : inner + ".path";
   if (kind == "onnx") {
     SCHEDFARM_ASSIGN_OR_RETURN(*source->mutable_onnx_path(),
-                               File(file.value("path"), inner + ".path", {".onnx"}));
+                               File(path_node, path_what, {".onnx"}));
     return Status::Ok();
   }
-  SCHEDFARM_ASSIGN_OR_RETURN(std::string path,
-                             File(file.value("path"), inner + ".path", {".yaml", ".yml"}));
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string path, File(path_node, path_what, {".yaml", ".yml"}));
   StatusOr<PipelineSpec> spec = PipelineFromYamlFile(path);
   if (!spec.ok()) {
-    return ErrorAt(file.value("path"),
-                   inner + ".path: the pipeline does not validate: " + spec.status().message());
+    return ErrorAt(path_node,
+                   path_what + ": the pipeline does not validate: " + spec.status().message());
   }
   source->set_yaml_path(path);
   return Status::Ok();
@@ -560,10 +571,12 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
 
 Status Reader::ReadBudget(const YAML::Node& n, Budget* budget) const {
   SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, "budget", {"benchmarks", "wall_time"}));
-  SCHEDFARM_RETURN_IF_ERROR(Require(f, "benchmarks", "budget"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t benchmarks,
-                             IntIn(f.value("benchmarks"), "budget.benchmarks", 1, 1000000000));
-  budget->set_benchmarks(benchmarks);
+  if (!f.has("wall_time")) SCHEDFARM_RETURN_IF_ERROR(Require(f, "benchmarks", "budget"));
+  if (f.has("benchmarks")) {  // none: only the wall time bounds the campaign
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        int64_t benchmarks, IntIn(f.value("benchmarks"), "budget.benchmarks", 1, kMaxBenchmarks));
+    budget->set_benchmarks(benchmarks);
+  }
   if (f.has("wall_time")) {
     SCHEDFARM_ASSIGN_OR_RETURN(double seconds, Duration(f.value("wall_time"), "budget.wall_time"));
     if (seconds <= 0) {
@@ -832,6 +845,10 @@ StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path) {
   StatusOr<std::string> text = ReadFileBytes(path);
   if (!text.ok()) return text.status().WithContext("campaign file");
   return ParseCampaignYaml(*text, path);
+}
+
+int64_t BenchmarkLimit(const Budget& budget) {
+  return budget.benchmarks() > 0 ? budget.benchmarks() : kMaxBenchmarks;
 }
 
 bool LearnerProposes(const CampaignConfig& config) {

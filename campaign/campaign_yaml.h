@@ -21,6 +21,12 @@ StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::s
 // Reads `path` and parses it with ParseCampaignYaml.
 StatusOr<CampaignConfig> LoadCampaignFile(const std::string& path);
 
+// The most benchmarks a campaign file may ask for, and the coordinator's benchmark
+// limit (Campaign.budget) of a campaign that only a wall time bounds.
+inline constexpr int64_t kMaxBenchmarks = 1000000000;
+// Campaign.budget of `budget`: its benchmarks, or kMaxBenchmarks when it has none.
+int64_t BenchmarkLimit(const Budget& budget);
+
 // Whether farm-learner proposes the campaign's candidates: a strategy that uses a model,
 // or any strategy of a replay campaign (its schedules come from its dataset, which the
 // learner reads) or of a network campaign (the learner spreads its rounds over the

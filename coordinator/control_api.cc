@@ -156,7 +156,7 @@ ClientReply ControlApi::HandleSubmit(const ClientRequest& request, bool* deferre
   campaign.set_yaml_source(submit.yaml_source());
   campaign.set_config_json(CampaignConfigToJson(*config));
   campaign.set_state(CAMPAIGN_RUNNING);
-  campaign.set_budget(config->budget().benchmarks());
+  campaign.set_budget(BenchmarkLimit(config->budget()));
   campaign.set_submitted_unix_ms(clock_.NowMs());
   StatusOr<std::unique_ptr<CampaignRun>> run =
       CampaignRun::Create(campaign, *config, std::move(pipelines));
@@ -181,11 +181,9 @@ ClientReply ControlApi::HandleControl(const ClientRequest& request, bool* deferr
   const CampaignRef& ref = request.has_pause()    ? request.pause()
                            : request.has_resume() ? request.resume()
                                                   : request.cancel();
-  auto found = farm_.campaigns.find(ref.campaign());
-  if (found == farm_.campaigns.end()) {
-    return Refuse(CLIENT_NOT_FOUND, "no campaign '" + ref.campaign() + "'");
-  }
-  CampaignRun& run = *found->second;
+  CampaignRun* found = farm_.CampaignByIdOrName(ref.campaign());
+  if (found == nullptr) return Refuse(CLIENT_NOT_FOUND, "no campaign '" + ref.campaign() + "'");
+  CampaignRun& run = *found;
   const CampaignState state = run.campaign().state();
   const std::string state_name = CampaignState_Name(state);
   if (request.has_pause()) {
@@ -220,12 +218,15 @@ ClientReply ControlApi::HandleControl(const ClientRequest& request, bool* deferr
 ClientReply ControlApi::HandleStatus(const StatusRequest& request) {
   ClientReply reply;
   StatusReply* status = reply.mutable_status();
-  if (!request.campaign().empty() && !farm_.campaigns.count(request.campaign())) {
-    return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
-  }
   std::vector<CampaignRun*> runs;
-  for (auto& [id, run] : farm_.campaigns) {
-    if (request.campaign().empty() || id == request.campaign()) runs.push_back(run.get());
+  if (!request.campaign().empty()) {
+    CampaignRun* found = farm_.CampaignByIdOrName(request.campaign());
+    if (found == nullptr) {
+      return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
+    }
+    runs.push_back(found);
+  } else {
+    for (auto& [id, run] : farm_.campaigns) runs.push_back(run.get());
   }
   std::sort(runs.begin(), runs.end(), [](const CampaignRun* a, const CampaignRun* b) {
     return a->campaign().submitted_unix_ms() > b->campaign().submitted_unix_ms();
@@ -302,11 +303,11 @@ ClientReply ControlApi::HandleClearWorker(const ClearWorker& request, bool* defe
 }
 
 ClientReply ControlApi::HandleBest(const BestRequest& request) {
-  auto found = farm_.campaigns.find(request.campaign());
-  if (found == farm_.campaigns.end()) {
+  const CampaignRun* found = farm_.CampaignByIdOrName(request.campaign());
+  if (found == nullptr) {
     return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
   }
-  const CampaignRun& run = *found->second;
+  const CampaignRun& run = *found;
   const size_t k =
       static_cast<size_t>(std::clamp(request.k() == 0 ? 1 : request.k(), 1, kMaxBestK));
   const std::unordered_set<std::string> flagged = farm_.FlaggedHosts();
@@ -345,7 +346,8 @@ ClientReply ControlApi::HandleBest(const BestRequest& request) {
 }
 
 ClientReply ControlApi::HandleExport(const ExportRequest& request) {
-  if (!farm_.campaigns.count(request.campaign())) {
+  const CampaignRun* run = farm_.CampaignByIdOrName(request.campaign());
+  if (run == nullptr) {
     return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
   }
   const int max_rows = std::clamp(request.max_rows() == 0 ? kDefaultExportRows : request.max_rows(),
@@ -354,7 +356,7 @@ ClientReply ControlApi::HandleExport(const ExportRequest& request) {
   ExportReply* page = reply.mutable_export_page();
   page->set_done(true);
   page->set_next_seq(request.from_seq());
-  Status scanned = store_.ScanMeasurements(request.campaign(), request.from_seq(),
+  Status scanned = store_.ScanMeasurements(run->id(), request.from_seq(),
                                             [&](const StoredMeasurement& m) {
                                               if (page->rows_size() >= max_rows) {
                                                 page->set_done(false);
@@ -414,14 +416,14 @@ ClientReply ControlApi::HandlePropose(const ProposeCandidates& request) {
 }
 
 ClientReply ControlApi::HandlePipelines(const CampaignRef& request) {
-  auto found = farm_.campaigns.find(request.campaign());
-  if (found == farm_.campaigns.end()) {
+  const CampaignRun* found = farm_.CampaignByIdOrName(request.campaign());
+  if (found == nullptr) {
     return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
   }
   ClientReply reply;
   PipelinesReply* pipelines = reply.mutable_pipelines();
-  for (const std::string& id : found->second->campaign().pipeline_ids()) {
-    *pipelines->add_pipelines() = *found->second->pipeline(id);
+  for (const std::string& id : found->campaign().pipeline_ids()) {
+    *pipelines->add_pipelines() = *found->pipeline(id);
   }
   return reply;
 }
@@ -447,9 +449,17 @@ ClientReply ControlApi::HandleStoreModel(const StoreModel& request, bool* deferr
 }
 
 ClientReply ControlApi::HandleModels(const ModelsRequest& request) {
+  std::string campaign;  // every campaign's when empty
+  if (!request.campaign().empty()) {
+    const CampaignRun* found = farm_.CampaignByIdOrName(request.campaign());
+    if (found == nullptr) {
+      return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
+    }
+    campaign = found->id();
+  }
   std::vector<Model> models;
   Status scanned = store_.ScanModels([&](const Model& model) {
-    if ((request.campaign().empty() || model.campaign() == request.campaign()) &&
+    if ((campaign.empty() || model.campaign() == campaign) &&
         (request.kind().empty() || model.kind() == request.kind())) {
       models.push_back(model);
       if (!request.with_weights()) models.back().clear_weights();
@@ -490,12 +500,13 @@ ClientReply ControlApi::HandleStoreValueRound(const ValueRound& round, bool* def
 }
 
 ClientReply ControlApi::HandleValueRounds(const CampaignRef& request) {
-  if (!farm_.campaigns.count(request.campaign())) {
+  const CampaignRun* found = farm_.CampaignByIdOrName(request.campaign());
+  if (found == nullptr) {
     return Refuse(CLIENT_NOT_FOUND, "no campaign '" + request.campaign() + "'");
   }
   ClientReply reply;
   ValueRoundsReply* rounds = reply.mutable_value_rounds();
-  Status scanned = store_.ScanValueRounds(request.campaign(), [&](const ValueRound& round) {
+  Status scanned = store_.ScanValueRounds(found->id(), [&](const ValueRound& round) {
     *rounds->add_rounds() = round;
     return true;
   });

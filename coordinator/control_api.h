@@ -3,7 +3,8 @@
 // clearing a flagged host), best schedules (of hosts not flagged) and exports,
 // proposals, models, value rounds, candidates and backups.
 // Reads come from the farm's memory and the store; what changes goes through
-// PendingWrites, and a reply that must wait for those writes says so. A retried pause,
+// PendingWrites, and a reply that must wait for those writes says so. A client's
+// request names a campaign by its id or its name (the newest campaign of that name). A retried pause,
 // resume, cancel or backup (same request id) gets the first outcome again.
 #pragma once
 

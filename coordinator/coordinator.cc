@@ -20,6 +20,7 @@
 #include "coordinator/pending_writes.h"
 #include "coordinator/recovery.h"
 #include "coordinator/worker_protocol.h"
+#include "protocol/keepalive.h"
 #include "protocol/security.h"
 #include "protocol/state_names.h"
 #include "storage/store.h"
@@ -123,6 +124,7 @@ Status Coordinator::Impl::Open() {
 
   router_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::router);
   router_->set(zmq::sockopt::linger, 0);
+  SetTcpKeepalive(*router_);
   router_->set(zmq::sockopt::router_mandatory, 1);
   router_->set(zmq::sockopt::sndhwm, 10000);
   router_->set(zmq::sockopt::rcvhwm, 100000);

@@ -8,7 +8,7 @@
 namespace schedfarm {
 
 WorkerState StateOf(const WorkerEntry& worker) {
-  if (!worker.alive) return WORKER_DEAD;
+  if (!worker.alive) return worker.left ? WORKER_LEFT : WORKER_DEAD;
   if (worker.credits == 0) return WORKER_DRAINING;
   return worker.leases.empty() ? WORKER_IDLE : WORKER_BUSY;
 }
@@ -18,6 +18,19 @@ bool Active(CampaignState state) { return state == CAMPAIGN_RUNNING || state == 
 CampaignRun* FarmState::FindCampaign(const std::string& id) {
   auto found = campaigns.find(id);
   return found == campaigns.end() ? nullptr : found->second.get();
+}
+
+CampaignRun* FarmState::CampaignByIdOrName(const std::string& ref) {
+  if (CampaignRun* by_id = FindCampaign(ref)) return by_id;
+  CampaignRun* newest = nullptr;
+  for (const auto& [id, run] : campaigns) {
+    if (run->campaign().name() == ref &&
+        (newest == nullptr ||
+         run->campaign().submitted_unix_ms() > newest->campaign().submitted_unix_ms())) {
+      newest = run.get();
+    }
+  }
+  return newest;
 }
 
 void FarmState::AddCampaign(std::unique_ptr<CampaignRun> run) {

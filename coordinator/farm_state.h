@@ -41,7 +41,7 @@ struct LeaseInfo {
   int64_t sent_ms = 0;
 };
 
-// Dead, draining (no credits), idle or busy.
+// Left (drained and disconnected), dead, draining (no credits), idle or busy.
 WorkerState StateOf(const WorkerEntry& worker);
 // Running or paused: not finished.
 bool Active(CampaignState state);
@@ -59,6 +59,9 @@ struct FarmState {
 
   // The campaign of `id`, or nullptr.
   CampaignRun* FindCampaign(const std::string& id);
+  // The campaign of id `ref`, else the newest campaign named `ref`, or nullptr: how a
+  // client names a campaign (docs/FARMCTL.md); the learner's requests carry ids.
+  CampaignRun* CampaignByIdOrName(const std::string& ref);
   // Adds a campaign last in the order of dispatch.
   void AddCampaign(std::unique_ptr<CampaignRun> run);
   // The workers flagged by audits (coordinator/host_audit.h): their results count

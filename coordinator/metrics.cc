@@ -239,7 +239,7 @@ void CoordinatorMetrics::Refresh(const Snapshot& snapshot) {
   }
   m.active = std::move(now_active);
   m.leases_in_flight.Set(static_cast<double>(snapshot.leases_in_flight));
-  for (const char* state : {"busy", "idle", "draining", "dead"}) {
+  for (const char* state : {"busy", "idle", "draining", "left", "dead"}) {
     auto it = snapshot.workers_by_state.find(state);
     m.workers.Add({{"state", state}})
         .Set(static_cast<double>(it == snapshot.workers_by_state.end() ? 0 : it->second));

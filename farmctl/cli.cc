@@ -42,6 +42,8 @@ namespace {
 const char kUsage[] =
     "usage: farmctl [GLOBAL FLAGS] COMMAND [ARGUMENTS] [FLAGS]\n"
     "\n"
+    "CAMPAIGN: a campaign's id or name (the newest campaign of that name)\n"
+    "\n"
     "commands:\n"
     "  submit FILE            check a campaign file (docs/CAMPAIGN_YAML.md), build its\n"
     "                         pipelines here and submit it; prints the campaign id\n"
@@ -576,11 +578,13 @@ int RunExport(Runner& r) {
   }
   const ExportFormat format = format_name == "csv" ? ExportFormat::kCsv : ExportFormat::kJsonLines;
   std::map<std::string, double> flops;  // by pipeline id
+  std::string campaign_id = r.inv().args[0];  // a name becomes the id it named
   {
     int code = kExitOk;
     const auto reply = r.CampaignStatus(r.inv().args[0], &code);
     if (!reply) return code;
     for (const CampaignStatus& campaign : reply->status().campaigns()) {
+      campaign_id = campaign.campaign().id();
       for (const PipelineProgress& p : campaign.pipelines()) flops[p.pipeline_id()] = p.flops();
     }
   }
@@ -604,7 +608,7 @@ int RunExport(Runner& r) {
   WriteExportHeader(format, out);
   int64_t rows = 0;
   const int code =
-      ForEachMeasurement(r, r.inv().args[0], [&](const StoredMeasurementRecord& record) {
+      ForEachMeasurement(r, campaign_id, [&](const StoredMeasurementRecord& record) {
         const auto pipeline = flops.find(record.measurement().candidate().pipeline_id());
         SCHEDFARM_RETURN_IF_ERROR(WriteExportRow({record.seq(), record.measurement()},
                                                  pipeline == flops.end() ? 0 : pipeline->second,
@@ -881,32 +885,20 @@ int RunRounds(Runner& r) {
   return kExitOk;
 }
 
-// For each of `refs`, the status of the campaign with that id, else of the newest
-// campaign of that name, from one status request; nothing (with *code set and the error
-// printed) when one has none.
+// For each of `refs` (an id or a name), the status of the campaign it names; nothing
+// (with *code set and the coordinator's error printed) when one names none.
 std::optional<std::vector<CampaignStatus>> CampaignsNamed(Runner& r,
                                                           const std::vector<std::string>& refs,
                                                           int* code) {
-  ClientRequest request;
-  request.mutable_status();
-  const auto reply = r.Call(request, &ClientReply::has_status, "status", code);
-  if (!reply) return std::nullopt;
   std::vector<CampaignStatus> named;
   for (const std::string& ref : refs) {
-    const CampaignStatus* found = nullptr;
-    for (const CampaignStatus& status : reply->status().campaigns()) {  // newest first
-      if (status.campaign().id() == ref) {
-        found = &status;
-        break;
-      }
-      if (found == nullptr && status.campaign().name() == ref) found = &status;
-    }
-    if (found == nullptr) {
-      *code =
-          r.Fail(kExitFailed, r.inv().command + ": no campaign with the id or name '" + ref + "'");
+    const auto reply = r.CampaignStatus(ref, code);
+    if (!reply) return std::nullopt;
+    if (reply->status().campaigns().empty()) {
+      *code = r.Fail(kExitFailed, r.inv().command + ": no campaign '" + ref + "'");
       return std::nullopt;
     }
-    named.push_back(*found);
+    named.push_back(reply->status().campaigns(0));
   }
   return named;
 }

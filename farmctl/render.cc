@@ -28,7 +28,8 @@
 namespace schedfarm {
 namespace {
 
-constexpr WorkerState kWorkerStates[] = {WORKER_BUSY, WORKER_IDLE, WORKER_DRAINING, WORKER_DEAD};
+constexpr WorkerState kWorkerStates[] = {WORKER_BUSY, WORKER_IDLE, WORKER_DRAINING, WORKER_LEFT,
+                                         WORKER_DEAD};
 
 // The first 12 characters of an id: enough to tell pipelines and schedules apart.
 std::string ShortId(const std::string& id) { return id.size() > 12 ? id.substr(0, 12) : id; }
@@ -38,12 +39,6 @@ std::string ShortId(const std::string& id) { return id.size() > 12 ? id.substr(0
 template <typename Map>
 std::map<std::string, typename Map::mapped_type> Sorted(const Map& map) {
   return std::map<std::string, typename Map::mapped_type>(map.begin(), map.end());
-}
-
-// The wall-time budget of the campaign's config, 0 when none (or the config is unreadable).
-double WallTimeBudget(const Campaign& campaign) {
-  StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
-  return config.ok() ? config->budget().wall_time_seconds() : 0;
 }
 
 std::string WorkersLine(const StatusReply& reply) {
@@ -254,11 +249,6 @@ std::string PipelineDisplayName(const PipelineProgress& pipeline) {
   return pipeline.name().empty() ? ShortId(pipeline.pipeline_id()) : pipeline.name();
 }
 
-std::string Percent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "-";
-  return FormatNumber("%.0f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
 std::string FormatGflops(std::optional<double> gflops) {
   if (!gflops || !std::isfinite(*gflops) || *gflops < 0) return "-";
   return FormatNumber(*gflops >= 100 ? "%.0f" : "%.3g", *gflops);
@@ -278,11 +268,37 @@ std::string FailuresText(const CampaignStatus& status) {
   return text.empty() ? "none" : text;
 }
 
+BudgetUse BudgetUseOf(const Campaign& campaign) {
+  Budget budget;  // none known without a config
+  if (!campaign.config_json().empty()) {
+    StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
+    if (config.ok()) budget = config->budget();
+  }
+  // A config without benchmarks is bounded by its wall time only (campaign_yaml.h's
+  // BenchmarkLimit); else the coordinator's limit is the campaign's.
+  const bool time_only = budget.benchmarks() == 0 && budget.wall_time_seconds() > 0;
+  const int64_t limit = time_only ? 0 : campaign.budget();
+  const double wall = budget.wall_time_seconds();
+  const int64_t finished = campaign.counters().finished();
+  BudgetUse use;
+  use.benchmarks = std::to_string(finished) + (limit > 0 ? "/" + std::to_string(limit) : "");
+  if (limit > 0) use.fraction = static_cast<double>(finished) / static_cast<double>(limit);
+  if (wall > 0) {
+    use.time = FormatElapsed(campaign.running_seconds()) + "/" + FormatElapsed(wall);
+    use.fraction = std::max(use.fraction, campaign.running_seconds() / wall);
+  }
+  use.fraction = std::clamp(use.fraction, 0.0, 1.0);
+  return use;
+}
+
+std::string BudgetUse::Text() const {
+  return benchmarks + " benchmarks" + (time.empty() ? "" : ", " + time);
+}
+
 std::string RenderCampaignLine(const Campaign& campaign) {
   return "campaign " + campaign.id() + " (" + campaign.name() +
-         "): " + CampaignStateText(campaign.state()) + ", " +
-         std::to_string(campaign.counters().finished()) + "/" + std::to_string(campaign.budget()) +
-         " benchmarks, " + std::to_string(campaign.pipeline_ids_size()) + " pipelines\n";
+         "): " + CampaignStateText(campaign.state()) + ", " + BudgetUseOf(campaign).Text() + ", " +
+         std::to_string(campaign.pipeline_ids_size()) + " pipelines\n";
 }
 
 std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
@@ -297,9 +313,10 @@ std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
   for (const CampaignStatus& status : reply.campaigns()) {
     const Campaign& c = status.campaign();
     const CampaignCounters& n = c.counters();
+    const BudgetUse use = BudgetUseOf(c);
     table.Add({c.id(), c.name(), CampaignStateText(c.state()),
-               std::to_string(n.finished()) + "/" + std::to_string(c.budget()),
-               Percent(n.finished(), c.budget()), std::to_string(n.measured()),
+               use.benchmarks + (use.time.empty() ? "" : ", " + use.time),
+               FormatNumber("%.0f%%", 100 * use.fraction), std::to_string(n.measured()),
                std::to_string(n.failed()), std::to_string(n.quarantined()),
                std::to_string(n.queued()), std::to_string(n.leased()),
                FormatNumber("%.2f", status.results_per_second()),
@@ -327,19 +344,11 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
   const Campaign& c = status.campaign();
   const CampaignCounters& n = c.counters();
   out << "campaign " << c.id() << " (" << c.name() << ")  " << CampaignStateText(c.state())
-      << "  run time " << FormatElapsed(c.running_seconds());
-  const double wall = WallTimeBudget(c);
-  if (wall > 0) out << " of " << FormatElapsed(wall);
-  out << "\n";
-  const double fraction =
-      c.budget() > 0
-          ? std::clamp(static_cast<double>(n.finished()) / static_cast<double>(c.budget()), 0.0,
-                       1.0)
-          : 0.0;
-  const int filled = static_cast<int>(std::floor(fraction * bar_width));
+      << "  run time " << FormatElapsed(c.running_seconds()) << "\n";
+  const BudgetUse use = BudgetUseOf(c);
+  const int filled = static_cast<int>(std::floor(use.fraction * bar_width));
   out << "  [" << std::string(filled, '#') << std::string(bar_width - filled, '-') << "]  "
-      << n.finished() << "/" << c.budget() << " benchmarks (" << Percent(n.finished(), c.budget())
-      << ")\n";
+      << use.Text() << " (" << FormatNumber("%.0f%%", 100 * use.fraction) << ")\n";
   out << "  " << FormatNumber("%.2f", status.results_per_second()) << " results/s  measured "
       << n.measured() << "  failed " << n.failed() << "  quarantined " << n.quarantined()
       << "  queued " << n.queued() << "  leased " << n.leased() << "  results " << n.results()
@@ -347,6 +356,7 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
   out << "  " << WorkersLine(reply) << "\n";
   out << "  failures: " << FailuresText(status) << "\n";
   PrintPipelines(status, 0, out);
+  PrintNetwork(status, out);
   return out.str();
 }
 
@@ -495,7 +505,10 @@ std::string RenderCampaignCheck(const CampaignConfig& config, const SubmitCampai
   }
   pipelines.Print(out);
   const Budget& budget = config.budget();
-  out << "budget: " << budget.benchmarks() << " benchmarks, "
+  out << "budget: "
+      << (budget.benchmarks() > 0 ? std::to_string(budget.benchmarks()) + " benchmarks"
+                                  : "no benchmark limit")
+      << ", "
       << (budget.wall_time_seconds() > 0 ? "wall time " + FormatElapsed(budget.wall_time_seconds())
                                          : "no wall-time limit")
       << "\n";

@@ -23,8 +23,6 @@ std::string Speedup(double baseline_seconds, double best_seconds);
 std::string FormatElapsed(double seconds);
 // A pipeline as the views name it: its name, else the first 12 characters of its id.
 std::string PipelineDisplayName(const PipelineProgress& pipeline);
-// part / whole as a whole percentage, "40%"; "-" when whole is not positive.
-std::string Percent(int64_t part, int64_t whole);
 // GFLOP/s with three significant digits, "41.2", "0.0512", whole from 100 on ("1050");
 // "-" when unknown.
 std::string FormatGflops(std::optional<double> gflops);
@@ -34,11 +32,24 @@ std::string FormatPeakShare(std::optional<double> share);
 // A campaign's failed results by class, "COMPILE_ERROR 1, CRASH 3", or "none".
 std::string FailuresText(const CampaignStatus& status);
 
+// How much of a campaign's budget is used: the benchmarks finished against their
+// limit ("325/1000"; "325" when only a wall time bounds it) and the run time against
+// the wall time ("12m05s/30m00s"; empty without one); `fraction` is the nearer of the
+// two to its end, in [0, 1].
+struct BudgetUse {
+  std::string benchmarks;
+  std::string time;
+  double fraction = 0;
+  // "325/1000 benchmarks, 12m05s/30m00s".
+  std::string Text() const;
+};
+BudgetUse BudgetUseOf(const Campaign& campaign);
+
 // One line about a campaign: id, name, state and budget used (after submit, pause,
 // resume, cancel).
 std::string RenderCampaignLine(const Campaign& campaign);
 
-// The campaigns of a status reply as a table (state, budget used finished/budget,
+// The campaigns of a status reply as a table (state, budget used (BudgetUseOf),
 // counters, results/s), the workers by state, then for each campaign its pipelines:
 // best runtime so far, its GFLOP/s and their share of the measuring hosts' fp32 peak
 // (storage/throughput.h's BestThroughput, "-" when unknown), its origin, and each
@@ -47,9 +58,10 @@ std::string RenderCampaignLine(const Campaign& campaign);
 // at most that many pipelines (and tasks) per campaign.
 std::string RenderStatus(const StatusReply& reply, int max_pipelines = 0);
 
-// The live view of the first campaign of `reply`: a progress bar of finished/budget,
-// results/s, the counters, wall time used, the workers busy/idle/draining/dead, the
-// failures by class and the best so far per pipeline. `bar_width` is the bar's cells.
+// The live view of the first campaign of `reply`: a progress bar of the budget used
+// (BudgetUseOf), results/s, the counters, the workers by state, the failures by class,
+// the best so far per pipeline, and a network campaign's network end to end. `bar_width`
+// is the bar's cells.
 std::string RenderWatch(const StatusReply& reply, int bar_width = 40);
 
 // The workers: state, cores, credits, leases in hand, results, failures, how long ago

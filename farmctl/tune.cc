@@ -1,11 +1,14 @@
 #include "farmctl/tune.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <sstream>
 
 #include "common/files.h"
 #include "farmctl/local.h"
+#include "pipeline/yaml_reader.h"
+#include "pipeline/zoo.h"
 
 namespace schedfarm {
 namespace {
@@ -24,6 +27,29 @@ std::string NetworkItem(const std::string& model) {
   }
   const std::string block = model.rfind("zoo:", 0) == 0 ? model.substr(4) : model;
   return "{zoo: {block: '" + block + "'}}";
+}
+
+// MODEL as the user typed it: an existing .onnx or .yaml file, or a zoo block. Checked
+// before the campaign file is written, so that the error names the argument rather
+// than a place in a file the user never wrote.
+Status CheckModelArgument(const std::string& model) {
+  const bool file = EndsWith(model, ".onnx") || EndsWith(model, ".yaml") || EndsWith(model, ".yml");
+  if (file) {
+    std::error_code error;
+    if (!fs::is_regular_file(model, error)) {
+      return Status::Error("MODEL '" + model + "': no such file (looked at " +
+                           fs::absolute(model).string() + ")");
+    }
+    return Status::Ok();
+  }
+  const std::string block = model.rfind("zoo:", 0) == 0 ? model.substr(4) : model;
+  const std::vector<std::string> blocks = ZooNames();
+  if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) {
+    return Status::Error("MODEL '" + model +
+                         "' is neither an .onnx or .yaml file nor a zoo block (" +
+                         NearMissHint(block, blocks, "zoo blocks: ") + ")");
+  }
+  return Status::Ok();
 }
 
 std::string CampaignName(const std::string& model) {
@@ -50,8 +76,8 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
        << "strategy:\n"
        << "  name: model-guided\n"
        << "  settings: {model: gbt, batch: 8, retrain_every: 32, retrain_growth: 0.3}\n"
-       << "budget:\n"
-       << "  benchmarks: " << (options.benchmarks > 0 ? options.benchmarks : 1000000) << "\n";
+       << "budget:\n";
+  if (options.benchmarks > 0) yaml << "  benchmarks: " << options.benchmarks << "\n";
   if (!options.wall_time.empty()) yaml << "  wall_time: " << options.wall_time << "\n";
   yaml << "measurement:\n"
        << "  threads: " << options.threads << "\n"
@@ -74,6 +100,11 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
 }
 
 int RunTune(const TuneOptions& options, const CliStreams& streams) {
+  const Status model = CheckModelArgument(options.model);
+  if (!model.ok()) {
+    streams.err << "farmctl tune: " << model.message() << "\n";
+    return kExitInvalidInput;
+  }
   std::error_code error;
   fs::create_directories(options.dir, error);
   const std::string file = (fs::path(options.dir) / "tune.yaml").string();

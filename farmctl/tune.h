@@ -35,8 +35,8 @@ struct TuneOptions {
 std::string TuneCampaignYaml(const TuneOptions& options);
 
 // Writes DIR/tune.yaml and runs it on a local farm; returns farmctl's exit code. A
-// model that cannot be read or imported (an unsupported ONNX operator names its node)
-// is exit 3 before anything starts.
+// model that does not exist (named as typed), or that cannot be read or imported (an
+// unsupported ONNX operator names its node), is exit 3 before anything starts.
 int RunTune(const TuneOptions& options, const CliStreams& streams);
 
 }  // namespace schedfarm

@@ -15,8 +15,8 @@ constexpr double kBestImprovement = 0.01;  // a best 1% faster is news
 std::string Progress(const CampaignStatus& status) {
   const Campaign& c = status.campaign();
   const CampaignCounters& n = c.counters();
-  return c.name() + ": " + std::to_string(n.finished()) + "/" + std::to_string(c.budget()) +
-         " benchmarks (" + Percent(n.finished(), c.budget()) + "), " +
+  const BudgetUse use = BudgetUseOf(c);
+  return c.name() + ": " + use.Text() + " (" + FormatNumber("%.0f%%", 100 * use.fraction) + "), " +
          FormatNumber("%.2f", status.results_per_second()) + " results/s, measured " +
          std::to_string(n.measured()) + ", failed " + std::to_string(n.failed()) +
          ", quarantined " + std::to_string(n.quarantined()) + ", run time " +
@@ -34,10 +34,11 @@ std::vector<std::string> WatchLog::Update(const CampaignStatus& status, double s
     state_ = c.state();
     finished_ = finished;
     progress_seconds_ = seconds;
+    const BudgetUse use = BudgetUseOf(c);
     lines.push_back(c.name() + ": campaign " + c.id() + " " + CampaignStateText(c.state()) +
-                    ", " + std::to_string(finished) + "/" + std::to_string(c.budget()) +
-                    " benchmarks (" + Percent(finished, c.budget()) + "), " +
+                    ", " + use.Text() + " (" + FormatNumber("%.0f%%", 100 * use.fraction) + "), " +
                     std::to_string(c.pipeline_ids_size()) + " pipelines");
+    tenths_ = static_cast<int>(use.fraction * 10);
     for (const PipelineProgress& p : status.pipelines()) best_seconds_[p.pipeline_id()] = p.best_seconds();
     for (const auto& [name, count] : status.failures_by_status()) failures_[name] = count;
     return lines;
@@ -59,12 +60,13 @@ std::vector<std::string> WatchLog::Update(const CampaignStatus& status, double s
     }
     known = count;
   }
-  const int64_t tenth = std::max<int64_t>(1, c.budget() / 10);
+  const int tenths = static_cast<int>(BudgetUseOf(c).fraction * 10);
   if (finished != finished_ &&
-      (finished / tenth != finished_ / tenth || seconds - progress_seconds_ >= kProgressEverySeconds ||
+      (tenths != tenths_ || seconds - progress_seconds_ >= kProgressEverySeconds ||
        c.state() != state_)) {
     lines.push_back(Progress(status));
     finished_ = finished;
+    tenths_ = tenths;
     progress_seconds_ = seconds;
   }
   if (c.state() != state_) {

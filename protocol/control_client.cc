@@ -8,6 +8,7 @@
 #include <random>
 #include <zmq.hpp>
 
+#include "protocol/keepalive.h"
 #include "protocol/wire.h"
 
 namespace schedfarm {
@@ -63,6 +64,7 @@ struct FarmClient::State {
     Close();
     auto dealer = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
     dealer->set(zmq::sockopt::linger, 0);
+    SetTcpKeepalive(*dealer);
     if (options.own_keys) {
       SCHEDFARM_RETURN_IF_ERROR(
           MakeCurveClient(*dealer, *options.own_keys, options.server_public_key));

@@ -172,6 +172,14 @@ StatusOr<CurveKeyPair> ReadKeyPair(const std::string& path_base) {
 StatusOr<std::string> ReadPublicKey(const std::string& path) { return ReadSingleKey(path); }
 
 StatusOr<std::vector<std::string>> ReadAllowList(const std::string& path) {
+  // Whoever can write the list can admit a key: only its owner may.
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && (info.st_mode & 022) != 0) {
+    std::ostringstream mode;
+    mode << std::oct << (info.st_mode & 0777);
+    return Status::Error(path + ": the allow-list is writable by group or others (mode " +
+                         mode.str() + "), who could admit their own keys; chmod go-w it");
+  }
   SCHEDFARM_ASSIGN_OR_RETURN(std::vector<std::string> keys, ReadKeyLines(path));
   if (keys.empty()) return Status::Error(path + ": the allow-list has no keys");
   return keys;

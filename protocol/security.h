@@ -43,7 +43,8 @@ Status CheckZ85Key(const std::string& key);
 Status WriteKeyPair(const CurveKeyPair& keys, const std::string& path_base);
 StatusOr<CurveKeyPair> ReadKeyPair(const std::string& path_base);
 StatusOr<std::string> ReadPublicKey(const std::string& path);
-// An allow-list file: any number of public keys (at least one), same syntax.
+// An allow-list file: any number of public keys (at least one), same syntax. Refused
+// when group or others may write it (as a secret key is when they may read it).
 StatusOr<std::vector<std::string>> ReadAllowList(const std::string& path);
 
 // A ZAP handler (RFC 27) bound to inproc://zeromq.zap.01 in one context, on its own

@@ -928,21 +928,46 @@ AtDefinitions ScheduleSpaceImpl::DefinitionsAt(const ScheduleSpace& space, int s
   }
   {
     std::shared_lock<std::shared_mutex> lock(memo.mutex);
-    const auto it = memo.entries.find(key);
-    if (it != memo.entries.end()) return {it->second.defs.data(), it->second.count};
+    const auto it = memo.windows.find(key);
+    if (it != memo.windows.end()) return {it->second->defs.data(), it->second->count};
   }
-  ScheduleSpace::AtMemo::Entry entry;
-  entry.count = 1;
-  for (int u = 0; u < (info.has_update ? 2 : 1); ++u) {
-    entry.defs.push_back(WithinWindow(info.defs[u], key.second));
-    const SpaceDefinition& def = entry.defs.back();
-    entry.count *= def.restricted ? static_cast<int64_t>(RestrictedChoices(def, false).size())
-                                  : CountFull(def, false);
+  // What the window admits: the stage, then per definition each pure dim's splits that
+  // fit and whether a restricted definition still vectorizes.
+  const int num_defs = info.has_update ? 2 : 1;
+  std::string admitted(reinterpret_cast<const char*>(&stage), sizeof stage);
+  for (int u = 0; u < num_defs; ++u) {
+    const SpaceDefinition& def = info.defs[u];
+    for (int d = 0; d < def.num_pure; ++d) {
+      for (const std::vector<int64_t>& factors : def.dims[d].splits) {
+        admitted.push_back(key.second.Fits(d, factors) ? '1' : '0');
+      }
+      admitted.push_back('|');
+    }
+    admitted.push_back(def.restricted && def.num_pure > 0 && !key.second.Fits(0, {def.lanes})
+                           ? 'n'
+                           : 'v');
+  }
+  const ScheduleSpace::AtMemo::Entry* entry = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock(memo.mutex);
+    const auto it = memo.entries.find(admitted);
+    if (it != memo.entries.end()) entry = &it->second;
+  }
+  if (entry == nullptr) {
+    ScheduleSpace::AtMemo::Entry made;
+    made.count = 1;
+    for (int u = 0; u < num_defs; ++u) {
+      made.defs.push_back(WithinWindow(info.defs[u], key.second));
+      const SpaceDefinition& def = made.defs.back();
+      made.count *= def.restricted ? static_cast<int64_t>(RestrictedChoices(def, false).size())
+                                   : CountFull(def, false);
+    }
+    std::unique_lock<std::shared_mutex> lock(memo.mutex);
+    entry = &memo.entries.emplace(std::move(admitted), std::move(made)).first->second;
   }
   std::unique_lock<std::shared_mutex> lock(memo.mutex);
-  const ScheduleSpace::AtMemo::Entry& stored =
-      memo.entries.emplace(std::move(key), std::move(entry)).first->second;
-  return {stored.defs.data(), stored.count};
+  memo.windows.emplace(std::move(key), entry);
+  return {entry->defs.data(), entry->count};
 }
 
 namespace {

@@ -213,8 +213,11 @@ struct NextContext {
 };
 
 // The memo of ScheduleSpaceImpl::DefinitionsAt: counting the options
-// within a window takes longer than sampling one, and a stage meets few distinct
-// windows. Entries are never removed, so pointers to their definitions stay valid.
+// within a window takes longer than sampling one. Random schedules meet many distinct
+// windows of a stage (each host's splits give other extents), but far fewer distinct
+// sets of the splits those windows admit, and the count depends only on those: the
+// entries are kept by admitted splits, and each window points at its entry. Entries
+// are never removed, so pointers to them and their definitions stay valid.
 struct ScheduleSpace::AtMemo {
   struct Entry {
     std::vector<SpaceDefinition> defs;  // pure, then update if the stage has one
@@ -224,7 +227,9 @@ struct ScheduleSpace::AtMemo {
     size_t operator()(const std::pair<int, StageWindow>& key) const;
   };
   std::shared_mutex mutex;
-  std::unordered_map<std::pair<int, StageWindow>, Entry, Hash> entries;
+  // By the stage and, per definition and pure dim, which of its splits fit.
+  std::unordered_map<std::string, Entry> entries;
+  std::unordered_map<std::pair<int, StageWindow>, const Entry*, Hash> windows;
 };
 
 class ScheduleSpaceImpl {

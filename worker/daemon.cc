@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
+#include "protocol/keepalive.h"
 #include "protocol/measurement_settings.h"
 #include "scheduler/autoschedule/autoschedulers.h"
 #include "scheduler/autoscheduler_names.h"
@@ -135,6 +136,7 @@ struct WorkerDaemon::State {
   void Connect() {
     socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
     socket->set(zmq::sockopt::linger, 0);
+    SetTcpKeepalive(*socket);
     if (options.curve_keys) {
       // The keys were read and checked at start-up; setting them cannot fail.
       (void)MakeCurveClient(*socket, *options.curve_keys, options.server_public_key);

@@ -18,6 +18,7 @@
 
 #include "common/flags.h"
 #include "common/log.h"
+#include "common/memory.h"
 #include "protocol/security.h"
 #include "worker/daemon.h"
 #include "worker/fingerprint.h"
@@ -39,7 +40,8 @@ constexpr char kUsage[] =
     "  --compile-slots N       candidates compiled at once (default: cores - 1, at least 1)\n"
     "  --children N            sandbox processes (default: compile slots + 1)\n"
     "  --prefetch N            leases held beyond the children (default 1)\n"
-    "  --memory-limit-mb N     address space of each sandbox process (default: RAM / children)\n"
+    "  --memory-limit-mb N     address space of each sandbox process (default: the\n"
+    "                          memory it may use, RAM or its cgroup's limit, / children)\n"
     "  --output-limit-kb N     output a candidate may write per job (default 1024)\n"
     "  --cache-dir DIR         where reference outputs are cached (default: in memory)\n"
     "  --adams2019-beam N      Adams2019's beam width in baseline leases (default 32,\n"
@@ -111,10 +113,6 @@ void MeasureAndLogPeak(HostFingerprint* host) {
   LogEvent("info", "peak_measured", {{"isa", host->peak_isa()}, {"gflops_by_threads", gflops}});
 }
 
-int64_t PhysicalMemoryBytes() {
-  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-}
-
 std::string SelfExecutable() {
   char path[PATH_MAX] = {};
   const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -170,7 +168,7 @@ int Main(int argc, char** argv) {
   if (!IntFlag(flags, "--compile-slots", 1, 1024, default_slots, &compile_slots, &error) ||
       !IntFlag(flags, "--children", 1, 1024, compile_slots + 1, &children, &error) ||
       !IntFlag(flags, "--prefetch", 0, 1024, replay ? 16 : 1, &prefetch, &error) ||
-      !IntFlag(flags, "--memory-limit-mb", 64, 1LL << 30, PhysicalMemoryBytes() / children >> 20,
+      !IntFlag(flags, "--memory-limit-mb", 64, 1LL << 30, UsableMemoryBytes() / children >> 20,
                &memory_mb, &error) ||
       !IntFlag(flags, "--output-limit-kb", 1, 1LL << 30, 1024, &output_kb, &error) ||
       !IntFlag(flags, "--max-message-kb", 1, 1LL << 22, 65536, &message_kb, &error) ||

@@ -27,7 +27,9 @@
 #include <sstream>
 #include <thread>
 
+#include "common/cpus.h"
 #include "protocol/measurement_settings.h"
+#include "worker/cpu_plan.h"
 #include "worker/measure.h"
 
 namespace schedfarm {
@@ -218,6 +220,7 @@ struct SandboxPool::Impl {
   ~Impl() { Stop(); }
 
   const SandboxOptions options;
+  const std::vector<int> allowed_cpus = AllowedCpus();  // the children's, as they inherit them
   std::thread thread;
   int wake_fd = -1;   // eventfd: Submit and Stop wake the pool's thread
   int notify = -1;    // eventfd: readable while outcomes wait
@@ -723,19 +726,37 @@ void SandboxPool::Impl::RefuseOversizedJobs(Clock::time_point now) {
 }
 
 void SandboxPool::Impl::Dispatch(Clock::time_point now) {
+  // A compile on the cpus of a timed run would slow it (a host with no cpu to spare
+  // compiles on all of them): such a run waits for the compile, and such a compile
+  // does not start while a run on its cpus runs or waits for the slot.
+  const auto plan = [&](const Job& job) { return PlanCpus(allowed_cpus, job.job.settings().threads()); };
   bool running = false;
   Child* next_run = nullptr;
   int compiling = 0;
+  std::vector<std::vector<int>> compile_cpus;  // of the children computing or compiling
+  std::vector<std::vector<int>> run_cpus;      // of the children running or compiled
   for (Child& c : children) {
     if (c.kill_reason != KillReason::kNone) continue;
     running = running || c.phase == Phase::kRunning;
-    compiling += c.phase == Phase::kReference || c.phase == Phase::kCompiling;
+    if (c.phase == Phase::kReference || c.phase == Phase::kCompiling) {
+      ++compiling;
+      compile_cpus.push_back(plan(*c.job).compile);
+    }
+    if (c.phase == Phase::kRunning || c.phase == Phase::kCompiled) {
+      run_cpus.push_back(plan(*c.job).benchmark);
+    }
     if (c.phase == Phase::kCompiled &&
         (next_run == nullptr || c.compiled_order < next_run->compiled_order)) {
       next_run = &c;
     }
   }
-  if (!running && next_run != nullptr) {
+  const auto overlaps_any = [](const std::vector<int>& cpus,
+                               const std::vector<std::vector<int>>& others) {
+    return std::any_of(others.begin(), others.end(),
+                       [&](const std::vector<int>& other) { return CpusOverlap(cpus, other); });
+  };
+  if (!running && next_run != nullptr &&
+      !overlaps_any(plan(*next_run->job).benchmark, compile_cpus)) {
     SandboxRequest start;
     start.set_start_run(true);
     next_run->phase = Phase::kRunning;
@@ -746,6 +767,7 @@ void SandboxPool::Impl::Dispatch(Clock::time_point now) {
   }
   for (Child& c : children) {
     if (queue.empty() || compiling >= options.compile_slots) break;
+    if (overlaps_any(plan(queue.front()).compile, run_cpus)) break;
     if (c.phase != Phase::kIdle || c.kill_reason != KillReason::kNone) continue;
     c.job = std::move(queue.front());
     queue.pop_front();

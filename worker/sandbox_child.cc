@@ -34,6 +34,7 @@
 #include "protocol/measurement_settings.h"
 #include "scheduler/autoscheduler_names.h"
 #include "worker/confinement.h"
+#include "worker/cpu_plan.h"
 #include "worker/measure.h"
 #include "worker/sandbox.h"
 
@@ -109,22 +110,6 @@ void PinTo(const std::vector<int>& cpus) {
     }
   }
   closedir(tasks);
-}
-
-// The benchmark cpus (the last `threads` allowed cpus) and the compile cpus (the
-// others, or all when none are left).
-struct CpuPlan {
-  std::vector<int> benchmark;
-  std::vector<int> compile;
-};
-
-CpuPlan PlanCpus(const std::vector<int>& allowed, int threads) {
-  CpuPlan plan;
-  const size_t n = std::min(allowed.size(), static_cast<size_t>(std::max(threads, 1)));
-  plan.compile.assign(allowed.begin(), allowed.end() - n);
-  plan.benchmark.assign(allowed.end() - n, allowed.end());
-  if (plan.compile.empty()) plan.compile = allowed;
-  return plan;
 }
 
 // Misbehaviour on request (SandboxJob.fault). WRONG_OUTPUT is an OutputHook instead.

@@ -402,6 +402,28 @@ TEST(CampaignYamlTest, PathsResolvedAgainstTheCampaignFile) {
   EXPECT_TRUE(fs::path(config->pipelines(0).yaml_path()).is_absolute());
 }
 
+// A mapping with one required key may be written as that key's value: `zoo: NAME`,
+// `onnx: PATH`, `yaml: PATH`, with the errors at the value.
+TEST(CampaignYamlTest, OneKeyMappingsTakeTheirValueAsShorthand) {
+  StatusOr<CampaignConfig> config = Parse(kName +
+                                          "pipelines:\n  - zoo: resnet18_basic\n"
+                                          "  - yaml: ../pipelines/conv_block.yaml\n" +
+                                          kBudget);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  StatusOr<CampaignConfig> longhand = Parse(kName +
+                                            "pipelines:\n  - zoo: {block: resnet18_basic}\n"
+                                            "  - yaml: {path: ../pipelines/conv_block.yaml}\n" +
+                                            kBudget);
+  ASSERT_TRUE(longhand.ok()) << longhand.status().message();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*config, *longhand));
+  EXPECT_EQ(config->pipelines(0).zoo().block(), "resnet18_basic");
+  EXPECT_EQ(config->pipelines(0).zoo().spatial_scale(), 1.0) << "the defaults, as longhand";
+  ExpectError(kName + "pipelines:\n  - zoo: resnet18_basik\n" + kBudget, 3, 10,
+              {"unknown zoo block 'resnet18_basik'", "did you mean 'resnet18_basic'?"});
+  ExpectError(kName + "network: {onnx: missing.onnx}\n" + kBudget, 2, 17,
+              {"network.onnx: file 'missing.onnx' not found"});
+}
+
 TEST(CampaignYamlTest, CanonicalJsonRoundTrip) {
   for (const fs::directory_entry& entry : fs::directory_iterator(kExamples)) {
     if (entry.path().extension() != ".yaml") continue;
@@ -441,8 +463,12 @@ TEST(CampaignYamlErrorTest, MissingField) {
   ExpectError(kName + kPipelines, 1, 1, {"campaign: missing field 'budget'"});
   ExpectError(kName + "pipelines:\n  - zoo: {batch: 2}\n" + kBudget, 3, 10,
               {"pipelines[0].zoo: missing field 'block'"});
-  ExpectError(kName + kPipelines + "budget: {wall_time: 1h}\n", 4, 9,
-              {"budget: missing field 'benchmarks'"});
+  ExpectError(kName + kPipelines + "budget: {}\n", 4, 9, {"budget: missing field 'benchmarks'"});
+  // A wall time alone is a budget: benchmarks without a limit.
+  StatusOr<CampaignConfig> timed = Parse(kName + kPipelines + "budget: {wall_time: 1h}\n");
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  EXPECT_EQ(timed->budget().benchmarks(), 0);
+  EXPECT_EQ(BenchmarkLimit(timed->budget()), kMaxBenchmarks);
 }
 
 TEST(CampaignYamlErrorTest, ImpossibleValues) {

@@ -583,7 +583,7 @@ TEST_F(FarmTest, BadSubmissionsAreRefusedWithTheirPlace) {
   EXPECT_EQ(reply->status().campaigns_size(), 0);
 }
 
-TEST_F(FarmTest, PauseResumeCancelAndIdempotentSubmit) {
+TEST_F(FarmTest, PauseResumeCancelIdempotentSubmitAndCampaignsByName) {
   StartCoordinator();
   ClientRequest submit = Submission(Campaign(3));
   submit.set_request_id("fixed-request");
@@ -626,6 +626,25 @@ TEST_F(FarmTest, PauseResumeCancelAndIdempotentSubmit) {
   std::optional<ClientReply> status = client_->Status();
   ASSERT_TRUE(status.has_value());
   ASSERT_EQ(status->status().campaigns_size(), 2);
+  // A client may name a campaign instead: the newest of that name (both are "tiny").
+  std::optional<ClientReply> named = client_->Status("tiny");
+  ASSERT_TRUE(named.has_value());
+  ASSERT_EQ(named->status().campaigns_size(), 1);
+  EXPECT_EQ(named->status().campaigns(0).campaign().id(), second);
+  EXPECT_EQ(control("resume", "tiny").campaign().id(), second);
+  ClientRequest best;
+  best.mutable_best()->set_campaign("tiny");
+  std::optional<ClientReply> best_reply = client_->Call(best);
+  ASSERT_TRUE(best_reply.has_value());
+  EXPECT_EQ(best_reply->code(), CLIENT_OK) << best_reply->error();
+  EXPECT_EQ(best_reply->best().pipelines_size(), 1);
+  ClientRequest page;
+  page.mutable_export_measurements()->set_campaign("tiny");
+  EXPECT_EQ(client_->Call(page)->code(), CLIENT_OK);
+  std::optional<ClientReply> unknown = client_->Status("nope");
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_EQ(unknown->code(), CLIENT_NOT_FOUND);
+  EXPECT_EQ(unknown->error(), "no campaign 'nope'");
   // SIGTERM stops the coordinator cleanly (exit 0), and the state survives a restart.
   coordinator_->process().Signal(SIGTERM);
   std::optional<int> exit_status = coordinator_->process().Wait(10000);

@@ -460,6 +460,7 @@ TEST_F(WorkerProtocolTest, ADrainedWorkerLeavesAndAWorkRequestRestoresCredits) {
   Receive("peer-a", MakeDisconnect("drained"));
   EXPECT_FALSE(farm_.workers["a"].alive);
   EXPECT_TRUE(farm_.workers["a"].left);
+  EXPECT_EQ(StateOf(farm_.workers["a"]), WORKER_LEFT) << "left, not dead";
   Turn();
   EXPECT_EQ(Events("worker_left").size(), 1u);
   EXPECT_EQ(Events("lease_lost").size(), 3u);

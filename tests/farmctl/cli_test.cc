@@ -578,7 +578,9 @@ TEST(FarmctlCliTest, ExportReadsEveryPage) {
     static const std::vector<std::vector<uint64_t>> kPages = {{3, 8}, {11}, {}};
     ClientReply reply;
     if (request.has_status()) {
-      reply.mutable_status()->add_campaigns()->mutable_campaign()->set_id("c-5");
+      Campaign* campaign = reply.mutable_status()->add_campaigns()->mutable_campaign();
+      campaign->set_id("c-5");
+      campaign->set_name("nightly");
       return ControlPeer::Reply(request, reply);
     }
     ExportReply* page = reply.mutable_export_page();
@@ -595,7 +597,7 @@ TEST(FarmctlCliTest, ExportReadsEveryPage) {
   ScratchDir dir;
   const std::string output = dir.Sub("rows.csv");
   const CliResult r =
-      Farmctl({"export", "c-5", "--output", output, "--coordinator", peer.endpoint()});
+      Farmctl({"export", "nightly", "--output", output, "--coordinator", peer.endpoint()});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_TRUE(Contains(r.out, "exported 3 measurements to " + output)) << r.out;
   std::ifstream in(output);
@@ -609,11 +611,13 @@ TEST(FarmctlCliTest, ExportReadsEveryPage) {
   EXPECT_FALSE(fs::exists(output + ".partial"));
   const auto seen = peer.seen();
   ASSERT_EQ(seen.size(), 4u);
-  EXPECT_EQ(seen[0].request.status().campaign(), "c-5");
+  EXPECT_EQ(seen[0].request.status().campaign(), "nightly");
   EXPECT_EQ(seen[1].request.export_measurements().from_seq(), 0u);
   EXPECT_EQ(seen[2].request.export_measurements().from_seq(), 9u);
   EXPECT_EQ(seen[3].request.export_measurements().from_seq(), 12u);
-  EXPECT_EQ(seen[1].request.export_measurements().campaign(), "c-5");
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].request.export_measurements().campaign(), "c-5") << "the id the name named";
+  }
 }
 
 // dataset pack: the campaign's record, its pipelines and every measurement from the
@@ -731,6 +735,11 @@ TEST(FarmctlCliTest, FailedExportLeavesNoFile) {
   EXPECT_EQ(r.code, kExitFailed);
   EXPECT_FALSE(fs::exists(output));
   EXPECT_FALSE(fs::exists(output + ".partial"));
+  // To standard output: nothing at all (no CSV header) before the error.
+  const CliResult to_stdout = Farmctl({"export", "c-9", "--coordinator", peer.endpoint()});
+  EXPECT_EQ(to_stdout.code, kExitFailed);
+  EXPECT_EQ(to_stdout.out, "");
+  EXPECT_TRUE(Contains(to_stdout.err, "no campaign 'c-9'")) << to_stdout.err;
 }
 
 TEST(FarmctlCliTest, ReplyWithoutTheExpectedBodyIsAnError) {
@@ -902,6 +911,20 @@ TEST(FarmctlCliTest, TuneRefusesBadArgumentsAndModelsBeforeStartingAnything) {
   EXPECT_TRUE(Contains(yaml, "benchmarks: 10")) << yaml;
   EXPECT_TRUE(Contains(yaml, "layout: channels_last")) << yaml;
   EXPECT_TRUE(Contains(yaml, "libtorch")) << yaml;
+
+  // A model that does not exist, or a block the zoo lacks: the error names MODEL as
+  // typed, not a place in the tune.yaml the user never wrote, and nothing is written.
+  const CliResult missing = Farmctl({"tune", "missing.onnx", "--dir", dir.Sub("missing")});
+  EXPECT_EQ(missing.code, kExitInvalidInput) << missing.err;
+  EXPECT_TRUE(Contains(missing.err, "farmctl tune: MODEL 'missing.onnx': no such file"))
+      << missing.err;
+  EXPECT_FALSE(Contains(missing.err, "tune.yaml")) << missing.err;
+  EXPECT_FALSE(fs::exists(dir.Sub("missing/tune.yaml")));
+  const CliResult block = Farmctl({"tune", "resnet18_basik", "--dir", dir.Sub("block")});
+  EXPECT_EQ(block.code, kExitInvalidInput) << block.err;
+  EXPECT_TRUE(Contains(block.err, "MODEL 'resnet18_basik' is neither an .onnx or .yaml file nor "
+                                  "a zoo block (did you mean 'resnet18_basic'?)"))
+      << block.err;
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ StatusReply SampleStatus() {
   c->set_budget(40);
   c->set_running_seconds(125);
   CampaignConfig config;
+  config.mutable_budget()->set_benchmarks(40);
   config.mutable_budget()->set_wall_time_seconds(600);
   c->set_config_json(CampaignConfigToJson(config));
   CampaignCounters* n = c->mutable_counters();
@@ -88,6 +89,7 @@ StatusReply SampleStatus() {
   done->mutable_campaign()->mutable_counters()->set_finished(5);
   (*reply.mutable_workers_by_state())["WORKER_BUSY"] = 2;
   (*reply.mutable_workers_by_state())["WORKER_IDLE"] = 1;
+  (*reply.mutable_workers_by_state())["WORKER_LEFT"] = 3;
   (*reply.mutable_workers_by_state())["WORKER_DEAD"] = 1;
   return reply;
 }
@@ -104,6 +106,7 @@ TEST(FarmctlRenderTest, Durations) {
   EXPECT_EQ(FormatElapsed(7440), "2h04m");
   EXPECT_EQ(CampaignStateText(CAMPAIGN_PAUSED), "paused");
   EXPECT_EQ(WorkerStateText(WORKER_DRAINING), "draining");
+  EXPECT_EQ(WorkerStateText(WORKER_LEFT), "left");
 }
 
 TEST(FarmctlRenderTest, StatusShowsBudgetBestAndSpeedups) {
@@ -119,7 +122,7 @@ TEST(FarmctlRenderTest, StatusShowsBudgetBestAndSpeedups) {
   EXPECT_TRUE(Contains(done, "done")) << text;
   EXPECT_TRUE(Contains(done, "5/5")) << done;
   EXPECT_TRUE(Contains(done, "100%")) << done;
-  EXPECT_TRUE(Contains(text, "workers: 2 busy, 1 idle, 0 draining, 1 dead")) << text;
+  EXPECT_TRUE(Contains(text, "workers: 2 busy, 1 idle, 0 draining, 3 left, 1 dead")) << text;
   // Best 1.23 ms against adams2019 at 2.5 ms (2.03x) and li2018 at the same time (1.00x).
   const std::string vgg = LineWith(text, "vgg_block");
   EXPECT_TRUE(Contains(vgg, "0123456789ab")) << vgg;
@@ -264,16 +267,39 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
 
 TEST(FarmctlRenderTest, WatchShowsProgressThroughputWorkersAndFailures) {
   const std::string text = RenderWatch(SampleStatus(), 20);
-  EXPECT_TRUE(Contains(LineWith(text, "campaign c-1"), "running  run time 2m05s of 10m00s"))
+  EXPECT_TRUE(Contains(LineWith(text, "campaign c-1"), "running  run time 2m05s")) << text;
+  // 12 of 40 is 30%, 2m05s of 10m 21%: the nearer end, 6 of 20 cells.
+  EXPECT_TRUE(Contains(text, "[######--------------]  12/40 benchmarks, 2m05s/10m00s (30%)"))
       << text;
-  // 12 of 40 is 30%: 6 of 20 cells.
-  EXPECT_TRUE(Contains(text, "[######--------------]  12/40 benchmarks (30%)")) << text;
   EXPECT_TRUE(Contains(text, "0.50 results/s")) << text;
   EXPECT_TRUE(Contains(text, "queued 5  leased 3")) << text;
-  EXPECT_TRUE(Contains(text, "workers: 2 busy, 1 idle, 0 draining, 1 dead")) << text;
+  EXPECT_TRUE(Contains(text, "workers: 2 busy, 1 idle, 0 draining, 3 left, 1 dead")) << text;
   EXPECT_TRUE(Contains(text, "failures: COMPILE_ERROR 1, CRASH 3\n")) << text;
   EXPECT_TRUE(Contains(LineWith(text, "vgg_block"), "2.5 ms (2.03x)")) << text;
   EXPECT_FALSE(Contains(text, "c-0")) << "only the first campaign is watched";
+}
+
+// A campaign bounded by its wall time only: the benchmarks without a limit, the run
+// time against the wall time, and the bar and share by time.
+TEST(FarmctlRenderTest, ATimeBudgetShowsTheTimeUsedAndNoBenchmarkLimit) {
+  StatusReply reply = SampleStatus();
+  Campaign* c = reply.mutable_campaigns(0)->mutable_campaign();
+  CampaignConfig config;
+  config.mutable_budget()->set_wall_time_seconds(1800);
+  c->set_config_json(CampaignConfigToJson(config));
+  c->set_budget(1000000000);
+  c->mutable_counters()->set_finished(325);
+  c->set_running_seconds(725);
+  const std::string watch = RenderWatch(reply, 20);
+  // 12m05s of 30m is 40%: 8 of 20 cells.
+  EXPECT_TRUE(Contains(watch, "[########------------]  325 benchmarks, 12m05s/30m00s (40%)"))
+      << watch;
+  EXPECT_FALSE(Contains(watch, "1000000000")) << watch;
+  const std::string row = LineWith(RenderStatus(reply), "c-1 ");
+  EXPECT_TRUE(Contains(row, "325, 12m05s/30m00s")) << row;
+  EXPECT_TRUE(Contains(row, "40%")) << row;
+  EXPECT_EQ(RenderCampaignLine(*c),
+            "campaign c-1 (quickstart): running, 325 benchmarks, 12m05s/30m00s, 0 pipelines\n");
 }
 
 TEST(FarmctlRenderTest, WatchBarIsFullAtTheBudgetAndNeverOverflows) {
@@ -307,8 +333,12 @@ TEST(FarmctlRenderTest, WorkersTable) {
   WorkerStatus* dead = reply.add_workers();
   dead->set_state(WORKER_DEAD);
   dead->mutable_record()->mutable_host()->set_worker_id("w-beta");
+  WorkerStatus* left = reply.add_workers();
+  left->set_state(WORKER_LEFT);
+  left->mutable_record()->mutable_host()->set_worker_id("w-gamma");
   const std::string text = RenderWorkers(reply, 1'000'000);
-  EXPECT_TRUE(Contains(text, "2 workers: 1 busy, 0 idle, 0 draining, 1 dead")) << text;
+  EXPECT_TRUE(Contains(text, "3 workers: 1 busy, 0 idle, 0 draining, 1 left, 1 dead")) << text;
+  EXPECT_TRUE(Contains(LineWith(text, "w-gamma"), " left ")) << text;
   std::istringstream alpha(LineWith(text, "w-alpha"));
   const std::vector<std::string> cells{std::istream_iterator<std::string>(alpha),
                                        std::istream_iterator<std::string>()};

@@ -267,6 +267,10 @@ echo "figure reregistered_ms=$reconnect_ms first_ack_ms=$first_ack_ms" \
 [ "$requeued" -ge 1 ] ||
   fail "the coordinator logged no worker_dead with requeued leases for worker1 while its link was down"
 [ "$reconnect_ms" -ge 0 ] || fail "worker1 did not register again after its link came back"
+# At worst a silent coordinator's 3 s (liveness) and the 4 s reconnect back-off, plus
+# slack for a loaded machine.
+[ "$reconnect_ms" -le 15000 ] ||
+  fail "worker1 registered again $reconnect_ms ms after its link came back (bound: 15000)"
 [ "$worker1_after" -ge 1 ] || fail "worker1 recorded no result after its link came back"
 [ "$lease_repeats" = 0 ] || fail "$lease_repeats leases recorded more than once"
 [ "$duplicates" = 0 ] || fail "$duplicates schedules measured OK more than once"

@@ -6,8 +6,10 @@
 # by the time-limit warning of a second job (--signal=B:USR1); every result a worker had
 # acknowledged is in the store exactly once, no process of a job is left; a third job
 # registers with a CURVE coordinator; and without SCHEDFARM_COORDINATOR the script fails
-# with exit code 2. Exits 77 (skipped) where the
-# daemons cannot run. Needs FARM_COORDINATOR_BIN, FARM_WORKER_BIN, FARMCTL_BIN.
+# with exit code 2. Exits 77 (skipped) only where the machine cannot run it (not root,
+# the packages not installed); daemons that are installed and do not start are a
+# failure (exit 1) with their logs. Needs FARM_COORDINATOR_BIN, FARM_WORKER_BIN,
+# FARMCTL_BIN.
 set -u
 
 source_dir="${SCHEDFARM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -18,6 +20,11 @@ say() { echo "slurm_test: $*"; }
 skip() {
   echo "slurm_test: skipped: $*" >&2
   exit 77
+}
+# An installed daemon that will not start: a broken slurm.conf or a start-up regression.
+start_failed() {
+  echo "slurm_test: FAIL: $*" >&2
+  exit 1
 }
 failures=0
 check() {  # check DESCRIPTION COMMAND...: runs the command, records a failure
@@ -136,11 +143,11 @@ munged --foreground --force --socket="$munge_socket" --key-file="$scratch/munge/
   --log-file="$scratch/logs/munged.log" >"$scratch/logs/munged.out" 2>&1 &
 munge_works() { munge -n --socket="$munge_socket" 2>/dev/null | unmunge --socket="$munge_socket" >/dev/null 2>&1; }
 wait_for 10 munge_works ||
-  skip "munged did not start: $(tail -n 3 "$scratch/logs/munged.out" "$scratch/logs/munged.log" 2>/dev/null)"
+  start_failed "munged did not start: $(tail -n 3 "$scratch/logs/munged.out" "$scratch/logs/munged.log" 2>/dev/null)"
 
 host="$(hostname -s)"
 node_line="$(slurmd -C | head -n 1)"  # NodeName=HOST CPUs=... RealMemory=... as detected
-[[ "$node_line" == NodeName=* ]] || skip "slurmd -C cannot describe this host: $node_line"
+[[ "$node_line" == NodeName=* ]] || start_failed "slurmd -C cannot describe this host: $node_line"
 slurmctld_port="$(free_port)"
 slurmd_port="$(free_port "$slurmctld_port")"
 cat >"$SLURM_CONF" <<EOF
@@ -175,7 +182,7 @@ slurmctld -D -i -f "$SLURM_CONF" >"$scratch/logs/slurmctld.out" 2>&1 &
 slurmd -D -f "$SLURM_CONF" >"$scratch/logs/slurmd.out" 2>&1 &
 node_idle() { [[ "$(sinfo -h -n "$host" -o %T 2>/dev/null)" == idle ]]; }
 wait_for 30 node_idle ||
-  skip "slurmctld/slurmd did not bring node $host up:" \
+  start_failed "slurmctld/slurmd did not bring node $host up:" \
     "$(tail -n 5 "$scratch/logs/slurmctld.log" "$scratch/logs/slurmd.log" 2>/dev/null)"
 say "slurm up: $node_line, slurmctld port $slurmctld_port, slurmd port $slurmd_port"
 

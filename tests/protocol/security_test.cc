@@ -13,6 +13,8 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "protocol/keepalive.h"
+
 namespace schedfarm {
 // One suite, "security", so that `ctest -R security` selects exactly these tests.
 namespace {
@@ -142,14 +144,39 @@ TEST(CurveSecurity, KeysBadFilesAreRejectedNamingTheFile) {
       << read.status().message();
 }
 
+// Keepalive is set as protocol/keepalive.h says on every farm socket it is given.
+TEST(TcpKeepalive, SetsProbesAfterThirtySecondsOfSilence) {
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive), -1) << "ZeroMQ's default: the OS's";
+  SetTcpKeepalive(socket);
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive), 1);
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive_idle), 30);
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive_intvl), 10);
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive_cnt), 3);
+}
+
 TEST(CurveSecurity, KeysAllowListFileWithComments) {
   const std::string dir = MakeTempDir();
   const std::string a = GenerateCurveKeyPair().public_key;
   const std::string b = GenerateCurveKeyPair().public_key;
   WriteText(dir + "/allow", "# workers\n\n  " + a + "  # worker-1\n" + b + "\n#\n");
+  ASSERT_EQ(chmod((dir + "/allow").c_str(), 0644), 0);
   const StatusOr<std::vector<std::string>> keys = ReadAllowList(dir + "/allow");
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();
   EXPECT_EQ(*keys, (std::vector<std::string>{a, b}));
+  // Writable by group or by others: whoever can write it could admit a key.
+  for (const mode_t mode : {0664, 0646}) {
+    ASSERT_EQ(chmod((dir + "/allow").c_str(), mode), 0);
+    const StatusOr<std::vector<std::string>> open = ReadAllowList(dir + "/allow");
+    ASSERT_FALSE(open.ok()) << std::oct << mode;
+    EXPECT_NE(open.status().message().find(dir + "/allow: the allow-list is writable by group or "
+                                           "others"),
+              std::string::npos)
+        << open.status().message();
+  }
+  ASSERT_EQ(chmod((dir + "/allow").c_str(), 0600), 0);
+  EXPECT_TRUE(ReadAllowList(dir + "/allow").ok()) << "its owner alone may write it";
 
   WriteText(dir + "/bad", a + "\n#not-a-comment\n");
   StatusOr<std::vector<std::string>> bad = ReadAllowList(dir + "/bad");

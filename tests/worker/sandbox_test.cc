@@ -468,6 +468,65 @@ TEST(SandboxPool, CompileSlotsLimitConcurrentCompiles) {
   std::filesystem::remove_all(options.cache_dir);
 }
 
+// Outcomes of `jobs` submitted at once, each with the seconds from submission.
+std::vector<std::pair<SandboxOutcome, double>> TimedOutcomes(SandboxPool& pool,
+                                                             const std::vector<SandboxJob>& jobs) {
+  const Clock::time_point start = Clock::now();
+  for (const SandboxJob& job : jobs) pool.Submit(job);
+  std::vector<std::pair<SandboxOutcome, double>> outcomes;
+  while (outcomes.size() < jobs.size()) {
+    pollfd fd = {pool.notify_fd(), POLLIN, 0};
+    if (poll(&fd, 1, 60000) != 1) break;
+    for (SandboxOutcome& o : pool.TakeFinished()) outcomes.emplace_back(o, SecondsSince(start));
+  }
+  return outcomes;
+}
+
+// On a host with no cpu to spare (the benchmark takes every allowed cpu, so compiles
+// run on them too), a compile and a timed run never overlap: a compiled job waits for
+// another's compile to end, and a job does not start compiling while a run waits for
+// the slot or runs.
+TEST(SandboxPool, CompilesKeepOffTheCpusOfATimedRun) {
+  const int every_cpu = static_cast<int>(AllowedCpus().size());
+  const auto job = [&](const std::string& id, bool hang_in_run) {
+    SandboxJob j = Job(id, TinyMatMul(), ParseSchedule(worker_testing::kTinyMatMulSchedule));
+    j.mutable_settings()->set_threads(every_cpu);
+    j.set_fault(FAULT_HANG);
+    j.set_fault_in_run(hang_in_run);
+    j.mutable_settings()->set_compile_timeout_ms(800);
+    j.mutable_settings()->set_run_timeout_ms(800);
+    return j;
+  };
+  {
+    // Two compile slots: both compile at once, the first hangs there for 800 ms; the
+    // second, compiled long before, runs (and hangs for 800 ms) only after that.
+    const SandboxOptions options = OptionsWithReference(2, 2);
+    std::unique_ptr<SandboxPool> pool = MustStart(options);
+    ASSERT_NE(pool, nullptr);
+    const auto outcomes = TimedOutcomes(*pool, {job("compile_hang", false), job("run_hang", true)});
+    ASSERT_EQ(outcomes.size(), 2u);
+    EXPECT_EQ(outcomes[0].first.job_id, "compile_hang");
+    EXPECT_EQ(outcomes[0].first.measurement.status(), COMPILE_TIMEOUT);
+    EXPECT_EQ(outcomes[1].first.job_id, "run_hang");
+    EXPECT_EQ(outcomes[1].first.measurement.status(), RUN_TIMEOUT);
+    EXPECT_GT(outcomes[1].second - outcomes[0].second, 0.7) << "the run began after the compile";
+    std::filesystem::remove_all(options.cache_dir);
+  }
+  {
+    // One compile slot: the first compiles at once and hangs in its run; the second
+    // compiles (and hangs for 800 ms) only when that run has ended.
+    const SandboxOptions options = OptionsWithReference(2, 1);
+    std::unique_ptr<SandboxPool> pool = MustStart(options);
+    ASSERT_NE(pool, nullptr);
+    const auto outcomes = TimedOutcomes(*pool, {job("run_hang", true), job("compile_hang", false)});
+    ASSERT_EQ(outcomes.size(), 2u);
+    EXPECT_EQ(outcomes[0].first.job_id, "run_hang");
+    EXPECT_EQ(outcomes[1].first.job_id, "compile_hang");
+    EXPECT_GT(outcomes[1].second - outcomes[0].second, 0.7) << "the compile began after the run";
+    std::filesystem::remove_all(options.cache_dir);
+  }
+}
+
 TEST(SandboxPool, PinsTheChildToCompileCpusThenToBenchmarkCpus) {
   const std::vector<int> allowed = AllowedCpus();
   ASSERT_FALSE(allowed.empty());

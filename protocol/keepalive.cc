@@ -1,0 +1,12 @@
+#include "protocol/keepalive.h"
+
+namespace schedfarm {
+
+void SetTcpKeepalive(zmq::socket_t& socket) {
+  socket.set(zmq::sockopt::tcp_keepalive, 1);
+  socket.set(zmq::sockopt::tcp_keepalive_idle, kKeepaliveIdleSeconds);
+  socket.set(zmq::sockopt::tcp_keepalive_intvl, kKeepaliveIntervalSeconds);
+  socket.set(zmq::sockopt::tcp_keepalive_cnt, kKeepaliveProbes);
+}
+
+}  // namespace schedfarm
