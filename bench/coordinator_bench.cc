@@ -82,7 +82,7 @@ constexpr char kCampaignYaml[] =
     "budget: {benchmarks: 1000000000}\n"
     "measurement: {samples: 3, max_samples: 3, min_sample_time: 1ms}\n";
 
-// Targets of issue 5 (Performance).
+// The coordinator's targets (bench/README.md).
 constexpr int kTargetWorkers = 1000;
 constexpr double kTargetResultsPerSecond = 50000;
 constexpr double kTargetRawShare = 0.5;

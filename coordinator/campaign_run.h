@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "campaign/campaign_yaml.h"
 #include "common/status.h"
 #include "coordinator/host_audit.h"
 #include "pipeline/graph.h"
@@ -208,7 +209,7 @@ class CampaignRun {
   bool ProposeRandom(int64_t now_ms, const ProposalVisitor& added);
   // Candidates of the budget not final yet (audits are beyond the budget).
   int64_t InPlay() const { return static_cast<int64_t>(live_.size() - live_audits_.size()); }
-  int64_t Budget() const { return config_.budget().benchmarks(); }
+  int64_t Budget() const { return BenchmarkLimit(config_.budget()); }
 
   Campaign campaign_;
   CampaignConfig config_;

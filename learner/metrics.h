@@ -1,4 +1,4 @@
-// Accuracy of a performance model on held-out pipelines (issue 6, "Evaluation"): how far
+// Accuracy of a performance model on held-out pipelines (docs/EVALUATION.md): how far
 // the predicted runtimes are from the measured ones, and how well the predictions rank
 // the schedules of each pipeline. Also the text table that shows several models side by
 // side on the same split. docs/EVALUATION.md gives every definition and convention.

@@ -90,13 +90,14 @@ class WorkerProtocolTest : public ::testing::Test {
 
   // A running campaign proposing its own random schedules of one small block, within
   // `budget` benchmarks and `wall_time` (empty: no limit).
+  // A budget of 0 benchmarks: the wall time alone bounds the campaign.
   CampaignRun& AddCampaign(int budget, const std::string& wall_time = "") {
     const std::string yaml =
         "name: rules\n"
         "pipelines:\n"
         "  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}\n"
-        "budget: {benchmarks: " + std::to_string(budget) +
-        (wall_time.empty() ? "" : ", wall_time: " + wall_time) + "}\n";
+        "budget: {" + (budget > 0 ? "benchmarks: " + std::to_string(budget) : "") +
+        (wall_time.empty() ? "" : (budget > 0 ? ", " : "") + ("wall_time: " + wall_time)) + "}\n";
     StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "rules.yaml");
     EXPECT_TRUE(config.ok()) << config.status().message();
     StatusOr<PipelineSpec> spec = BuildZooPipeline(config->pipelines(0).zoo());
@@ -104,7 +105,7 @@ class WorkerProtocolTest : public ::testing::Test {
     Campaign campaign;
     campaign.set_id("rules-" + std::to_string(farm_.campaigns.size()));
     campaign.set_state(CAMPAIGN_RUNNING);
-    campaign.set_budget(budget);
+    campaign.set_budget(BenchmarkLimit(config->budget()));
     StatusOr<std::unique_ptr<CampaignRun>> run = CampaignRun::Create(campaign, *config, {*spec});
     EXPECT_TRUE(run.ok()) << run.status().message();
     CampaignRun& added = **run;
@@ -466,21 +467,31 @@ TEST_F(WorkerProtocolTest, ADrainedWorkerLeavesAndAWorkRequestRestoresCredits) {
   EXPECT_EQ(Events("lease_lost").size(), 3u);
 }
 
+// A campaign of a 10 s wall time: running at 9 s, done at 10 s for its wall time, and
+// stored so. A budget of a wall time alone (no benchmarks) hands out leases and ends
+// the same way, not at once for a budget of zero benchmarks.
 TEST_F(WorkerProtocolTest, ACampaignEndsWhenItsWallTimeIsUsed) {
-  CampaignRun& run = AddCampaign(100, "10s");
-  Turn();
-  clock_.Advance(9'000);
-  Turn();
-  EXPECT_EQ(run.campaign().state(), CAMPAIGN_RUNNING);
-  clock_.Advance(1'000);
-  Turn();
-  EXPECT_EQ(run.campaign().state(), CAMPAIGN_DONE);
-  ASSERT_EQ(Events("campaign_done").size(), 1u);
-  EXPECT_EQ(Events("campaign_done")[0].text(), "wall time used");
-  StatusOr<std::optional<Campaign>> stored = store_->GetCampaign(run.id());
-  ASSERT_TRUE(stored.ok() && stored->has_value());
-  EXPECT_EQ((*stored)->state(), CAMPAIGN_DONE);
-  EXPECT_DOUBLE_EQ((*stored)->running_seconds(), 10.0);
+  for (const int benchmarks : {100, 0}) {
+    CampaignRun& run = AddCampaign(benchmarks, "10s");
+    EXPECT_EQ(run.campaign().budget(), benchmarks > 0 ? benchmarks : kMaxBenchmarks);
+    const std::string peer = "peer-" + std::to_string(benchmarks);
+    Register(peer, "w" + std::to_string(benchmarks), "i1", 2);
+    Turn();
+    EXPECT_EQ(Leases(peer).size(), 2u) << benchmarks;
+    clock_.Advance(9'000);
+    Turn();
+    EXPECT_EQ(run.campaign().state(), CAMPAIGN_RUNNING) << benchmarks;
+    clock_.Advance(1'000);
+    Turn();
+    EXPECT_EQ(run.campaign().state(), CAMPAIGN_DONE) << benchmarks;
+    StatusOr<std::optional<Campaign>> stored = store_->GetCampaign(run.id());
+    ASSERT_TRUE(stored.ok() && stored->has_value());
+    EXPECT_EQ((*stored)->state(), CAMPAIGN_DONE);
+    EXPECT_DOUBLE_EQ((*stored)->running_seconds(), 10.0);
+  }
+  const std::vector<Event> done = Events("campaign_done");
+  ASSERT_EQ(done.size(), 2u);
+  for (const Event& event : done) EXPECT_EQ(event.text(), "wall time used");
 }
 
 // --- Hosts that lie -------------------------------------------------------------
