@@ -4,8 +4,9 @@
 // proposals, models, value rounds, candidates and backups.
 // Reads come from the farm's memory and the store; what changes goes through
 // PendingWrites, and a reply that must wait for those writes says so. A client's
-// request names a campaign by its id or its name (the newest campaign of that name). A retried pause,
-// resume, cancel or backup (same request id) gets the first outcome again.
+// request names a campaign by its id or its name (the newest campaign of that name). A
+// retried pause, resume, cancel or backup (same request id) gets the first outcome
+// again.
 #pragma once
 
 #include <cstddef>

@@ -62,7 +62,7 @@ class CoordinatorMetrics {
     std::map<std::string, int64_t> campaigns_by_state;  // "running", "done"...
     std::vector<Campaign> campaigns;                    // those running or paused
     int64_t leases_in_flight = 0;
-    std::map<std::string, int64_t> workers_by_state;    // "busy", "idle", "draining", "left", "dead"
+    std::map<std::string, int64_t> workers_by_state;  // "busy", "idle", "draining", "left", "dead"
     int64_t models = 0;                                 // model versions stored
   };
   void Refresh(const Snapshot& snapshot);

@@ -729,7 +729,9 @@ void SandboxPool::Impl::Dispatch(Clock::time_point now) {
   // A compile on the cpus of a timed run would slow it (a host with no cpu to spare
   // compiles on all of them): such a run waits for the compile, and such a compile
   // does not start while a run on its cpus runs or waits for the slot.
-  const auto plan = [&](const Job& job) { return PlanCpus(allowed_cpus, job.job.settings().threads()); };
+  const auto plan = [&](const Job& job) {
+    return PlanCpus(allowed_cpus, job.job.settings().threads());
+  };
   bool running = false;
   Child* next_run = nullptr;
   int compiling = 0;
