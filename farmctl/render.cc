@@ -295,6 +295,8 @@ std::string BudgetUse::Text() const {
   return benchmarks + " benchmarks" + (time.empty() ? "" : ", " + time);
 }
 
+std::string BudgetUse::Share() const { return FormatNumber("%.0f%%", 100 * fraction); }
+
 std::string RenderCampaignLine(const Campaign& campaign) {
   return "campaign " + campaign.id() + " (" + campaign.name() +
          "): " + CampaignStateText(campaign.state()) + ", " + BudgetUseOf(campaign).Text() + ", " +
@@ -316,7 +318,7 @@ std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
     const BudgetUse use = BudgetUseOf(c);
     table.Add({c.id(), c.name(), CampaignStateText(c.state()),
                use.benchmarks + (use.time.empty() ? "" : ", " + use.time),
-               FormatNumber("%.0f%%", 100 * use.fraction), std::to_string(n.measured()),
+               use.Share(), std::to_string(n.measured()),
                std::to_string(n.failed()), std::to_string(n.quarantined()),
                std::to_string(n.queued()), std::to_string(n.leased()),
                FormatNumber("%.2f", status.results_per_second()),
@@ -348,7 +350,7 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
   const BudgetUse use = BudgetUseOf(c);
   const int filled = static_cast<int>(std::floor(use.fraction * bar_width));
   out << "  [" << std::string(filled, '#') << std::string(bar_width - filled, '-') << "]  "
-      << use.Text() << " (" << FormatNumber("%.0f%%", 100 * use.fraction) << ")\n";
+      << use.Text() << " (" << use.Share() << ")\n";
   out << "  " << FormatNumber("%.2f", status.results_per_second()) << " results/s  measured "
       << n.measured() << "  failed " << n.failed() << "  quarantined " << n.quarantined()
       << "  queued " << n.queued() << "  leased " << n.leased() << "  results " << n.results()

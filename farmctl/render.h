@@ -42,6 +42,8 @@ struct BudgetUse {
   double fraction = 0;
   // "325/1000 benchmarks, 12m05s/30m00s".
   std::string Text() const;
+  // The fraction as a whole percentage, "40%".
+  std::string Share() const;
 };
 BudgetUse BudgetUseOf(const Campaign& campaign);
 

@@ -16,7 +16,7 @@ std::string Progress(const CampaignStatus& status) {
   const Campaign& c = status.campaign();
   const CampaignCounters& n = c.counters();
   const BudgetUse use = BudgetUseOf(c);
-  return c.name() + ": " + use.Text() + " (" + FormatNumber("%.0f%%", 100 * use.fraction) + "), " +
+  return c.name() + ": " + use.Text() + " (" + use.Share() + "), " +
          FormatNumber("%.2f", status.results_per_second()) + " results/s, measured " +
          std::to_string(n.measured()) + ", failed " + std::to_string(n.failed()) +
          ", quarantined " + std::to_string(n.quarantined()) + ", run time " +
@@ -36,7 +36,7 @@ std::vector<std::string> WatchLog::Update(const CampaignStatus& status, double s
     progress_seconds_ = seconds;
     const BudgetUse use = BudgetUseOf(c);
     lines.push_back(c.name() + ": campaign " + c.id() + " " + CampaignStateText(c.state()) +
-                    ", " + use.Text() + " (" + FormatNumber("%.0f%%", 100 * use.fraction) + "), " +
+                    ", " + use.Text() + " (" + use.Share() + "), " +
                     std::to_string(c.pipeline_ids_size()) + " pipelines");
     tenths_ = static_cast<int>(use.fraction * 10);
     for (const PipelineProgress& p : status.pipelines()) best_seconds_[p.pipeline_id()] = p.best_seconds();
