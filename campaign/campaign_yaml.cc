@@ -838,6 +838,12 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
 
 StatusOr<CampaignConfig> ParseCampaignYaml(const std::string& text, const std::string& filename,
                                            bool check_files) {
+  if (text.size() > kMaxCampaignFileBytes) {
+    return Status::Error(filename + ": " + std::to_string(text.size()) +
+                         " bytes; a campaign file is at most " +
+                         std::to_string(kMaxCampaignFileBytes >> 20) +
+                         " MiB (its pipelines are files of their own)");
+  }
   return Reader(filename, check_files).Read(text);
 }
 

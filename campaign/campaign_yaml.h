@@ -12,6 +12,10 @@
 
 namespace schedfarm {
 
+// The largest campaign file: its pipelines travel beside it, so a larger one is a
+// mistake or an attack, refused before it is parsed (parsing 64 MiB takes seconds).
+inline constexpr size_t kMaxCampaignFileBytes = size_t{1} << 20;
+
 // Parses and validates a campaign. `filename` names the file in error messages, and
 // relative paths in the campaign are resolved against its directory; the returned
 // config holds absolute paths. With check_files false, the files a campaign names need

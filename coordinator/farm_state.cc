@@ -51,6 +51,7 @@ void FinishCampaign(CampaignRun& run, CampaignState state, const std::string& wh
                     PendingWrites& writes) {
   run.campaign().set_state(state);
   run.campaign().set_finished_unix_ms(now_ms);
+  run.campaign().set_finish_reason(why);
   writes.CampaignChanged(run.id());
   const char* kind = state == CAMPAIGN_DONE ? "campaign_done" : "campaign_cancelled";
   writes.AddEvent(now_ms, kind, run.id(), "", "", why);

@@ -174,6 +174,14 @@ Status AddDatasetPart(const Campaign& campaign, const std::vector<PipelineSpec>&
       dataset->mutable_host()->clear_worker_id();
       have_host = true;
     }
+    if (m.host().test_time_scale() > 0) {
+      std::ostringstream scale;
+      scale << m.host().test_time_scale();
+      return Status::Error(what + ": lease " + m.lease_id() + " was measured on worker " +
+                           m.host().worker_id() + ", which multiplied its times by " +
+                           scale.str() + " for a test (farm-worker --test-time-scale): they "
+                           "are not real times");
+    }
     const std::string difference = HostKindDifference(m.host(), dataset->host());
     if (!difference.empty()) {
       return Status::Error(what + ": lease " + m.lease_id() + " was measured on worker " +

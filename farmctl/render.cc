@@ -297,9 +297,18 @@ std::string BudgetUse::Text() const {
 
 std::string BudgetUse::Share() const { return FormatNumber("%.0f%%", 100 * fraction); }
 
+namespace {
+
+// The campaign's state, with why it ended once it has.
+std::string StateWithReason(const Campaign& campaign) {
+  const std::string state = CampaignStateText(campaign.state());
+  return campaign.finish_reason().empty() ? state : state + " (" + campaign.finish_reason() + ")";
+}
+
+}  // namespace
+
 std::string RenderCampaignLine(const Campaign& campaign) {
-  return "campaign " + campaign.id() + " (" + campaign.name() +
-         "): " + CampaignStateText(campaign.state()) + ", " + BudgetUseOf(campaign).Text() + ", " +
+  return "campaign " + campaign.id() + " (" + campaign.name() + "): " + StateWithReason(campaign) + ", " + BudgetUseOf(campaign).Text() + ", " +
          std::to_string(campaign.pipeline_ids_size()) + " pipelines\n";
 }
 
@@ -328,7 +337,10 @@ std::string RenderStatus(const StatusReply& reply, int max_pipelines) {
   out << WorkersLine(reply) << "\n";
   for (const CampaignStatus& status : reply.campaigns()) {
     out << "\ncampaign " << status.campaign().id() << " (" << status.campaign().name()
-        << "): best so far per pipeline\n";
+        << "): " << (status.campaign().finish_reason().empty()
+                         ? ""
+                         : "ended: " + status.campaign().finish_reason() + "; ")
+        << "best so far per pipeline\n";
     PrintPipelines(status, max_pipelines, out);
     PrintNetwork(status, out);
     PrintTasks(status, max_pipelines, out);
@@ -345,7 +357,7 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
   const CampaignStatus& status = reply.campaigns(0);
   const Campaign& c = status.campaign();
   const CampaignCounters& n = c.counters();
-  out << "campaign " << c.id() << " (" << c.name() << ")  " << CampaignStateText(c.state())
+  out << "campaign " << c.id() << " (" << c.name() << ")  " << StateWithReason(c)
       << "  run time " << FormatElapsed(c.running_seconds()) << "\n";
   const BudgetUse use = BudgetUseOf(c);
   const int filled = static_cast<int>(std::floor(use.fraction * bar_width));
@@ -361,6 +373,16 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
   PrintNetwork(status, out);
   return out.str();
 }
+
+namespace {
+
+// After the cpu model of a worker whose times are scaled for a test: says so.
+std::string TestScaleNote(const HostFingerprint& host) {
+  if (host.test_time_scale() <= 0) return "";
+  return " (times x" + FormatNumber("%g", host.test_time_scale()) + " for a test)";
+}
+
+}  // namespace
 
 std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
   std::ostringstream out;
@@ -390,7 +412,7 @@ std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
                std::to_string(r.host().cores()), std::to_string(w.credits()),
                std::to_string(w.leases()), std::to_string(r.results_ok()), std::to_string(failed),
                audits, r.flagged() ? "FLAGGED" : "ok", seen, labels.empty() ? "-" : labels,
-               r.host().cpu_model()});
+               r.host().cpu_model() + TestScaleNote(r.host())});
     if (r.flagged()) flagged += "flagged " + r.host().worker_id() + ": " + r.flag_reason() + "\n";
   }
   out << reply.workers_size() << (reply.workers_size() == 1 ? " worker:" : " workers:");
@@ -547,7 +569,13 @@ std::string RenderModelList(const ModelsReply& reply) {
     gmtime_r(&seconds, &utc);
     char stored[32];
     std::strftime(stored, sizeof(stored), "%Y-%m-%d %H:%M:%S", &utc);
-    table.Add({model.kind(), model.version(), stored, std::to_string(model.training_set_size()),
+    // A model whose training a test scaled says so where its version is read.
+    const std::string version =
+        model.test_learning_rate_scale() > 0
+            ? model.version() + " (learning rates x" +
+                  FormatNumber("%g", model.test_learning_rate_scale()) + " for a test)"
+            : model.version();
+    table.Add({model.kind(), version, stored, std::to_string(model.training_set_size()),
                std::to_string(model.held_out_size()),
                std::to_string(model.feature_schema_version()),
                metric(model, "pairwise_accuracy", "%.3f"), metric(model, "kendall_tau", "%.3f"),

@@ -25,7 +25,7 @@
 namespace schedfarm {
 namespace {
 
-// A lying host's report (WorkerOptions::test_time_scale).
+// A lying host's report (HostFingerprint.test_time_scale).
 void ScaleTimes(double factor, Measurement* m) {
   SampleStats& stats = *m->mutable_stats();
   stats.set_min_seconds(stats.min_seconds() * factor);
@@ -263,7 +263,7 @@ struct WorkerDaemon::State {
       }
       *m.mutable_host() = options.host;
       m.set_lease_id(lease.lease_id());
-      if (options.test_time_scale != 1) ScaleTimes(options.test_time_scale, &m);
+      if (options.host.test_time_scale() > 0) ScaleTimes(options.host.test_time_scale(), &m);
       LogEvent("info", "lease_finished",
                {{"lease", lease.lease_id()},
                 {"status", MeasurementStatus_Name(m.status())},

@@ -41,9 +41,8 @@ struct WorkerOptions {
   // Set: a replay worker. No sandbox starts; `host` is the dataset's, with
   // replay_dataset set to its id.
   std::shared_ptr<const LoadedDataset> replay;
-  // For tests of the coordinator's audits (coordinator/host_audit.h) only: every time
-  // this worker reports is multiplied by this factor, as a host that lies would do.
-  double test_time_scale = 1;
+  // host.test_time_scale, when set (tests of coordinator/host_audit.h only), multiplies
+  // every time this worker reports, as a host that lies would.
 };
 
 class WorkerDaemon {

@@ -55,7 +55,8 @@ constexpr char kUsage[] =
     "                          allow-list)\n"
     "  --server-key FILE       secure mode: the coordinator's public key\n"
     "  --test-time-scale F     tests of the coordinator's audits only: report every time\n"
-    "                          multiplied by F, as a host that lies would (default 1)\n"
+    "                          multiplied by F, as a host that lies would; recorded in the\n"
+    "                          worker's fingerprint, so in every result it reports\n"
     "  --replay FILE           answer leases from a recorded dataset instead of compiling\n"
     "                          and timing (docs/DATASETS.md): the worker registers as the\n"
     "                          dataset's host and serves only replay campaigns of that\n"
@@ -211,11 +212,13 @@ int Main(int argc, char** argv) {
   if (flags.values.count("--test-time-scale")) {
     const std::string& value = flags.values.at("--test-time-scale");
     char* end = nullptr;
-    options.test_time_scale = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !(options.test_time_scale > 0) ||
-        options.test_time_scale > 100) {
+    const double scale = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(scale > 0) || scale > 100) {
       return UsageError("--test-time-scale: '" + value + "' is not a number in (0, 100]");
     }
+    // In the fingerprint, so every result says its times are not real ones.
+    options.host.set_test_time_scale(scale);
+    LogEvent("warn", "test_time_scale", {{"factor", value}});
   }
   StatusOr<std::optional<CurveClientKeys>> keys = ReadCurveClientKeys(
       flags.get("--curve-key"), flags.get("--server-key"), "--curve-key", "--server-key");

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -122,10 +123,19 @@ struct TrainingJob {
   std::string version_tag;  // in the version: campaign-kind[-tag]-ms
 };
 
+// The learner's main thread has one, and each campaign's thread one of its own (Fork):
+// the same options, a connection of its own, and the gate all of them train through.
 struct LearnerDaemon::State {
-  LearnerOptions options;
+  LearnerOptions options;  // options.train.threads is set (never 0: the library's default)
   std::unique_ptr<FarmClient> client;
-  std::map<std::string, CampaignData> campaigns;
+  // One training at a time over every campaign, each on options.train.threads threads.
+  std::shared_ptr<std::mutex> training_gate;
+
+  StatusOr<std::unique_ptr<State>> Fork() const;
+  // The thread of campaign `id` (LearnerDaemon::Run), until it ends or `stop` is set.
+  void FollowCampaign(const std::string& id, const std::atomic<bool>& stop);
+  Status Step(CampaignData& data, const CampaignStatus& status, const ClientReply& statuses,
+              bool added);
 
   // The coordinator's reply, or an error for a transport failure or a refusal.
   StatusOr<ClientReply> Call(ClientRequest request);

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "common/cpus.h"
 #include "common/log.h"
 #include "dataset/dataset.h"
 #include "learner/cost_model_adapter.h"
@@ -375,9 +377,13 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
     SCHEDFARM_RETURN_IF_ERROR(model->Load(start));
     train_options.warm_start = true;
   }
-  const auto started = std::chrono::steady_clock::now();
-  SCHEDFARM_RETURN_IF_ERROR(model->Train(job.train, train_options));
-  const double seconds = SecondsSince(started);
+  double seconds = 0;
+  {
+    std::lock_guard<std::mutex> one_at_a_time(*training_gate);
+    const auto started = std::chrono::steady_clock::now();
+    SCHEDFARM_RETURN_IF_ERROR(model->Train(job.train, train_options));
+    seconds = SecondsSince(started);
+  }
   Model record;
   record.set_kind(job.kind);
   record.set_created_unix_ms(UnixMillis());
@@ -387,6 +393,9 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
   record.set_campaign(data.id);
   record.set_training_set_size(static_cast<int64_t>(job.train.size()));
   record.set_feature_schema_version(CurrentFeatureSchema().version);
+  if (train_options.learning_rate_scale != 1) {
+    record.set_test_learning_rate_scale(train_options.learning_rate_scale);
+  }
   for (const std::string& id : job.held_out_pipelines) record.add_held_out_pipelines(id);
   record.set_held_out_size(static_cast<int64_t>(job.held_out.size()));
   if (!job.held_out.empty()) {
@@ -677,14 +686,113 @@ StatusOr<std::unique_ptr<LearnerDaemon>> LearnerDaemon::Create(const LearnerOpti
   }
   auto state = std::make_unique<State>();
   state->options = options;
+  // Bounded whatever the kind: the library defaults take every cpu, which beside busy
+  // workers makes OpenMP's threads wait on each other.
+  if (state->options.train.threads == 0) {
+    state->options.train.threads = std::max<int>(1, static_cast<int>(AllowedCpus().size()));
+  }
+  state->training_gate = std::make_shared<std::mutex>();
   SCHEDFARM_ASSIGN_OR_RETURN(state->client, FarmClient::Create(options.client));
   return std::unique_ptr<LearnerDaemon>(new LearnerDaemon(std::move(state)));
 }
 
-Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
-  State& s = *state_;
+// One turn of a campaign: follow its new measurements, retrain when due, settle the
+// model it starts from and propose. `added`: the campaign's first turn in this thread.
+Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& status,
+                                  const ClientReply& statuses, bool added) {
+  const Campaign& campaign = status.campaign();
+  if (added) SCHEDFARM_RETURN_IF_ERROR(Load(campaign, &data));
+  SCHEDFARM_RETURN_IF_ERROR(Follow(data));
+  if (added) SCHEDFARM_RETURN_IF_ERROR(Resume(data));
+  const Strategy& strategy = data.config.strategy();
+  const int every =
+      strategy.retrain_every() > 0 ? strategy.retrain_every() : options.default_retrain_every;
+  // A value-iteration campaign trains its own V_i instead (value_iteration.cc).
+  const int64_t trained_on = static_cast<int64_t>(data.samples.size()) - data.since_training;
+  const double due = std::max<double>(every, strategy.retrain_growth() * trained_on);
+  if (!data.value && data.since_training >= due &&
+      static_cast<int>(data.samples.size()) >= options.min_training_samples) {
+    std::vector<NamedMetrics> table;
+    SCHEDFARM_RETURN_IF_ERROR(Train(data, &table));
+  }
+  if (!LearnerProposes(data.config)) return Status::Ok();
+  if (!strategy.model_from().empty() && !data.seeded) {
+    StatusOr<bool> seeded = Seed(data, statuses);
+    if (!seeded.ok()) {
+      data.seeded = true;  // random proposals go on
+      return seeded.status();
+    }
+    if (!*seeded) return Status::Ok();
+  }
+  if (campaign.state() != CAMPAIGN_RUNNING) return Status::Ok();
+  return data.value ? StepValueIteration(data) : Propose(data, status);
+}
+
+namespace {
+
+// Sleeps until `deadline` or until `stop` is set.
+void SleepUntil(std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop) {
+  while (!stop.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool Active(const Campaign& campaign) {
+  return campaign.state() == CAMPAIGN_RUNNING || campaign.state() == CAMPAIGN_PAUSED;
+}
+
+}  // namespace
+
+// A campaign's thread: a connection of its own, and the campaign stepped every poll
+// interval until it is no longer active or the learner stops.
+void LearnerDaemon::State::FollowCampaign(const std::string& id, const std::atomic<bool>& stop) {
+  SetTorchThreads(options.train.threads);  // OpenMP's thread count is the calling thread's
+  CampaignData data;
+  bool loaded = false;
   while (!stop.load()) {
     const auto turn = std::chrono::steady_clock::now();
+    ClientRequest request;
+    request.mutable_status();  // every campaign: a model_from names another
+    StatusOr<ClientReply> reply = Call(request);
+    if (!reply.ok()) {
+      LogEvent("warn", "coordinator_unavailable", {{"campaign", id}, {"error", reply.status().message()}});
+    } else {
+      const CampaignStatus* status = nullptr;
+      for (const CampaignStatus& s : reply->status().campaigns()) {
+        if (s.campaign().id() == id) status = &s;
+      }
+      if (status == nullptr || !Active(status->campaign())) return;
+      const Status step = Step(data, *status, *reply, !loaded);
+      if (step.ok() || !data.pipelines.empty()) loaded = true;
+      if (!step.ok()) {
+        LogEvent("warn", "campaign_step_failed", {{"campaign", id}, {"error", step.message()}});
+        if (!loaded) data = CampaignData();  // loaded again next turn
+      }
+    }
+    SleepUntil(turn + std::chrono::milliseconds(options.poll_interval_ms), stop);
+  }
+}
+
+Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
+  State& s = *state_;
+  // Each active campaign steps on a thread of its own, so one campaign's search or
+  // training never holds back another's proposals.
+  struct Follower {
+    std::unique_ptr<State> state;
+    std::atomic<bool> done{false};
+    std::thread thread;
+  };
+  std::map<std::string, std::unique_ptr<Follower>> followers;
+  while (!stop.load()) {
+    const auto turn = std::chrono::steady_clock::now();
+    for (auto it = followers.begin(); it != followers.end();) {
+      if (!it->second->done.load()) {
+        ++it;
+        continue;
+      }
+      it->second->thread.join();
+      it = followers.erase(it);
+    }
     ClientRequest request;
     request.mutable_status();
     StatusOr<ClientReply> reply = s.Call(request);
@@ -692,55 +800,37 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
       LogEvent("warn", "coordinator_unavailable", {{"error", reply.status().message()}});
     } else {
       for (const CampaignStatus& status : reply->status().campaigns()) {
-        const Campaign& campaign = status.campaign();
-        const bool active =
-            campaign.state() == CAMPAIGN_RUNNING || campaign.state() == CAMPAIGN_PAUSED;
-        if (!active || stop.load()) continue;
-        auto [it, added] = s.campaigns.try_emplace(campaign.id());
-        CampaignData& data = it->second;
-        Status step = added ? s.Load(campaign, &data) : Status::Ok();
-        if (step.ok()) step = s.Follow(data);
-        if (step.ok() && added) step = s.Resume(data);
-        const Strategy& strategy = data.config.strategy();
-        const int every = strategy.retrain_every() > 0 ? strategy.retrain_every()
-                                                       : s.options.default_retrain_every;
-        // A value-iteration campaign trains its own V_i instead (value_iteration.cc).
-        const int64_t trained_on = static_cast<int64_t>(data.samples.size()) - data.since_training;
-        const double due = std::max<double>(every, strategy.retrain_growth() * trained_on);
-        if (step.ok() && !data.value && data.since_training >= due &&
-            static_cast<int>(data.samples.size()) >= s.options.min_training_samples) {
-          std::vector<NamedMetrics> table;
-          step = s.Train(data, &table);
-        }
-        bool ready = true;
-        if (step.ok() && LearnerProposes(data.config) && !strategy.model_from().empty() &&
-            !data.seeded) {
-          StatusOr<bool> seeded = s.Seed(data, *reply);
-          step = seeded.status();
-          ready = seeded.ok() && *seeded;
-          if (!seeded.ok()) data.seeded = true;  // logged below; random proposals go on
-        }
-        if (step.ok() && ready && LearnerProposes(data.config) &&
-            campaign.state() == CAMPAIGN_RUNNING) {
-          step = data.value ? s.StepValueIteration(data) : s.Propose(data, status);
-        }
-        if (!step.ok()) {
-          LogEvent("warn", "campaign_step_failed",
-                   {{"campaign", campaign.id()}, {"error", step.message()}});
-          if (added && data.pipelines.empty()) s.campaigns.erase(campaign.id());
-        }
+        const std::string& id = status.campaign().id();
+        if (!Active(status.campaign()) || followers.count(id)) continue;
+        auto follower = std::make_unique<Follower>();
+        StatusOr<std::unique_ptr<State>> state = s.Fork();
+        if (!state.ok()) return state.status();
+        follower->state = std::move(*state);
+        Follower* f = follower.get();
+        f->thread = std::thread([f, id, &stop] {
+          f->state->FollowCampaign(id, stop);
+          f->done.store(true);
+        });
+        followers.emplace(id, std::move(follower));
       }
     }
-    const auto next = turn + std::chrono::milliseconds(s.options.poll_interval_ms);
-    while (!stop.load() && std::chrono::steady_clock::now() < next) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    SleepUntil(turn + std::chrono::milliseconds(s.options.poll_interval_ms), stop);
   }
+  for (auto& [id, follower] : followers) follower->thread.join();
   return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<LearnerDaemon::State>> LearnerDaemon::State::Fork() const {
+  auto state = std::make_unique<State>();
+  state->options = options;
+  state->training_gate = training_gate;
+  SCHEDFARM_ASSIGN_OR_RETURN(state->client, FarmClient::Create(options.client));
+  return state;
 }
 
 StatusOr<std::vector<NamedMetrics>> LearnerDaemon::TrainCampaign(const std::string& campaign_id) {
   State& s = *state_;
+  SetTorchThreads(s.options.train.threads);
   ClientRequest request;
   request.mutable_status()->set_campaign(campaign_id);
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, s.Call(request));

@@ -4,7 +4,9 @@
 // stores each model version with its metrics in the coordinator's store, and proposes
 // the next candidates of campaigns whose strategy searches under a model, each
 // pipeline through its PipelineSearch (search/pipeline_search.h). Value-iteration
-// campaigns it runs from end to end (value_iteration.cc).
+// campaigns it runs from end to end (value_iteration.cc). Each campaign steps on a
+// thread of its own, so no campaign's proposals wait on another's search or training;
+// trainings take turns, each on TrainOptions.threads threads.
 #pragma once
 
 #include <atomic>

@@ -39,13 +39,15 @@ constexpr char kUsage[] =
     "  --ensemble N            members of each model's ensemble (default: each kind's\n"
     "                          own: 5, bilstm 1, gbt 3; the roofline has none)\n"
     "  --epochs N              training epochs (default: each model's own)\n"
-    "  --threads N             Torch threads for training (default: the library's)\n"
+    "  --threads N             threads a model trains and scores on, every kind (default:\n"
+    "                          the cpus the learner may use); one campaign trains at a time\n"
     "  --early-stopping        the GCN kinds and sage stop on a validation split of the\n"
     "                          training pipelines (faster; docs/MODELS.md)\n"
     "  --drop-features P,Q     with --train: zero the feature columns whose names start\n"
     "                          with P or Q in every sample, an ablation (docs/FEATURES.md)\n"
     "  --test-learning-rate-scale F   tests only: every kind's learning rate times F\n"
-    "                          (1e36 makes training diverge: the model is not stored)\n"
+    "                          (1e36 makes training diverge: the model is not stored);\n"
+    "                          recorded in every model stored (farmctl model list)\n"
     "  --seed N                seed of the split and of training (default 1)\n"
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
     "  --min-samples N         OK measurements a campaign needs before its first\n"
@@ -149,6 +151,7 @@ int Main(int argc, char** argv) {
         !std::isfinite(options.train.learning_rate_scale)) {
       return UsageError("--test-learning-rate-scale must be a positive number, got '" + text + "'");
     }
+    LogEvent("warn", "test_learning_rate_scale", {{"factor", text}});
   }
   if (flags.has("--drop-features")) {
     if (!flags.has("--train")) return UsageError("--drop-features is for --train");

@@ -86,8 +86,9 @@ std::unique_ptr<PerformanceModel> MakeBilstmModel(
 // error naming the known kinds otherwise.
 StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& kind);
 
-// Intra-op threads Torch uses for Predict (process-wide; Train sets and restores its
-// own from TrainOptions.threads).
+// Intra-op threads Torch uses for Predict in the calling thread (the OpenMP backend keeps
+// the count per thread: a new thread starts from the library's default); Train sets and
+// restores its own from TrainOptions.threads.
 int TorchThreads();
 void SetTorchThreads(int threads);
 

@@ -75,6 +75,19 @@ TEST(CampaignExamplesTest, QuickstartIsSmall) {
   }
 }
 
+// A file past the size limit is refused before it is parsed, with its size.
+TEST(CampaignYamlTest, AFileLargerThanTheLimitIsRefusedUnparsed) {
+  const std::string comment = "# " + std::string(kMaxCampaignFileBytes, 'x') + "\n";
+  StatusOr<CampaignConfig> config = Parse(kName + kPipelines + kBudget + comment);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            kFile + ": " + std::to_string(kName.size() + kPipelines.size() + kBudget.size() +
+                                          comment.size()) +
+                " bytes; a campaign file is at most 1 MiB (its pipelines are files of their "
+                "own)");
+  EXPECT_TRUE(Parse(kName + kPipelines + kBudget + "# short\n").ok());
+}
+
 TEST(CampaignYamlTest, NetworkCampaigns) {
   StatusOr<CampaignConfig> config = Parse(
       kName + "network: {zoo: {block: resnet18_basic}}\n" + kBudget + "baselines: [li2018]\n");

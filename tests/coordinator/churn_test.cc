@@ -6,10 +6,17 @@
 // store: every lease sent ends as a recorded result or is requeued and counted, every
 // frame it could not deliver is counted, and every candidate has exactly one result.
 #include <gtest/gtest.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -373,6 +380,144 @@ TEST_F(ChurnTest, AFloodOfRequestsDoesNotHoldBackTheHeartbeat) {
   EXPECT_LT(seconds, 3);
   EXPECT_GT(sent - answered, 1000) << "the socket was not kept full";
   EXPECT_GT(answered, 0);
+}
+
+// A value in kB of /proc/PID/status ("VmRSS", "VmHWM"), in bytes; -1 when unreadable.
+int64_t ProcStatusBytes(pid_t pid, const std::string& key) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) << 10;
+  }
+  return -1;
+}
+
+// The user and system cpu time of process `pid` in seconds (/proc/PID/stat).
+double CpuSeconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Stops the main thread of process `pid` (its other threads run on) until destroyed,
+// through ptrace: the parent may trace its child.
+class LoopStall {
+ public:
+  explicit LoopStall(pid_t pid) : pid_(pid) {
+    if (ptrace(PTRACE_SEIZE, pid_, nullptr, nullptr) != 0) return;
+    int status = 0;
+    stopped_ = ptrace(PTRACE_INTERRUPT, pid_, nullptr, nullptr) == 0 &&
+               waitpid(pid_, &status, __WALL) == pid_;
+  }
+  ~LoopStall() { ptrace(PTRACE_DETACH, pid_, nullptr, nullptr); }
+  bool stopped() const { return stopped_; }
+
+ private:
+  pid_t pid_;
+  bool stopped_ = false;
+};
+
+// Row 24: a peer that floods the coordinator with frames of the largest size it takes,
+// each a request it must parse before refusing (a submission of a campaign file past
+// its size limit), as fast as the coordinator takes them. Per peer, ZMQ holds one frame
+// waiting and one arriving; with the one the loop handles and its parsed copy, the
+// coordinator's resident memory stays under its size before the flood plus six frames,
+// through a 3 s stall of its loop as well, while simulated workers' results keep
+// arriving. The rates are printed: each frame
+// costs the loop its parse, and the machine the copies of 64 MiB.
+TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArrive) {
+  const pid_t pid = coordinator_->process().pid();
+  const std::string id = Submit(1000000);
+  ASSERT_FALSE(id.empty());
+  int64_t before = 0, bound = 0;
+  double cpu = 0;
+  auto results = [&] {
+    std::optional<ClientReply> status = client_->Status(id);
+    return status && status->status().campaigns_size() == 1
+               ? status->status().campaigns(0).campaign().counters().results()
+               : int64_t{-1};
+  };
+
+  Envelope envelope;
+  envelope.mutable_client_request()->set_request_id("flood");
+  SubmitCampaign* submit = envelope.mutable_client_request()->mutable_submit();
+  submit->set_file_name("flood.yaml");
+  submit->set_yaml_source("# " + std::string(kDefaultMaxMessageBytes - 4096, 'x') + "\n");
+  const std::string frame = EncodeEnvelope(envelope);
+  ASSERT_LE(frame.size(), kDefaultMaxMessageBytes);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> sent{0}, answered{0};
+  int64_t peak = 0, quiet = 0, flooded = 0;
+  {
+    ChurnFarm farm(Settings(/*workers=*/4, /*max_leases_per_life=*/0));
+    // Five seconds without the flood, then fifteen with it.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const int64_t start = results();
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    const int64_t flood_start = results();
+    quiet = flood_start - start;
+    // The peak from here on, over what the coordinator holds now.
+    before = ProcStatusBytes(pid, "VmRSS");
+    bound = before + 6 * static_cast<int64_t>(kDefaultMaxMessageBytes);
+    std::ofstream(std::string("/proc/") + std::to_string(pid) + "/clear_refs") << "5";
+    const double cpu_start = CpuSeconds(pid);
+    std::thread flooding([&] {  // as fast as the coordinator takes the frames
+      // Niced, as if from another host: the simulated workers share these two cores.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+      zmq::context_t context;
+      zmq::socket_t flood(context, zmq::socket_type::dealer);
+      flood.set(zmq::sockopt::linger, 0);
+      flood.set(zmq::sockopt::sndhwm, 1);  // this process holds one frame
+      flood.connect(coordinator_->endpoint());
+      while (!stop.load()) {
+        if (flood.send(zmq::buffer(frame), zmq::send_flags::dontwait)) {
+          ++sent;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        zmq::message_t reply;
+        while (flood.recv(reply, zmq::recv_flags::dontwait)) ++answered;
+      }
+    });
+    auto watch = [&](int seconds) {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+      while (peak <= bound && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        peak = std::max(peak, ProcStatusBytes(pid, "VmHWM"));
+      }
+    };
+    watch(5);
+    {
+      // The loop stalls for 3 s, as in a long store stall: its thread is stopped while
+      // ZMQ's I/O thread goes on reading the peers.
+      LoopStall stall(pid);
+      ASSERT_TRUE(stall.stopped()) << "cannot stop the coordinator's loop thread (ptrace)";
+      watch(3);
+    }
+    watch(7);
+    flooded = results() - flood_start;
+    cpu = CpuSeconds(pid) - cpu_start;
+    stop.store(true);
+    flooding.join();
+  }
+  std::printf("flood: %lld frames of %zu MiB sent, %lld answered; resident %lld MiB before, "
+              "peak %lld MiB (bound %lld MiB); results %.0f/s before the flood, %.0f/s "
+              "during it; the coordinator's cpu time during it %.1f s\n",
+              static_cast<long long>(sent.load()), kDefaultMaxMessageBytes >> 20,
+              static_cast<long long>(answered.load()), static_cast<long long>(before >> 20),
+              static_cast<long long>(peak >> 20), static_cast<long long>(bound >> 20),
+              quiet / 5.0, flooded / 15.0, cpu);
+  ASSERT_GT(before, 0);
+  EXPECT_LE(peak, bound);
+  EXPECT_GT(answered.load(), 10) << "the coordinator read the flood";
+  EXPECT_GT(quiet, 100);
+  EXPECT_GT(flooded, 100) << "results stopped arriving during the flood";
+  EXPECT_EQ(ProcStatusBytes(pid, "VmRSS") > 0, true) << "the coordinator lives";
 }
 
 }  // namespace

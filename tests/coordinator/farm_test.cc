@@ -311,6 +311,9 @@ TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
     records[w.record().host().worker_id()] = w.record();
   }
   ASSERT_EQ(records.size(), 3u);
+  // The scale is in the liar's fingerprint (so in each of its results), in no other.
+  EXPECT_EQ(records["liar"].host().test_time_scale(), 0.5);
+  EXPECT_EQ(records["honest-a"].host().test_time_scale(), 0);
   EXPECT_TRUE(records["liar"].flagged()) << records["liar"].ShortDebugString() << "\n"
                                          << coordinator_->Log();
   EXPECT_NE(records["liar"].flag_reason().find("times 0."), std::string::npos)
@@ -343,8 +346,9 @@ TEST_F(FarmTest, AHostReportingHalfItsTimesIsFlaggedAndLeavesTheBest) {
       << "status's best is of trusted hosts too";
   bool liar_measured = false;
   for (const StoredMeasurementRecord& row : ExportWhenDurable(id, counters.results())) {
-    liar_measured |= row.measurement().host().worker_id() == "liar" &&
-                     row.measurement().status() == OK;
+    const HostFingerprint& host = row.measurement().host();
+    liar_measured |= host.worker_id() == "liar" && row.measurement().status() == OK;
+    EXPECT_EQ(host.test_time_scale(), host.worker_id() == "liar" ? 0.5 : 0);
   }
   EXPECT_TRUE(liar_measured) << "the export keeps every result";
   EXPECT_TRUE(HasEvent(Events(), "host_flagged", "liar"));

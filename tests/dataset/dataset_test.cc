@@ -1,6 +1,6 @@
 // Recorded datasets: the file round-trips, its provenance is kept, and every bad file
-// (missing, not a dataset, another format version, truncated, corrupt, another host)
-// is refused with an error naming the file and what is wrong.
+// (missing, not a dataset, another format version, truncated, corrupt, another host,
+// times scaled for a test) is refused with an error naming the file and what is wrong.
 #include "dataset/dataset.h"
 
 #include <gtest/gtest.h>
@@ -132,6 +132,25 @@ TEST(DatasetParts, RefuseAnotherKindOfHostNamingTheLease) {
   const Status written = WriteDataset(dir.Sub("m.sfds"), mixed);
   ASSERT_FALSE(written.ok());
   EXPECT_NE(written.message().find("another kind of host"), std::string::npos) << written.message();
+}
+
+// A worker that scaled its times for a test (farm-worker --test-time-scale) says so in
+// its fingerprint: its times never enter a dataset.
+TEST(DatasetParts, RefuseTimesScaledForATest) {
+  Dataset dataset = SyntheticDataset(1, 2);
+  Campaign second;
+  second.set_id("second-1");
+  Measurement scaled = dataset.measurements(0);
+  scaled.mutable_host()->set_test_time_scale(0.5);
+  scaled.mutable_host()->set_worker_id("liar");
+  scaled.set_lease_id("lease-scaled");
+  const std::vector<PipelineSpec> specs(dataset.pipelines().begin(), dataset.pipelines().end());
+  const Status added = AddDatasetPart(second, specs, {scaled}, 1, &dataset);
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.message().find("lease lease-scaled was measured on worker liar, which "
+                                 "multiplied its times by 0.5 for a test"),
+            std::string::npos)
+      << added.message();
 }
 
 TEST(DatasetParts, RefuseACampaignTwiceAndSkipCoordinatorMadeResults) {

@@ -107,10 +107,12 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   EXPECT_NE(learner.Log().find("event=models_evaluated"), std::string::npos);
 
   // One training on the finished campaign: every kind asked for, stored, its table
-  // printed; an unknown campaign is an error naming it.
+  // printed; an unknown campaign is an error naming it. Its learning rates are scaled
+  // for the test, and every model it stores says so.
   ChildProcess once(FARM_LEARNER_BIN,
                     {"--coordinator", coordinator.endpoint(), "--train", id, "--models",
-                     "lann,roofline", "--ensemble", "2", "--epochs", "50", "--threads", "1"});
+                     "lann,roofline", "--ensemble", "2", "--epochs", "50", "--threads", "1",
+                     "--test-learning-rate-scale", "0.5"});
   std::optional<int> exit = once.Wait(120000);
   ASSERT_TRUE(exit.has_value()) << once.Log();
   EXPECT_EQ(WEXITSTATUS(*exit), 0) << once.Log();
@@ -120,6 +122,11 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ASSERT_TRUE(reply.has_value());
   int lann = 0;
   for (const Model& model : reply->models().models()) {
+    // Only --train trained lann; gcn and gbt the daemon, unscaled.
+    if (model.kind() != "roofline") {
+      EXPECT_EQ(model.test_learning_rate_scale(), model.kind() == "lann" ? 0.5 : 0)
+          << model.version();
+    }
     if (model.kind() != "lann") continue;
     ++lann;
     EXPECT_GT(model.training_set_size(), 0);

@@ -3,14 +3,19 @@
 // relaxed) run side by side; the learner trains their model on the campaign's cadence
 // and each strategy proposes under it. Every campaign finishes within its budget, its
 // candidates carry the strategy as origin with the model version, the prediction and the
-// acquisition score, and nothing is measured twice.
+// acquisition score, and nothing is measured twice. Campaigns step on threads of their
+// own, and a campaign whose space is exhausted ends with that reason.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "scheduler/templates.h"
 #include "tests/support/farm_rig.h"
@@ -167,6 +172,140 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
   ASSERT_TRUE(reply.has_value());
   ASSERT_EQ(reply->models().models_size(), 1);
   EXPECT_EQ(reply->models().models(0).kind(), "lann");
+}
+
+// The ts= of a log line.
+int64_t LogTime(const std::string& line) {
+  const size_t at = line.find("ts=");
+  return at == std::string::npos ? -1 : std::stoll(line.substr(at + 3));
+}
+
+// The log's lines that have every one of `parts`.
+std::vector<std::string> LinesWith(const std::string& log, const std::vector<std::string>& parts) {
+  std::vector<std::string> out;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    bool all = true;
+    for (const std::string& part : parts) all = all && line.find(part) != std::string::npos;
+    if (all) out.push_back(line);
+  }
+  return out;
+}
+
+// One campaign's long training does not hold back another's proposals: each campaign
+// steps on a thread of its own. "slow" trains a GCN for many epochs; "steady" never
+// trains and proposes random schedules through the learner all along.
+TEST(SearchCampaignTest, OneCampaignsTrainingDoesNotHoldBackAnothersProposals) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
+                                        "--compile-slots", "1", "--children", "1"});
+  ChildProcess learner(FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
+                        "2", "--epochs", "3000", "--threads", "1", "--poll-ms", "100",
+                        "--min-samples", "6"});
+  TestClient client(coordinator.endpoint());
+  const std::string blocks = R"(pipelines:
+  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
+  - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
+measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
+)";
+  const std::string slow = SubmitZooCampaign(
+      client, "name: slow\n" + blocks +
+                  "budget: {benchmarks: 12}\nstrategy: {name: greedy, settings: {batch: 2, "
+                  "retrain_every: 6, model: gcn, options: 20}}\n");
+  const std::string steady = SubmitZooCampaign(
+      client, "name: steady\n" + blocks +
+                  "budget: {benchmarks: 60}\nstrategy: {name: greedy, settings: {batch: 1, "
+                  "retrain_every: 1000000, model: lann}}\n");
+  ASSERT_FALSE(slow.empty());
+  ASSERT_FALSE(steady.empty());
+
+  // The slow campaign's GCN training: its end and how long it took.
+  std::vector<std::string> trained;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (trained.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    trained = LinesWith(learner.Log(), {"event=model_trained", "campaign=" + slow, "-gcn-"});
+  }
+  ASSERT_FALSE(trained.empty()) << learner.Log();
+  const std::string& line = trained.front();
+  const int64_t end_ms = LogTime(line);
+  const double seconds = std::stod(line.substr(line.find("seconds=") + 8));
+  ASSERT_GT(seconds, 3) << "the training is too short to tell: " << line;
+  const int64_t start_ms = end_ms - static_cast<int64_t>(seconds * 1000);
+
+  // The steady campaign proposed while it trained, and kept being measured.
+  int during = 0;
+  for (const std::string& proposed :
+       LinesWith(learner.Log(), {"event=proposed", "campaign=" + steady})) {
+    const int64_t at = LogTime(proposed);
+    during += at > start_ms + 500 && at < end_ms - 500 ? 1 : 0;
+  }
+  std::printf("the slow campaign's GCN trained for %.1f s; the steady one proposed %d times "
+              "meanwhile\n", seconds, during);
+  EXPECT_GE(during, 2) << "training from " << start_ms << " to " << end_ms << " ms\n"
+                       << learner.Log();
+}
+
+// A search campaign over a space smaller than its budget: once every schedule is
+// proposed, the learner completes it and it ends with the reason, every schedule
+// measured once.
+TEST(SearchCampaignTest, AnExhaustedSearchCampaignEndsWithItsReason) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
+                                        "--compile-slots", "1", "--children", "1"});
+  ChildProcess learner(FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
+                        "2", "--epochs", "50", "--threads", "1", "--poll-ms", "100",
+                        "--min-samples", "2"});
+  TestClient client(coordinator.endpoint());
+  std::ofstream(dir.Sub("tiny.yaml")) << R"(name: tiny
+inputs:
+  - {name: x, shape: [2]}
+stages:
+  - {name: y, op: relu, inputs: [x]}
+outputs: [y]
+)";
+  std::ofstream(dir.Sub("campaign.yaml"))
+      << "name: exhausted\npipelines:\n  - yaml: {path: tiny.yaml}\n"
+         "strategy: {name: greedy, settings: {batch: 2, retrain_every: 2, model: lann}}\n"
+         "budget: {benchmarks: 200}\nmeasurement: {samples: 2, max_samples: 2, "
+         "min_sample_time: 1ms}\n";
+  ChildProcess submit(FARMCTL_BIN, {"--coordinator", coordinator.endpoint(), "submit",
+                                    dir.Sub("campaign.yaml")});
+  ASSERT_EQ(submit.Wait(60000), std::optional<int>(0)) << submit.Log();
+  // "submitted campaign ID (exhausted): ..."
+  const std::string printed = submit.Log();
+  const size_t at = printed.find("submitted campaign ");
+  ASSERT_NE(at, std::string::npos) << printed;
+  const std::string id = printed.substr(at + 19, printed.find(' ', at + 19) - at - 19);
+
+  std::optional<ClientReply> status;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    status = client.Status(id);
+    if (status && status->status().campaigns_size() == 1 &&
+        status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE) {
+      break;
+    }
+  }
+  ASSERT_TRUE(status && status->status().campaigns_size() == 1) << id;
+  const Campaign& campaign = status->status().campaigns(0).campaign();
+  ASSERT_EQ(campaign.state(), CAMPAIGN_DONE) << learner.Log();
+  EXPECT_EQ(campaign.finish_reason(), "the strategy has nothing left");
+  EXPECT_LT(campaign.counters().finished(), 200);
+  std::set<std::string> hashes;
+  for (const StoredMeasurementRecord& row : client.Export(id)) {
+    EXPECT_TRUE(hashes.insert(row.measurement().candidate().schedule_hash()).second);
+  }
+  EXPECT_GT(hashes.size(), 1u);
+  std::printf("%zu schedules measured, then: %s\n", hashes.size(), campaign.finish_reason().c_str());
+  EXPECT_NE(learner.Log().find("event=search_exhausted"), std::string::npos) << learner.Log();
 }
 
 }  // namespace
