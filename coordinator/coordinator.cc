@@ -127,11 +127,12 @@ Status Coordinator::Impl::Open() {
   SetTcpKeepalive(*router_);
   router_->set(zmq::sockopt::router_mandatory, 1);
   router_->set(zmq::sockopt::sndhwm, 10000);
-  // What one peer can make the coordinator hold before it reads: one message waiting in
-  // its pipe and one arriving, each at most max_message_bytes.
-  // Past that ZMQ stops reading the peer's connection until the loop takes the message:
-  // TCP holds the peer back, nothing is dropped, and the other peers' pipes go on.
-  router_->set(zmq::sockopt::rcvhwm, 1);
+  // What one peer can make the coordinator hold before it reads: two messages waiting in
+  // its pipe and one arriving, each at most max_message_bytes. Past that ZMQ stops
+  // reading the peer's connection until the loop takes a message: TCP holds the peer
+  // back, nothing is dropped, and the other peers' pipes go on. Two, not one: with one,
+  // a CURVE connection's handshake fills the pipe and no request gets through.
+  router_->set(zmq::sockopt::rcvhwm, 2);
   router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(options_.max_message_bytes) + 1024);
   std::string server_public_key;
   if (!options_.curve_key.empty()) {

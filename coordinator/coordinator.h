@@ -28,8 +28,8 @@ struct CoordinatorOptions {
   std::string curve_key;
   std::string allow_list;
   // The largest frame a peer may send. Before the loop reads them, the coordinator
-  // holds at most two per peer (one waiting, one arriving): a peer that floods it waits
-  // on its own TCP connection, and the memory it can take is twice this.
+  // holds at most three per peer (two waiting, one arriving): a peer that floods it
+  // waits on its own TCP connection, and the memory it can take is three times this.
   size_t max_message_bytes = kDefaultMaxMessageBytes;
   int heartbeat_interval_ms = kHeartbeatIntervalMs;
   int liveness = kLiveness;  // missed heartbeats before a worker is dead

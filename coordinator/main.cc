@@ -25,7 +25,7 @@ constexpr char kUsage[] =
     "                          (farmctl keygen BASE makes one)\n"
     "  --allow-list FILE       secure mode: public keys of the workers and clients allowed in\n"
     "  --max-message-kb N      larger messages are refused unparsed (default 65536); a\n"
-    "                          peer can make the coordinator hold two of that size\n"
+    "                          peer can make the coordinator hold three of that size\n"
     "  --heartbeat-ms N        heartbeat interval (default 1000; the workers' must match)\n"
     "  --liveness N            missed heartbeats before a worker is dead (default 3)\n"
     "  --quarantine-after N    failed attempts before a candidate is quarantined (default 3)\n"
