@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/cpus.h"
+#include "common/elapsed.h"
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
@@ -110,7 +111,7 @@ StatusOr<double> TimeTorch(TorchProgram& program, const Options& options) {
     do {
       SCHEDFARM_RETURN_IF_ERROR(program.Run());
       ++reps;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      elapsed = SecondsSince(start);
     } while (elapsed < 0.02);
     best = std::min(best, elapsed / reps);
   }

@@ -43,6 +43,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "common/elapsed.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "protocol/wire.h"
@@ -340,8 +341,7 @@ StatusOr<RawRate> MeasureRaw(const std::filesystem::path& dir, const Measurement
   double commit_seconds = 0;
   const auto start = std::chrono::steady_clock::now();
   Measurement m = sample;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-         seconds) {
+  while (SecondsSince(start) < seconds) {
     Store::Batch records;
     for (int r = 0; r < batch; ++r) {
       const std::string n = std::to_string(results + r);
@@ -365,8 +365,7 @@ StatusOr<RawRate> MeasureRaw(const std::filesystem::path& dir, const Measurement
     records.PutCampaign(campaign);
     const auto before = std::chrono::steady_clock::now();
     StatusOr<Store::Committed> committed = store->Commit(records);
-    commit_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+    commit_seconds += SecondsSince(before);
     if (!committed.ok()) return committed.status();
     results += batch;
     ++commits;
@@ -541,8 +540,7 @@ int Main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const int registered = shared.registered.load();
-  const double register_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - register_start).count();
+  const double register_seconds = SecondsSince(register_start);
   std::printf("workers registered: %d of %lld in %.2f s\n", registered, workers, register_seconds);
 
   TestClient client(coordinator.endpoint());
@@ -575,7 +573,7 @@ int Main(int argc, char** argv) {
     shared.window = window;
     std::this_thread::sleep_for(std::chrono::seconds(window_seconds));
     shared.window = kNoWindow;
-    f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f.seconds = SecondsSince(start);
     f.acks = sum(&ThreadCounts::acks) - acks0;
     f.leases = sum(&ThreadCounts::leases) - leases0;
     for (const auto& [name, s1] : ThreadCpuSeconds(coordinator_pid)) {

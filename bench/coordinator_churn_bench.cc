@@ -27,6 +27,7 @@
 #include <zmq.hpp>
 
 #include "bench/proc_stats.h"
+#include "common/elapsed.h"
 #include "common/flags.h"
 #include "farmctl/submission.h"
 #include "tests/support/churn_farm.h"
@@ -228,8 +229,7 @@ int Main(int argc, char** argv) {
   const double coordinator_cpu = Total(cpu_after) - Total(cpu_before);
   const double bench_cpu = Total(ThreadCpuSeconds(getpid())) - bench_before;
   const double machine_cpu = MachineBusySeconds() - machine_before;
-  const double window =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double window = SecondsSince(start);
   const int64_t workers_started = farm.counts().workers - workers_before;
   const int64_t workers_vanished = vanished() - vanished_before;
   const int64_t slow_started = slow ? slow->started() - slow_before : 0;

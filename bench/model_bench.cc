@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/elapsed.h"
 #include "learner/features.h"
 #include "learner/model.h"
 #include "learner/torch/torch_models.h"
@@ -27,10 +28,6 @@ namespace {
 
 constexpr int kSchedulesPerPipeline = 24;
 constexpr int kRandomPipelines = 12;
-
-double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::vector<Sample> MakeSamples() {
   std::vector<PipelineSpec> specs;
@@ -82,7 +79,7 @@ Figures Measure(const std::string& kind, const std::vector<Sample>& samples, int
     std::printf("%s: %s\n", kind.c_str(), status.ToString().c_str());
     return figures;
   }
-  figures.train = static_cast<double>(samples.size()) * epochs / Seconds(start);
+  figures.train = static_cast<double>(samples.size()) * epochs / SecondsSince(start);
 
   options.ensemble = ensemble;
   options.epochs = 1;
@@ -91,11 +88,11 @@ Figures Measure(const std::string& kind, const std::vector<Sample>& samples, int
   for (const Sample& s : samples) features.push_back(&s.features);
   int rounds = 0;
   start = std::chrono::steady_clock::now();
-  while (rounds < 2 || Seconds(start) < 2) {
+  while (rounds < 2 || SecondsSince(start) < 2) {
     if (!(*model)->Predict(features).ok()) return figures;
     ++rounds;
   }
-  figures.predict = static_cast<double>(samples.size()) * rounds / Seconds(start);
+  figures.predict = static_cast<double>(samples.size()) * rounds / SecondsSince(start);
   return figures;
 }
 

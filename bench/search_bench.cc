@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/elapsed.h"
 #include "learner/cost_model_adapter.h"
 #include "learner/daemon/learner_daemon.h"
 #include "learner/features.h"
@@ -31,10 +32,6 @@ namespace {
 
 constexpr double kStatesTarget = 20000;     // partial states per second, 20 stages
 constexpr double kGreedyTargetSeconds = 10;  // one greedy search, K = 1000, >= 100 stages
-
-double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A pipeline of the random generator with at least `min_stages` stages (and, for
 // small sizes, not many more).
@@ -100,7 +97,7 @@ double StatesPerSecond(CostModel& model, const ScheduleSpace& space) {
   SpaceRng rng(7);
   int64_t states = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (uint64_t round = 0; Seconds(start) < 3 || round < 3; ++round) {
+  for (uint64_t round = 0; SecondsSince(start) < 3 || round < 3; ++round) {
     const int stages = static_cast<int>(space.decision_order().size());
     const int decided = static_cast<int>(rng.Below(stages));
     ScheduleSpec state = space.RandomCompletion(space.Empty(), round + 1);
@@ -111,7 +108,7 @@ double StatesPerSecond(CostModel& model, const ScheduleSpace& space) {
     if (!model.PredictOptions(state, options).ok()) return 0;
     states += static_cast<int64_t>(options.size());
   }
-  return states / Seconds(start);
+  return states / SecondsSince(start);
 }
 
 // The wall time of one greedy search with K = 1,000.
@@ -127,7 +124,7 @@ double GreedySeconds(CostModel& model, const ScheduleSpace& space) {
   const auto start = std::chrono::steady_clock::now();
   StatusOr<std::vector<SearchProposal>> proposal = greedy->Propose(1);
   if (!proposal.ok() || proposal->empty()) return -1;
-  return Seconds(start);
+  return SecondsSince(start);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/elapsed.h"
 #include "storage/store.h"
 
 namespace schedfarm {
@@ -106,7 +107,7 @@ int Run(double seconds) {
       }
       results += batch_size;
       ++batches;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      elapsed = SecondsSince(start);
     }
     std::printf("%10d %12.0f %14.0f %14.3f\n", batch_size, batches / elapsed, results / elapsed,
                 1e3 * elapsed / batches);

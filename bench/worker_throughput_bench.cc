@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/zoo_candidates.h"
+#include "common/elapsed.h"
 #include "pipeline/graph.h"
 #include "protocol/measurement_settings.h"
 #include "tests/support/stand_in_coordinator.h"
@@ -34,10 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using testing_support::StandInCoordinator;
 using testing_support::WorkerProcess;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // One line per measured candidate, and the error of a failed one.
 void PrintCandidate(const BenchCandidate& c, const Measurement& m, const char* when,

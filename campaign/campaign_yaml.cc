@@ -18,6 +18,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "common/files.h"
+#include "common/text.h"
 #include "dataset/dataset.h"
 #include "learner/split.h"
 #include "pipeline/random_pipeline.h"
@@ -239,7 +240,7 @@ StatusOr<std::string> Reader::File(const YAML::Node& n, const std::string& what,
   SCHEDFARM_ASSIGN_OR_RETURN(std::string s, String(n, what));
   const std::string extension = fs::path(s).extension().string();
   if (std::find(extensions.begin(), extensions.end(), extension) == extensions.end()) {
-    return ErrorAt(n, what + " must name a " + JoinNames(extensions) + " file, got '" + s + "'");
+    return ErrorAt(n, what + " must name a " + Join(extensions, ", ") + " file, got '" + s + "'");
   }
   fs::path path(s);
   if (path.is_relative()) path = dir_ / path;
@@ -389,7 +390,7 @@ Status Reader::ReadPipeline(const YAML::Node& n, const std::string& what,
   SCHEDFARM_ASSIGN_OR_RETURN(Fields f, Map(n, what, kinds));
   if (f.order.size() != 1) {
     const YAML::Node& at = f.order.empty() ? n : f.key(f.order[1]);
-    return ErrorAt(at, what + " must have exactly one of " + JoinNames(kinds) + ", has " +
+    return ErrorAt(at, what + " must have exactly one of " + Join(kinds, ", ") + ", has " +
                            std::to_string(f.order.size()) +
                            " (start a new list item with '-' for each pipeline)");
   }

@@ -27,13 +27,17 @@ std::optional<int64_t> LimitIn(const std::string& path) {
   }
 }
 
+// Keeps in *tightest the lesser of it and `limit` (nullopt: no limit).
+void KeepTighter(std::optional<int64_t> limit, std::optional<int64_t>* tightest) {
+  if (limit && (!*tightest || *limit < **tightest)) *tightest = limit;
+}
+
 // The tightest limit in `file` of the cgroup at `path` (below `root`) and its parents.
 std::optional<int64_t> TightestAlong(const std::string& root, std::string path,
                                      const std::string& file) {
   std::optional<int64_t> tightest;
   while (true) {
-    const std::optional<int64_t> here = LimitIn(root + path + (path == "/" ? "" : "/") + file);
-    if (here && (!tightest || *here < *tightest)) tightest = here;
+    KeepTighter(LimitIn(root + path + (path == "/" ? "" : "/") + file), &tightest);
     if (path.empty() || path == "/") return tightest;
     const size_t slash = path.rfind('/');
     path = slash == 0 ? "/" : path.substr(0, slash);
@@ -49,9 +53,7 @@ int64_t PhysicalMemoryBytes() {
 std::optional<int64_t> CgroupMemoryLimitBytes(const std::string& proc_self_cgroup,
                                               const std::string& cgroup_root) {
   std::optional<int64_t> tightest;
-  const auto take = [&](std::optional<int64_t> limit) {
-    if (limit && (!tightest || *limit < *tightest)) tightest = limit;
-  };
+  const auto take = [&](std::optional<int64_t> limit) { KeepTighter(limit, &tightest); };
   std::istringstream lines(proc_self_cgroup);
   for (std::string line; std::getline(lines, line);) {
     // "hierarchy-id:controllers:path"; v2 is "0::path".

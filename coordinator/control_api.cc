@@ -9,6 +9,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "common/elapsed.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "protocol/state_names.h"
@@ -595,8 +596,7 @@ ClientReply ControlApi::HandleBackup(const BackupRequest& request) {
   });
   if (!counted.ok()) return Refuse(CLIENT_INTERNAL, "backup: reading the copy: " + counted.message());
   backup->set_campaigns(campaigns);
-  backup->set_seconds(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  backup->set_seconds(SecondsSince(start));
   LogEvent("info", "backup_taken",
            {{"dir", dir},
             {"campaigns", std::to_string(campaigns)},

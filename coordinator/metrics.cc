@@ -12,6 +12,8 @@
 #include <mutex>
 #include <set>
 
+#include "common/elapsed.h"
+
 namespace schedfarm {
 namespace {
 
@@ -206,8 +208,7 @@ void CoordinatorMetrics::TurnStarted() {
 
 void CoordinatorMetrics::TurnEnded() {
   Impl& m = *impl_;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - m.turn_start).count();
+  const double seconds = SecondsSince(m.turn_start);
   m.turn_seconds.Observe(seconds);
   m.turn_cpu_seconds.Observe(ThreadCpuSeconds() - m.turn_cpu_start);
   if (seconds <= m.longest_turn) return;

@@ -502,10 +502,7 @@ int RunWorkers(Runner& r) {
   int code = kExitOk;
   const auto reply = r.Call(request, &ClientReply::has_workers, "workers", &code);
   if (!reply) return code;
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  return Print(r, *reply, RenderWorkers(reply->workers(), now_ms));
+  return Print(r, *reply, RenderWorkers(reply->workers(), UnixMillis()));
 }
 
 int RunBest(Runner& r) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/files.h"
+#include "common/text.h"
 #include "farmctl/local.h"
 #include "pipeline/yaml_reader.h"
 #include "pipeline/zoo.h"
@@ -14,10 +15,6 @@ namespace schedfarm {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // The campaign's `network` item for MODEL.
 std::string NetworkItem(const std::string& model) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/elapsed.h"
 #include "common/files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -221,9 +222,8 @@ int main(int argc, char** argv) {
     Run(input, "mutation " + std::to_string(m) + " (seed " + std::to_string(seed) + ") of " +
                    files[base].string());
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("fuzz replay: %zu files and %lld mutations (seed %llu) ran in %.1f s\n",
-              files.size(), mutations, seed, seconds);
+  const double seconds = schedfarm::SecondsSince(start);
+  std::printf("fuzz replay: %zu files and %lld mutations (seed %llu) ran in %.1f s\n", files.size(),
+              mutations, seed, seconds);
   return 0;
 }

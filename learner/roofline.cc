@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/cpus.h"
+#include "common/elapsed.h"
 #include "timing/peak.h"
 
 namespace schedfarm {
@@ -32,10 +33,6 @@ constexpr int kDefaultMembers = 5;  // when TrainOptions.ensemble is 0
 constexpr int kMaxMembers = 1000;
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // --- microbenchmarks ------------------------------------------------------------------
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "common/int_math.h"
+
 namespace schedfarm {
 namespace features_internal {
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Dim names are a few characters: compared inline. A pure dim "d<a>" of output axis a
 // is dim rank - 1 - a (LoopNestOf).

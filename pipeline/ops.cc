@@ -4,6 +4,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/int_math.h"
+#include "common/text.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 
@@ -11,14 +13,6 @@ namespace schedfarm {
 namespace {
 
 using google::protobuf::FieldDescriptor;
-
-std::string Join(const std::vector<int64_t>& v) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < v.size(); ++i) out << (i ? ", " : "") << v[i];
-  out << "]";
-  return out.str();
-}
 
 std::vector<int64_t> ToVector(const google::protobuf::RepeatedField<int64_t>& field) {
   return std::vector<int64_t>(field.begin(), field.end());
@@ -69,10 +63,10 @@ std::pair<int, int> ExpectedInputCount(OpKind op) {
 Status CheckPositive(const std::vector<int64_t>& v, const char* what, size_t expected_len) {
   if (v.size() != expected_len) {
     return Status::Error(std::string(what) + " must have " + std::to_string(expected_len) +
-                         " values, has " + Join(v));
+                         " values, has " + ShapeToString(v));
   }
   for (int64_t x : v) {
-    if (x < 1) return Status::Error(std::string(what) + " must be >= 1, got " + Join(v));
+    if (x < 1) return Status::Error(std::string(what) + " must be >= 1, got " + ShapeToString(v));
   }
   return Status::Ok();
 }
@@ -80,10 +74,10 @@ Status CheckPositive(const std::vector<int64_t>& v, const char* what, size_t exp
 Status CheckNonNegative(const std::vector<int64_t>& v, const char* what, size_t expected_len) {
   if (v.size() != expected_len) {
     return Status::Error(std::string(what) + " must have " + std::to_string(expected_len) +
-                         " values, has " + Join(v));
+                         " values, has " + ShapeToString(v));
   }
   for (int64_t x : v) {
-    if (x < 0) return Status::Error(std::string(what) + " must be >= 0, got " + Join(v));
+    if (x < 0) return Status::Error(std::string(what) + " must be >= 0, got " + ShapeToString(v));
   }
   return Status::Ok();
 }
@@ -104,9 +98,6 @@ StatusOr<Shape> Broadcast(const Shape& a, const Shape& b) {
   }
   return out;
 }
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 StatusOr<Shape> InferWindowed(const Stage& stage, const Shape& x, const Shape& kernel) {
   const Attributes& a = stage.attrs();
@@ -283,9 +274,9 @@ StatusOr<Shape> InferOutputShape(const Stage& stage, const std::vector<Shape>& i
       for (size_t s = 0; s < spatial; ++s) {
         int64_t effective = a.dilations(s) * (a.kernel(s) - 1) + 1;
         if (a.pads(s) >= effective || a.pads(spatial + s) >= effective) {
-          return Status::Error("pads " + Join(ToVector(a.pads())) +
+          return Status::Error("pads " + ShapeToString(ToVector(a.pads())) +
                                " must be smaller than the (dilated) kernel " +
-                               Join(ToVector(a.kernel())));
+                               ShapeToString(ToVector(a.kernel())));
         }
       }
       SCHEDFARM_ASSIGN_OR_RETURN(Shape out, InferWindowed(stage, x, ToVector(a.kernel())));
@@ -298,8 +289,8 @@ StatusOr<Shape> InferOutputShape(const Stage& stage, const std::vector<Shape>& i
       for (size_t i = 0; i < axes.size(); ++i) {
         if (axes[i] < 0 || axes[i] >= static_cast<int64_t>(x.size()) ||
             (i > 0 && axes[i] <= axes[i - 1])) {
-          return Status::Error("axes " + Join(axes) + " must be increasing and within rank " +
-                               std::to_string(x.size()));
+          return Status::Error("axes " + ShapeToString(axes) +
+                               " must be increasing and within rank " + std::to_string(x.size()));
         }
       }
       for (size_t d = 0; d < x.size(); ++d) {
@@ -322,7 +313,7 @@ StatusOr<Shape> InferOutputShape(const Stage& stage, const std::vector<Shape>& i
       for (size_t d = 0; d < x.size(); ++d) {
         int64_t begin = a.pads(d), end = a.pads(x.size() + d);
         if (a.pad_mode() == REFLECT && (begin >= x[d] || end >= x[d])) {
-          return Status::Error("reflect pads " + Join(ToVector(a.pads())) +
+          return Status::Error("reflect pads " + ShapeToString(ToVector(a.pads())) +
                                " must be smaller than the input dims " + ShapeToString(x));
         }
         out[d] += begin + end;
@@ -357,8 +348,9 @@ StatusOr<Shape> InferOutputShape(const Stage& stage, const std::vector<Shape>& i
       std::vector<bool> sliced(x.size(), false);
       for (int i = 0; i < a.axes_size(); ++i) {
         int64_t axis = a.axes(i);
-        if (axis < 0 || axis >= static_cast<int64_t>(x.size()) || (i > 0 && axis <= a.axes(i - 1))) {
-          return Status::Error("axes " + Join(ToVector(a.axes())) +
+        if (axis < 0 || axis >= static_cast<int64_t>(x.size()) ||
+            (i > 0 && axis <= a.axes(i - 1))) {
+          return Status::Error("axes " + ShapeToString(ToVector(a.axes())) +
                                " must be increasing and within rank " + std::to_string(x.size()));
         }
         sliced[axis] = true;
@@ -387,7 +379,7 @@ StatusOr<Shape> InferOutputShape(const Stage& stage, const std::vector<Shape>& i
         if (sorted[i] != static_cast<int64_t>(i)) sorted.clear();
       }
       if (perm.size() != x.size() || sorted.size() != x.size()) {
-        return Status::Error("perm " + Join(perm) + " is not a permutation of rank " +
+        return Status::Error("perm " + ShapeToString(perm) + " is not a permutation of rank " +
                              std::to_string(x.size()));
       }
       Shape out;
@@ -628,7 +620,7 @@ const char* DataTypeName(DataType dtype) {
   }
 }
 
-std::string ShapeToString(const Shape& shape) { return Join(shape); }
+std::string ShapeToString(const Shape& shape) { return "[" + Join(shape, ", ") + "]"; }
 
 std::string OpDisplayName(const Stage& stage) {
   std::string name = OpKind_Name(stage.op());

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "common/random.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/ops.h"
@@ -17,32 +18,19 @@ namespace {
 // (+, -, *, /, sqrt), never libm or std:: distributions, so that a seed gives the same
 // pipeline with every compiler and standard library.
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// SplitMix64 stream.
+// A SplitMix64 stream with the draws the generator makes.
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
+  explicit Rng(uint64_t seed) : stream_(seed) {}
 
-  uint64_t Next() {
-    state_ += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t Next() { return stream_.Next(); }
   // Uniform in [lo, hi] (lo <= hi).
   int64_t Int(int64_t lo, int64_t hi) {
     const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
     return lo + static_cast<int64_t>(Next() % span);
   }
   // Uniform in [0, 1).
-  double Unit() { return static_cast<double>(Next() >> 11) * (1.0 / 9007199254740992.0); }
+  double Unit() { return stream_.Unit(); }
   bool Chance(double p) { return Unit() < p; }
   template <typename T>
   T Pick(const std::vector<T>& v) {
@@ -72,7 +60,7 @@ class Rng {
   }
 
  private:
-  uint64_t state_;
+  SplitMixStream stream_;
 };
 
 // Values are kept bounded: every tensor carries a rough bound of its typical
@@ -171,9 +159,9 @@ struct Info {
 class Generator {
  public:
   Generator(uint64_t seed, int attempt, const RandomPipelineOptions& options)
-      : rng_(Mix(seed) ^ Mix(0x6a09e667f3bcc909ull + static_cast<uint64_t>(attempt))),
+      : rng_(SplitMix64(seed) ^ SplitMix64(0x6a09e667f3bcc909ull + static_cast<uint64_t>(attempt))),
         options_(options),
-        builder_("random_" + std::to_string(seed), FLOAT32, Mix(seed * 31 + attempt) | 1),
+        builder_("random_" + std::to_string(seed), FLOAT32, SplitMix64(seed * 31 + attempt) | 1),
         flops_budget_(options.max_flops * kFlopsPlanningShare) {
     builder_.set_math(options.math);
     builder_.set_source("random:" + std::to_string(seed));

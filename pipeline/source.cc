@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/text.h"
 #include "pipeline/onnx/onnx_import.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/spec.h"
@@ -19,11 +20,6 @@ namespace schedfarm {
 namespace {
 
 enum class Kind { kZoo, kRandom, kYaml, kOnnx, kProto };
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool IsZooName(const std::string& name) {
   for (const std::string& n : ZooNames()) {

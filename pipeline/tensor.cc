@@ -4,20 +4,10 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/random.h"
 #include "common/sha256.h"
 
 namespace schedfarm {
-namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 double DeterministicUniform(uint64_t seed, uint64_t index) {
   uint64_t bits = SplitMix64(SplitMix64(seed) ^ index);
   double unit = static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)

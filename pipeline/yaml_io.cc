@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/text.h"
 #include "google/protobuf/descriptor.h"
 #include "pipeline/graph.h"
 #include "pipeline/ops.h"
@@ -38,11 +39,6 @@ struct OpName {
   BinaryFn binary = BINARY_FN_UNSPECIFIED;
   ReduceFn reduce = REDUCE_FN_UNSPECIFIED;
 };
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string ReduceSuffix(ReduceFn fn) {
   switch (fn) {
@@ -293,7 +289,7 @@ StatusOr<DataType> Reader::Dtype(const YAML::Node& n, const std::string& what) c
     if (s == name) return dtype;
     known.push_back(name);
   }
-  return ErrorAt(n, what + ": unknown dtype '" + s + "' (known: " + JoinNames(known) + ")");
+  return ErrorAt(n, what + ": unknown dtype '" + s + "' (known: " + Join(known, ", ") + ")");
 }
 
 Status Reader::DefineName(const std::string& name, const YAML::Node& at, const std::string& what) {
@@ -426,7 +422,7 @@ Status Reader::SetAttribute(Stage& stage, const std::string& key, const YAML::No
         known.push_back(name);
       }
       return ErrorAt(value,
-                     named + ": unknown value '" + s + "' (known: " + JoinNames(known) + ")");
+                     named + ": unknown value '" + s + "' (known: " + Join(known, ", ") + ")");
     }
     default:
       return ErrorAt(value, named + ": unsupported attribute type");
@@ -456,7 +452,7 @@ Status Reader::ReadStage(const YAML::Node& n, PipelineSpec& spec) {
   }
   if (op == nullptr) {
     return ErrorAt(*op_node,
-                   what + ": unknown op '" + op_name + "' (known ops: " + JoinNames(known) + ")");
+                   what + ": unknown op '" + op_name + "' (known ops: " + Join(known, ", ") + ")");
   }
   std::vector<std::string> keys = {"name", "op", "inputs", "shape", "dtype", "label"};
   const std::vector<std::string>& attribute_keys = AttributeKeys(op->op);

@@ -8,15 +8,11 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/text.h"
 #include "common/utf8.h"
 
 namespace schedfarm {
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 size_t EditDistance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -35,12 +31,6 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 std::string NearMissHint(const std::string& got, const std::vector<std::string>& known,
                          const std::string& note) {
   const std::string* best = nullptr;
@@ -55,7 +45,7 @@ std::string NearMissHint(const std::string& got, const std::vector<std::string>&
   if (best != nullptr && best_distance <= std::max<size_t>(1, best->size() / 3)) {
     return "did you mean '" + *best + "'?";
   }
-  return note + JoinNames(known);
+  return note + Join(known, ", ");
 }
 
 Status YamlReader::ErrorAt(const YAML::Mark& mark, const std::string& message) const {

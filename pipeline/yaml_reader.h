@@ -27,8 +27,6 @@ struct YamlFields {
   const YAML::Node& value(const std::string& k) const { return entries.at(k).second; }
 };
 
-// "a, b, c".
-std::string JoinNames(const std::vector<std::string>& names);
 // "did you mean 'x'?" when `got` is a near miss of one of `known`, else `note` followed
 // by the known names.
 std::string NearMissHint(const std::string& got, const std::vector<std::string>& known,

@@ -8,6 +8,7 @@
 #include <random>
 #include <zmq.hpp>
 
+#include "common/elapsed.h"
 #include "protocol/keepalive.h"
 #include "protocol/wire.h"
 
@@ -192,7 +193,7 @@ StatusOr<ClientReply> FarmClient::Call(ClientRequest request, CallFailure* failu
   }
   s.Close();
   if (failure) *failure = CallFailure::kUnreachable;
-  const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+  const double waited = SecondsSince(start);
   return Status::Error("no reply from the coordinator at " + options_.endpoint + " within " +
                        FormatSeconds(waited) + " (" + std::to_string(tries) +
                        (tries == 1 ? " try" : " tries") + ")");

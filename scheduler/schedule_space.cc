@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/int_math.h"
 #include "pipeline/spec.h"
 #include "scheduler/layouts.h"
 #include "scheduler/space_internal.h"
@@ -21,8 +22,6 @@ constexpr int kNumCombos = 12;
 // The largest count of a region kept by the counting summaries; 4 is enough to tell
 // apart the innermost two and the outermost two loops of a definition.
 constexpr int kCap = 4;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::vector<std::vector<int64_t>> PureSplits(int64_t extent) {
   std::vector<std::vector<int64_t>> out = {{}};
@@ -265,17 +264,7 @@ int CampaignVectorBytes(const WorkerRequirements& workers) {
 }
 
 uint64_t MixSeed(uint64_t seed, uint64_t index) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t SpaceRng::Next() {
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return SplitMix64(seed + kSplitMixGamma * index);
 }
 
 uint64_t SpaceRng::Below(uint64_t n) {

@@ -135,6 +135,7 @@
 #include <string>
 #include <vector>
 
+#include "common/random.h"
 #include "common/status.h"
 #include "pipeline/graph.h"
 #include "schedfarm.pb.h"
@@ -180,15 +181,15 @@ uint64_t MixSeed(uint64_t seed, uint64_t index);
 // Deterministic random numbers for sampling (SplitMix64 stream).
 class SpaceRng {
  public:
-  explicit SpaceRng(uint64_t seed) : state_(seed) {}
-  uint64_t Next();
+  explicit SpaceRng(uint64_t seed) : stream_(seed) {}
+  uint64_t Next() { return stream_.Next(); }
   // Uniform in [0, n), n > 0 (no modulo bias).
   uint64_t Below(uint64_t n);
   // Uniform in [0, 1), with 53 random bits.
-  double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  double Unit() { return stream_.Unit(); }
 
  private:
-  uint64_t state_;
+  SplitMixStream stream_;
 };
 
 class ScheduleSpace {

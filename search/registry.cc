@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/text.h"
 #include "search/factories.h"
 
 namespace schedfarm {
@@ -24,18 +25,12 @@ std::vector<std::string> Names(const std::vector<Info>& infos) {
   return names;
 }
 
-std::string Joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 // The entry named `name`, or an error naming the known ones.
 template <typename Info>
 StatusOr<const Info*> Named(const std::vector<Info>& infos, const std::string& name,
                             const std::string& what) {
   if (const Info* info = Find(infos, name)) return info;
-  return Status::Error("unknown " + what + " '" + name + "' (known: " + Joined(Names(infos)) +
+  return Status::Error("unknown " + what + " '" + name + "' (known: " + Join(Names(infos), ", ") +
                        ")");
 }
 
@@ -280,8 +275,9 @@ Status CheckStrategyModel(const StrategyInfo& strategy, const ModelKindInfo& mod
                            for (const ModelKindInfo& kind : ModelKinds()) {
                              if (kind.has_spread) names.push_back(kind.name);
                            }
-                           return Joined(names);
-                         }() + ")");
+                           return Join(names, ", ");
+                         }() +
+                         ")");
   }
   return Status::Ok();
 }
@@ -292,10 +288,10 @@ Status CheckStrategyAcquisition(const StrategyInfo& strategy, const AcquisitionI
   for (const StrategyInfo& info : SearchStrategies()) {
     if (info.selects) selecting.push_back(info.name);
   }
-  return Status::Error("acquisition '" + acquisition.name +
-                       "' picks a batch out of a scored sample, and strategy '" + strategy.name +
-                       "' ranks its options by score (strategies that pick batches: " +
-                       Joined(selecting) + ")");
+  return Status::Error(
+      "acquisition '" + acquisition.name +
+      "' picks a batch out of a scored sample, and strategy '" + strategy.name +
+      "' ranks its options by score (strategies that pick batches: " + Join(selecting, ", ") + ")");
 }
 
 Status CheckSettings(const std::vector<SettingSpec>& specs, const StrategySettings& values,

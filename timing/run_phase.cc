@@ -10,6 +10,7 @@
 #include <fstream>
 #include <new>
 
+#include "common/elapsed.h"
 #include "common/log.h"
 
 namespace schedfarm {
@@ -172,8 +173,7 @@ Measurement RunPhase(const RunTarget& target, const std::vector<HostTensor>& ref
     const double extension_budget = 0.5e-3 * settings.run_timeout_ms();
     while (static_cast<int>(samples.size()) < settings.max_samples()) {
       if (static_cast<int>(samples.size()) >= settings.samples()) {
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+        const double elapsed = SecondsSince(run_start);
         if (ComputeStats(samples).cv() <= settings.target_cv() ||
             elapsed + samples.back() * *repeats > extension_budget) {
           break;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "pipeline/source.h"
@@ -247,12 +248,6 @@ std::string Seconds(double s) {
   if (s >= 1) return FormatNumber("%.3f s", s);
   if (s >= 1e-3) return FormatNumber("%.3f ms", s * 1e3);
   return FormatNumber("%.3f us", s * 1e6);
-}
-
-std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
 }
 
 void PrintHeader(const PipelineGraph& graph) {

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <new>
 
+#include "common/elapsed.h"
 #include "common/log.h"
 #include "pipeline/halide/lowering.h"
 #include "pipeline/spec.h"
@@ -195,7 +196,7 @@ StatusOr<CompiledCandidate> CompiledCandidate::CompileWith(
       status = StatusOfCompileError(kind);
       return failed(compiled.status());
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = SecondsSince(start);
     if (after_compile) after_compile(*lowered);
     return CompiledCandidate(std::move(*compiled), graph, filled, seconds);
   } catch (const std::bad_alloc& e) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
+#include "common/elapsed.h"
 #include "learner/daemon/learner_daemon.h"
 #include "learner/features.h"
 #include "learner/model.h"
@@ -27,11 +28,6 @@
 #include "search/task_scheduler.h"
 
 namespace schedfarm {
-
-// Wall-clock seconds since `start`.
-inline double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A trained model and its stored version.
 struct TrainedModel {

@@ -10,6 +10,7 @@
 #include <new>
 #include <numeric>
 
+#include "common/elapsed.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
 #include "timing/run_phase.h"
@@ -18,10 +19,6 @@ namespace schedfarm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Sets the JIT runtime's thread pool to `threads` threads (0: Halide's default,
 // HL_NUM_THREADS or the number of cores). The pool belongs to the runtime shared by

@@ -70,12 +70,6 @@ struct OpInfo {
   Handler handler;
 };
 
-std::string Join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return "[" + s + "]";
-}
-
 bool IsIntegral(double v) { return std::isfinite(v) && v == std::floor(v); }
 
 class Importer {
@@ -684,7 +678,7 @@ StatusOr<std::vector<int64_t>> Importer::WindowPads(const NodeContext& ctx, cons
                        " values, expected " + std::to_string(2 * spatial));
     }
     for (int64_t p : pads) {
-      if (p < 0) return ctx.Unsupported("negative pads " + Join(pads));
+      if (p < 0) return ctx.Unsupported("negative pads " + ShapeToString(pads));
     }
     return pads;
   }
@@ -737,7 +731,7 @@ Status Importer::ConvOp(const NodeContext& ctx) {
   const size_t spatial = xs.size() - 2;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (ctx.Has("kernel_shape") && ctx.Ints("kernel_shape") != kernel) {
-    return ctx.Error("attribute 'kernel_shape' " + Join(ctx.Ints("kernel_shape")) +
+    return ctx.Error("attribute 'kernel_shape' " + ShapeToString(ctx.Ints("kernel_shape")) +
                      " does not match the weights " + ShapeToString(ws));
   }
   SCHEDFARM_ASSIGN_OR_RETURN(std::vector<int64_t> strides, PerSpatial(ctx, "strides", spatial));
@@ -797,7 +791,7 @@ Status Importer::PoolOp(const NodeContext& ctx) {
   const size_t spatial = xs.size() - 2;
   const std::vector<int64_t> kernel = ctx.Ints("kernel_shape");
   if (kernel.size() != spatial) {
-    return ctx.Error("attribute 'kernel_shape' " + Join(kernel) + " must have " +
+    return ctx.Error("attribute 'kernel_shape' " + ShapeToString(kernel) + " must have " +
                      std::to_string(spatial) + " values");
   }
   SCHEDFARM_ASSIGN_OR_RETURN(std::vector<int64_t> strides, PerSpatial(ctx, "strides", spatial));
@@ -807,8 +801,8 @@ Status Importer::PoolOp(const NodeContext& ctx) {
   for (size_t s = 0; s < spatial; ++s) {
     const int64_t effective = dilations[s] * (kernel[s] - 1) + 1;
     if (pads[s] >= effective || pads[spatial + s] >= effective) {
-      return ctx.Unsupported("pads " + Join(pads) + " as large as the window " + Join(kernel) +
-                             " (windows entirely in the padding)");
+      return ctx.Unsupported("pads " + ShapeToString(pads) + " as large as the window " +
+                             ShapeToString(kernel) + " (windows entirely in the padding)");
     }
   }
   const bool same = ctx.String("auto_pad", "NOTSET").rfind("SAME", 0) == 0;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/elapsed.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
 #include "scheduler/autoschedule/import.h"
@@ -196,8 +197,7 @@ StatusOr<HalideAutoscheduleResult> ApplyAutoscheduler(LoweredPipeline& lowered,
                                        machine.balance);
     const auto start = std::chrono::steady_clock::now();
     Halide::AutoSchedulerResults r = lowered.pipeline.auto_schedule(plugin->halide, target, params);
-    result.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.seconds = SecondsSince(start);
     result.schedule_source = r.schedule_source;
     result.machine_params = params.to_string();
     result.target = target.to_string();

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/int_math.h"
+#include "common/text.h"
 #include "pipeline/spec.h"
 #include "scheduler/layouts.h"
 
@@ -31,19 +33,6 @@ using Halide::Internal::Function;
 using Halide::Internal::Split;
 
 constexpr int kMaxLevels = 3;
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string ForTypeName(ForType t) {
   std::ostringstream out;

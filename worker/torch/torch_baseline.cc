@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/elapsed.h"
 #include "pipeline/graph.h"
 #include "pipeline/torch/torch_eval.h"
 #include "timing/run_phase.h"
@@ -32,7 +33,7 @@ Measurement MeasureLayout(const PipelineGraph& graph, const std::vector<HostTens
     target.time_runs = [&](int repeats) -> StatusOr<double> {
       const auto start = Clock::now();
       for (int i = 0; i < repeats; ++i) SCHEDFARM_RETURN_IF_ERROR(program->Run());
-      return std::chrono::duration<double>(Clock::now() - start).count();
+      return SecondsSince(start);
     };
     target.run_once = [&] { return target.time_runs(1); };
     target.outputs = [&] { return program->Outputs(); };
