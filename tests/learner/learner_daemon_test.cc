@@ -6,11 +6,17 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -45,6 +51,44 @@ std::pair<int, std::string> Farmctl(const std::vector<std::string>& args) {
   ChildProcess farmctl(FARMCTL_BIN, args);
   const std::optional<int> exit = farmctl.Wait(120000);
   return {exit.has_value() ? WEXITSTATUS(*exit) : -1, farmctl.Log()};
+}
+
+// The threads of a process and how many of them computed.
+struct BusyThreads {
+  int seen = 0;  // threads the process had at any time
+  int busy = 0;  // of them, those that used more than 0.2 s of cpu
+  bool exited = false;
+};
+
+// Watches `process` until it exits (at most `timeout_ms`): every thread's cpu time from
+// /proc/PID/task/TID/stat, read every 50 ms.
+BusyThreads WatchThreads(ChildProcess& process, int timeout_ms) {
+  std::map<std::string, double> cpu;  // by tid
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  BusyThreads out;
+  while (std::chrono::steady_clock::now() < deadline && !out.exited) {
+    const std::string tasks = "/proc/" + std::to_string(process.pid()) + "/task";
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
+      std::ifstream stat(entry.path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const size_t close = text.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream fields(text.substr(close + 2));
+      std::string field;
+      double used = 0;
+      for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i == 14 || i == 15) used += std::stod(field) / ticks;  // utime, stime
+      }
+      double& kept = cpu[entry.path().filename().string()];
+      kept = std::max(kept, used);
+    }
+    out.exited = process.Wait(50).has_value();
+  }
+  out.seen = static_cast<int>(cpu.size());
+  for (const auto& [tid, seconds] : cpu) out.busy += seconds > 0.2 ? 1 : 0;
+  return out;
 }
 
 TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
@@ -144,6 +188,25 @@ TEST(LearnerDaemonTest, TrainsStoresAndProposesForAModelGuidedCampaign) {
   ASSERT_TRUE(exit.has_value()) << ablated.Log();
   EXPECT_NE(ablated.Log().find("event=training_failed"), std::string::npos) << ablated.Log();
   EXPECT_NE(ablated.Log().find("zero flops and bytes"), std::string::npos) << ablated.Log();
+
+  // Threads bounded by --threads, Torch's and XGBoost's alike: training gcn and gbt on
+  // one thread, no other thread of the learner computes (more than 0.2 s of cpu); on
+  // two, their pools do.
+  for (const int threads : {1, 2}) {
+    ChildProcess bounded(FARM_LEARNER_BIN,
+                         {"--coordinator", coordinator.endpoint(), "--train", id, "--models",
+                          "gcn,gbt", "--ensemble", "2", "--epochs", "300", "--threads",
+                          std::to_string(threads)});
+    const BusyThreads busy = WatchThreads(bounded, 180000);
+    ASSERT_TRUE(busy.exited) << bounded.Log();
+    std::printf("--threads %d: %d threads computed (%d threads in all)\n", threads, busy.busy,
+                busy.seen);
+    if (threads == 1) {
+      EXPECT_EQ(busy.busy, 1) << bounded.Log();
+    } else {
+      EXPECT_GE(busy.busy, 2) << "the watch does not see a second computing thread";
+    }
+  }
 
   // Exports: the newest gcn and lann as TorchScript that Python loads, with their kind
   // and feature schema; a kind without an export and an unwritable file are errors

@@ -43,17 +43,22 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
 }
 
-// The farm: a coordinator, one worker and a learner that trains LANN ensembles.
+// The farm: a coordinator, one worker and a learner that trains LANN ensembles on one
+// thread, with `epochs`, `poll_ms` and `min_samples`.
 struct LocalFarm {
+  explicit LocalFarm(const std::string& epochs = "200", const std::string& poll_ms = "200",
+                     const std::string& min_samples = "8")
+      : learner(FARM_LEARNER_BIN,
+                {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble", "2",
+                 "--epochs", epochs, "--threads", "1", "--poll-ms", poll_ms, "--min-samples",
+                 min_samples}) {}
+
   ScratchDir dir;
   CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
   ChildProcess worker{FARM_WORKER_BIN,
                       {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
                        "--children", "1"}};
-  ChildProcess learner{
-      FARM_LEARNER_BIN,
-      {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble", "2", "--epochs",
-       "200", "--threads", "1", "--poll-ms", "200", "--min-samples", "8"}};
+  ChildProcess learner;
   TestClient client{coordinator.endpoint()};
 
   // The measurements of the campaign.
@@ -196,16 +201,10 @@ std::vector<std::string> LinesWith(const std::string& log, const std::vector<std
 // steps on a thread of its own. "slow" trains a GCN for many epochs; "steady" never
 // trains and proposes random schedules through the learner all along.
 TEST(SearchCampaignTest, OneCampaignsTrainingDoesNotHoldBackAnothersProposals) {
-  ScratchDir dir;
-  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
-  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
-  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
-                                        "--compile-slots", "1", "--children", "1"});
-  ChildProcess learner(FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
-                        "2", "--epochs", "3000", "--threads", "1", "--poll-ms", "100",
-                        "--min-samples", "6"});
-  TestClient client(coordinator.endpoint());
+  LocalFarm farm(/*epochs=*/"3000", /*poll_ms=*/"100", /*min_samples=*/"6");
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  TestClient& client = farm.client;
+  ChildProcess& learner = farm.learner;
   const std::string blocks = R"(pipelines:
   - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
   - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
@@ -253,16 +252,12 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 // proposed, the learner completes it and it ends with the reason, every schedule
 // measured once.
 TEST(SearchCampaignTest, AnExhaustedSearchCampaignEndsWithItsReason) {
-  ScratchDir dir;
-  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
-  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
-  ChildProcess worker(FARM_WORKER_BIN, {"--coordinator", coordinator.endpoint(), "--id", "w",
-                                        "--compile-slots", "1", "--children", "1"});
-  ChildProcess learner(FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble",
-                        "2", "--epochs", "50", "--threads", "1", "--poll-ms", "100",
-                        "--min-samples", "2"});
-  TestClient client(coordinator.endpoint());
+  LocalFarm farm(/*epochs=*/"50", /*poll_ms=*/"100", /*min_samples=*/"2");
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  TestClient& client = farm.client;
+  ChildProcess& learner = farm.learner;
+  const ScratchDir& dir = farm.dir;
+  CoordinatorProcess& coordinator = farm.coordinator;
   std::ofstream(dir.Sub("tiny.yaml")) << R"(name: tiny
 inputs:
   - {name: x, shape: [2]}
