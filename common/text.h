@@ -18,7 +18,8 @@ std::string Join(const std::vector<T>& items, const std::string& separator) {
 }
 
 inline bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // ASCII lower case.

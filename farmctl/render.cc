@@ -214,6 +214,18 @@ void PrintStrategySettings(const Strategy& strategy, const StrategyInfo& info, b
   table.Print(out);
 }
 
+// The campaign's state, with why it ended once it has.
+std::string StateWithReason(const Campaign& campaign) {
+  const std::string state = CampaignStateText(campaign.state());
+  return campaign.finish_reason().empty() ? state : state + " (" + campaign.finish_reason() + ")";
+}
+
+// After the cpu model of a worker whose times are scaled for a test: says so.
+std::string TestScaleNote(const HostFingerprint& host) {
+  if (host.test_time_scale() <= 0) return "";
+  return " (times x" + FormatNumber("%g", host.test_time_scale()) + " for a test)";
+}
+
 }  // namespace
 
 std::string Speedup(double baseline_seconds, double best_seconds) {
@@ -297,18 +309,9 @@ std::string BudgetUse::Text() const {
 
 std::string BudgetUse::Share() const { return FormatNumber("%.0f%%", 100 * fraction); }
 
-namespace {
-
-// The campaign's state, with why it ended once it has.
-std::string StateWithReason(const Campaign& campaign) {
-  const std::string state = CampaignStateText(campaign.state());
-  return campaign.finish_reason().empty() ? state : state + " (" + campaign.finish_reason() + ")";
-}
-
-}  // namespace
-
 std::string RenderCampaignLine(const Campaign& campaign) {
-  return "campaign " + campaign.id() + " (" + campaign.name() + "): " + StateWithReason(campaign) + ", " + BudgetUseOf(campaign).Text() + ", " +
+  return "campaign " + campaign.id() + " (" + campaign.name() + "): " + StateWithReason(campaign) +
+         ", " + BudgetUseOf(campaign).Text() + ", " +
          std::to_string(campaign.pipeline_ids_size()) + " pipelines\n";
 }
 
@@ -373,16 +376,6 @@ std::string RenderWatch(const StatusReply& reply, int bar_width) {
   PrintNetwork(status, out);
   return out.str();
 }
-
-namespace {
-
-// After the cpu model of a worker whose times are scaled for a test: says so.
-std::string TestScaleNote(const HostFingerprint& host) {
-  if (host.test_time_scale() <= 0) return "";
-  return " (times x" + FormatNumber("%g", host.test_time_scale()) + " for a test)";
-}
-
-}  // namespace
 
 std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms) {
   std::ostringstream out;

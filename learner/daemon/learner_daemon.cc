@@ -755,7 +755,8 @@ void LearnerDaemon::State::FollowCampaign(const std::string& id, const std::atom
     request.mutable_status();  // every campaign: a model_from names another
     StatusOr<ClientReply> reply = Call(request);
     if (!reply.ok()) {
-      LogEvent("warn", "coordinator_unavailable", {{"campaign", id}, {"error", reply.status().message()}});
+      LogEvent("warn", "coordinator_unavailable",
+               {{"campaign", id}, {"error", reply.status().message()}});
     } else {
       const CampaignStatus* status = nullptr;
       for (const CampaignStatus& s : reply->status().campaigns()) {

@@ -43,6 +43,13 @@ measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
 }
 
+// Two small zoo blocks, measured twice each with no minimum time to speak of.
+const std::string kTwoBlocks = R"(pipelines:
+  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
+  - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
+measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
+)";
+
 // The farm: a coordinator, one worker and a learner that trains LANN ensembles on one
 // thread, with `epochs`, `poll_ms` and `min_samples`.
 struct LocalFarm {
@@ -147,15 +154,10 @@ TEST(SearchCampaignTest, ASearchStartsUnderAnotherCampaignsModel) {
   LocalFarm farm;
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   TestClient& client = farm.client;
-  const std::string pipelines = R"(pipelines:
-  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
-  - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
-measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
-)";
   const std::string dataset =
-      SubmitZooCampaign(client, "name: seedset\n" + pipelines + "budget: {benchmarks: 20}\n");
+      SubmitZooCampaign(client, "name: seedset\n" + kTwoBlocks + "budget: {benchmarks: 20}\n");
   const std::string search = SubmitZooCampaign(
-      client, "name: seeded\n" + pipelines +
+      client, "name: seeded\n" + kTwoBlocks +
                   "budget: {benchmarks: 8}\nstrategy: {name: greedy, settings: {model: lann, "
                   "model_from: seedset, retrain_every: 1000000, epsilon: 0, options: 30}}\n");
   ASSERT_FALSE(dataset.empty());
@@ -205,17 +207,12 @@ TEST(SearchCampaignTest, OneCampaignsTrainingDoesNotHoldBackAnothersProposals) {
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   TestClient& client = farm.client;
   ChildProcess& learner = farm.learner;
-  const std::string blocks = R"(pipelines:
-  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
-  - zoo: {block: squeezenet_fire, spatial_scale: 0.25, channel_scale: 0.25}
-measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
-)";
   const std::string slow = SubmitZooCampaign(
-      client, "name: slow\n" + blocks +
+      client, "name: slow\n" + kTwoBlocks +
                   "budget: {benchmarks: 12}\nstrategy: {name: greedy, settings: {batch: 2, "
                   "retrain_every: 6, model: gcn, options: 20}}\n");
   const std::string steady = SubmitZooCampaign(
-      client, "name: steady\n" + blocks +
+      client, "name: steady\n" + kTwoBlocks +
                   "budget: {benchmarks: 60}\nstrategy: {name: greedy, settings: {batch: 1, "
                   "retrain_every: 1000000, model: lann}}\n");
   ASSERT_FALSE(slow.empty());
@@ -299,7 +296,8 @@ outputs: [y]
     EXPECT_TRUE(hashes.insert(row.measurement().candidate().schedule_hash()).second);
   }
   EXPECT_GT(hashes.size(), 1u);
-  std::printf("%zu schedules measured, then: %s\n", hashes.size(), campaign.finish_reason().c_str());
+  std::printf("%zu schedules measured, then: %s\n", hashes.size(),
+              campaign.finish_reason().c_str());
   EXPECT_NE(learner.Log().find("event=search_exhausted"), std::string::npos) << learner.Log();
 }
 
