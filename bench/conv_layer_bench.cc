@@ -31,7 +31,7 @@
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
-#include "pipeline/source.h"
+#include "pipeline/source/source.h"
 #include "pipeline/spec.h"
 #include "pipeline/torch/torch_eval.h"
 #include "scheduler/autoschedule/autoschedulers.h"

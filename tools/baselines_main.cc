@@ -20,7 +20,7 @@
 #include "common/flags.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
-#include "pipeline/source.h"
+#include "pipeline/source/source.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/autoschedule/autoschedulers.h"

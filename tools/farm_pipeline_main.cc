@@ -18,7 +18,7 @@
 #include "common/text.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
-#include "pipeline/source.h"
+#include "pipeline/source/source.h"
 #include "network/tasks.h"
 #include "pipeline/spec.h"
 #include "pipeline/yaml_io.h"

@@ -1,4 +1,4 @@
-#include "pipeline/source.h"
+#include "pipeline/source/source.h"
 
 #include <cerrno>
 #include <cstdlib>
