@@ -71,7 +71,6 @@ const std::vector<std::string>& IsaNames() {
 constexpr double kDefaultEpsilon = 0.05;  // Ansor's share of random candidates
 constexpr int32_t kDefaultBatch = 16;
 constexpr int32_t kDefaultRetrainEvery = 32;
-constexpr char kDefaultModel[] = "gcn";
 // A replay campaign's split of its dataset's pipelines: the learner's own default.
 constexpr double kDefaultReplayHeldOut = 0.2;
 constexpr uint64_t kDefaultReplaySplitSeed = 1;
@@ -435,7 +434,7 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
     strategy->set_epsilon(kDefaultEpsilon);
     strategy->set_batch(kDefaultBatch);
     strategy->set_retrain_every(kDefaultRetrainEvery);
-    strategy->set_model(info.default_model.empty() ? kDefaultModel : info.default_model);
+    strategy->set_model(info.default_model.empty() ? kDefaultModelKind : info.default_model);
     // A strategy without a model (random, in a replay campaign) scores nothing.
     strategy->set_acquisition(info.default_acquisition.empty() ? "exploit"
                                                                : info.default_acquisition);

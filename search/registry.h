@@ -75,6 +75,10 @@ struct ModelKindInfo {
   bool warm_starts = false;
 };
 
+// The kind a model strategy scores with when neither its campaign file nor the
+// strategy's own default (StrategyInfo::default_model) names one.
+inline constexpr char kDefaultModelKind[] = "gcn";
+
 const std::vector<StrategyInfo>& SearchStrategies();
 const std::vector<AcquisitionInfo>& Acquisitions();
 const std::vector<ModelKindInfo>& ModelKinds();

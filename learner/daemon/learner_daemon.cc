@@ -41,7 +41,7 @@ bool PerPipelineSearch(const CampaignConfig& config) {
 
 // The model kind the campaign's strategy scores with.
 std::string StrategyModel(const CampaignConfig& config) {
-  return config.strategy().model().empty() ? "gcn" : config.strategy().model();
+  return config.strategy().model().empty() ? kDefaultModelKind : config.strategy().model();
 }
 
 // The sample of one measured schedule: its features and runtimes.
