@@ -48,7 +48,7 @@
 #include "common/log.h"
 #include "protocol/wire.h"
 #include "storage/store.h"
-#include "bench/proc_stats.h"
+#include "tests/support/proc_stats.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/simulated_worker.h"

@@ -26,7 +26,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "bench/proc_stats.h"
+#include "tests/support/proc_stats.h"
 #include "common/elapsed.h"
 #include "common/flags.h"
 #include "farmctl/submission.h"

@@ -130,8 +130,7 @@ struct LearnerDaemon::State {
   StatusOr<std::unique_ptr<State>> Fork() const;
   // The thread of campaign `id` (LearnerDaemon::Run), until it ends or `stop` is set.
   void FollowCampaign(const std::string& id, const std::atomic<bool>& stop);
-  Status Step(CampaignData& data, const CampaignStatus& status, const ClientReply& statuses,
-              bool added);
+  Status Step(CampaignData& data, const CampaignStatus& status, bool added);
 
   // The coordinator's reply, or an error for a transport failure or a refusal.
   StatusOr<ClientReply> Call(ClientRequest request);
@@ -150,7 +149,9 @@ struct LearnerDaemon::State {
   // The newest stored model of `kind` of campaign `source` (with weights), or null.
   StatusOr<std::optional<TrainedModel>> NewestStoredModel(const std::string& source,
                                                           const std::string& kind);
-  StatusOr<bool> Seed(CampaignData& data, const ClientReply& statuses);
+  // Settles the campaign's model_from (found among every campaign the coordinator
+  // holds): true once its model scores or there is none to wait for.
+  StatusOr<bool> Seed(CampaignData& data);
   // A campaign found running with a stored model of its own (the learner restarted):
   // the newest of the strategy's kind scores at once, retraining (warm where the kind
   // can) waits for the samples it has not seen, and one that does not load (another

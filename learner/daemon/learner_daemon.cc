@@ -483,8 +483,11 @@ StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
 // newest stored model of the strategy's kind of that campaign (by id, else the newest
 // of that name) becomes the scorer; trained on it first when it ended without one.
 // False while that campaign still runs: the searches wait for its model.
-StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data, const ClientReply& statuses) {
+StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data) {
   const Strategy& strategy = data.config.strategy();
+  ClientRequest request;
+  request.mutable_status();  // every campaign: model_from names one by id or name
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply statuses, Call(request));
   const Campaign* source = nullptr;
   for (const CampaignStatus& status : statuses.status().campaigns()) {
     const Campaign& c = status.campaign();
@@ -699,7 +702,7 @@ StatusOr<std::unique_ptr<LearnerDaemon>> LearnerDaemon::Create(const LearnerOpti
 // One turn of a campaign: follow its new measurements, retrain when due, settle the
 // model it starts from and propose. `added`: the campaign's first turn in this thread.
 Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& status,
-                                  const ClientReply& statuses, bool added) {
+                                  bool added) {
   const Campaign& campaign = status.campaign();
   if (added) SCHEDFARM_RETURN_IF_ERROR(Load(campaign, &data));
   SCHEDFARM_RETURN_IF_ERROR(Follow(data));
@@ -717,7 +720,7 @@ Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& stat
   }
   if (!LearnerProposes(data.config)) return Status::Ok();
   if (!strategy.model_from().empty() && !data.seeded) {
-    StatusOr<bool> seeded = Seed(data, statuses);
+    StatusOr<bool> seeded = Seed(data);
     if (!seeded.ok()) {
       data.seeded = true;  // random proposals go on
       return seeded.status();
@@ -752,18 +755,16 @@ void LearnerDaemon::State::FollowCampaign(const std::string& id, const std::atom
   while (!stop.load()) {
     const auto turn = std::chrono::steady_clock::now();
     ClientRequest request;
-    request.mutable_status();  // every campaign: a model_from names another
+    request.mutable_status()->set_campaign(id);
     StatusOr<ClientReply> reply = Call(request);
     if (!reply.ok()) {
       LogEvent("warn", "coordinator_unavailable",
                {{"campaign", id}, {"error", reply.status().message()}});
     } else {
-      const CampaignStatus* status = nullptr;
-      for (const CampaignStatus& s : reply->status().campaigns()) {
-        if (s.campaign().id() == id) status = &s;
-      }
-      if (status == nullptr || !Active(status->campaign())) return;
-      const Status step = Step(data, *status, *reply, !loaded);
+      if (reply->status().campaigns_size() != 1) return;
+      const CampaignStatus& status = reply->status().campaigns(0);
+      if (!Active(status.campaign())) return;
+      const Status step = Step(data, status, !loaded);
       if (step.ok() || !data.pipelines.empty()) loaded = true;
       if (!step.ok()) {
         LogEvent("warn", "campaign_step_failed", {{"campaign", id}, {"error", step.message()}});

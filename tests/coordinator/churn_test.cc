@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -31,6 +30,7 @@
 #include "tests/support/churn_farm.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/metrics_scrape.h"
+#include "tests/support/proc_stats.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/simulated_worker.h"
 #include "tests/support/slow_consumer.h"
@@ -391,19 +391,6 @@ int64_t ProcStatusBytes(pid_t pid, const std::string& key) {
   return -1;
 }
 
-// The user and system cpu time of process `pid` in seconds (/proc/PID/stat).
-double CpuSeconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // Stops the main thread of process `pid` (its other threads run on) until destroyed,
 // through ptrace: the parent may trace its child.
 class LoopStall {
@@ -465,7 +452,7 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
     before = ProcStatusBytes(pid, "VmRSS");
     bound = before + 7 * static_cast<int64_t>(kDefaultMaxMessageBytes);
     std::ofstream(std::string("/proc/") + std::to_string(pid) + "/clear_refs") << "5";
-    const double cpu_start = CpuSeconds(pid);
+    const double cpu_start = Total(ThreadCpuSeconds(pid));
     std::thread flooding([&] {  // as fast as the coordinator takes the frames
       // Niced, as if from another host: the simulated workers share these two cores.
       setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
@@ -501,7 +488,7 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
     }
     watch(7);
     flooded = results() - flood_start;
-    cpu = CpuSeconds(pid) - cpu_start;
+    cpu = Total(ThreadCpuSeconds(pid)) - cpu_start;
     stop.store(true);
     flooding.join();
   }

@@ -6,17 +6,13 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -25,6 +21,7 @@
 
 #include "learner/features.h"
 #include "tests/support/farm_rig.h"
+#include "tests/support/proc_stats.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/submit_campaign.h"
 
@@ -63,26 +60,12 @@ struct BusyThreads {
 // Watches `process` until it exits (at most `timeout_ms`): every thread's cpu time from
 // /proc/PID/task/TID/stat, read every 50 ms.
 BusyThreads WatchThreads(ChildProcess& process, int timeout_ms) {
-  std::map<std::string, double> cpu;  // by tid
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::map<std::string, double> cpu;  // by thread id, the most seen
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   BusyThreads out;
   while (std::chrono::steady_clock::now() < deadline && !out.exited) {
-    const std::string tasks = "/proc/" + std::to_string(process.pid()) + "/task";
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
-      std::ifstream stat(entry.path() / "stat");
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      const size_t close = text.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream fields(text.substr(close + 2));
-      std::string field;
-      double used = 0;
-      for (int i = 3; i <= 15 && fields >> field; ++i) {
-        if (i == 14 || i == 15) used += std::stod(field) / ticks;  // utime, stime
-      }
-      double& kept = cpu[entry.path().filename().string()];
-      kept = std::max(kept, used);
+    for (const auto& [tid, used] : ThreadCpuSecondsById(process.pid())) {
+      cpu[tid] = std::max(cpu[tid], used);
     }
     out.exited = process.Wait(50).has_value();
   }

@@ -1,5 +1,5 @@
 // CPU time of processes and threads and the machine's load, from /proc, for the
-// benchmarks that drive a process (the coordinator's) and report where the CPU went.
+// benchmarks and tests that drive a process and look at where its CPU went.
 #pragma once
 
 #include <dirent.h>
@@ -13,14 +13,13 @@
 
 namespace schedfarm {
 
-// CPU seconds per thread of `pid` ("main" for the thread whose id is the pid's, else
-// its name; threads of the same name are summed).
-inline std::map<std::string, double> ThreadCpuSeconds(pid_t pid) {
-  std::map<std::string, double> seconds;
+// Calls fn(thread id, name, CPU seconds) for each thread of `pid` (/proc/PID/task).
+template <typename Fn>
+void ForEachThread(pid_t pid, const Fn& fn) {
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
   const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
   DIR* dir = opendir(task_dir.c_str());
-  if (dir == nullptr) return seconds;
+  if (dir == nullptr) return;
   while (dirent* entry = readdir(dir)) {
     if (entry->d_name[0] == '.') continue;
     std::ifstream in(task_dir + "/" + entry->d_name + "/stat");
@@ -28,15 +27,32 @@ inline std::map<std::string, double> ThreadCpuSeconds(pid_t pid) {
     if (!std::getline(in, line)) continue;
     const size_t open = line.find('('), close = line.rfind(')');
     if (open == std::string::npos || close == std::string::npos) continue;
-    std::string name = line.substr(open + 1, close - open - 1);
-    if (std::to_string(pid) == entry->d_name) name = "main";
     std::istringstream fields(line.substr(close + 2));
     std::vector<std::string> f;
     for (std::string v; fields >> v;) f.push_back(v);
     if (f.size() < 13) continue;  // f[0] is field 3 (state): utime is field 14, stime 15
-    seconds[name] += (std::stod(f[11]) + std::stod(f[12])) / tick;
+    fn(std::string(entry->d_name), line.substr(open + 1, close - open - 1),
+       (std::stod(f[11]) + std::stod(f[12])) / tick);
   }
   closedir(dir);
+}
+
+// CPU seconds per thread of `pid` ("main" for the thread whose id is the pid's, else
+// its name; threads of the same name are summed).
+inline std::map<std::string, double> ThreadCpuSeconds(pid_t pid) {
+  std::map<std::string, double> seconds;
+  ForEachThread(pid, [&](const std::string& tid, const std::string& name, double used) {
+    seconds[tid == std::to_string(pid) ? "main" : name] += used;
+  });
+  return seconds;
+}
+
+// CPU seconds per thread of `pid`, by thread id.
+inline std::map<std::string, double> ThreadCpuSecondsById(pid_t pid) {
+  std::map<std::string, double> seconds;
+  ForEachThread(pid, [&](const std::string& tid, const std::string&, double used) {
+    seconds[tid] = used;
+  });
   return seconds;
 }
 
