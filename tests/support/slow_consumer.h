@@ -38,14 +38,19 @@ class SlowConsumer {
     socket_.send(zmq::buffer(EncodeEnvelope(MakeHeartbeat())));
   }
 
-  // `n` status requests of `campaign`, and a heartbeat when one is due.
+  // `n` status requests of `campaign`, a heartbeat after every hundredth and when one is
+  // due. The coordinator reads a peer's frames in order and, past its small receive
+  // queue, the flood waits in this socket: a heartbeat sent only when due would wait
+  // behind it, and the worker could die of silence before its replies fill its queue.
   void Ask(const std::string& campaign, int n) {
     Envelope envelope;
     StatusRequest* status = envelope.mutable_client_request()->mutable_status();
     status->set_campaign(campaign);
+    const std::string heartbeat = EncodeEnvelope(MakeHeartbeat());
     for (int k = 0; k < n; ++k) {
       envelope.mutable_client_request()->set_request_id("slow-" + std::to_string(requests_++));
       socket_.send(zmq::buffer(EncodeEnvelope(envelope)));
+      if (requests_ % 100 == 0) socket_.send(zmq::buffer(heartbeat));
     }
     Heartbeat();
   }
