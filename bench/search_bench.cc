@@ -18,7 +18,7 @@
 
 #include "common/elapsed.h"
 #include "learner/cost_model_adapter.h"
-#include "learner/daemon/learner_daemon.h"
+#include "learner_daemon/learner_daemon.h"
 #include "learner/features.h"
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"

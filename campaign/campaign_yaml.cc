@@ -20,7 +20,7 @@
 #include "common/files.h"
 #include "common/text.h"
 #include "dataset/dataset.h"
-#include "learner/split.h"
+#include "evaluation/split.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/spec.h"
 #include "pipeline/yaml_io.h"

@@ -179,7 +179,7 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   }
   const std::string coordinator_bin = FindBinary("farm-coordinator", "coordinator");
   const std::string worker_bin = FindBinary("farm-worker", "worker");
-  const std::string learner_bin = FindBinary("farm-learner", "learner/daemon");
+  const std::string learner_bin = FindBinary("farm-learner", "learner_daemon");
   for (const auto& [name, path] :
        {std::pair<const char*, const std::string&>{"farm-coordinator", coordinator_bin},
         {"farm-worker", worker_bin},

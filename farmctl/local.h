@@ -31,7 +31,7 @@ struct LocalFarmOptions {
 // that is not 0 of the watches, then of the best schedules and the comparison; a bad
 // campaign file (exit 3) stops before anything starts. The binaries
 // farm-coordinator, farm-worker and farm-learner are looked up in $SCHEDFARM_BIN_DIR,
-// beside farmctl, in the build tree's coordinator/, worker/ and learner/daemon/ folders
+// beside farmctl, in the build tree's coordinator/, worker/ and learner_daemon/ folders
 // beside farmctl's, then on PATH.
 int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams);
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <vector>
 
-#include "learner/metrics.h"
-#include "learner/split.h"
+#include "evaluation/metrics.h"
+#include "evaluation/split.h"
 
 namespace schedfarm {
 

@@ -11,7 +11,7 @@
 
 namespace schedfarm {
 
-// The metrics table (learner/metrics.h) with the rows "noise floor (held out)" and
+// The metrics table (evaluation/metrics.h) with the rows "noise floor (held out)" and
 // "noise floor (all)", each over the schedules with two OK measurements; the held-out
 // pipelines are those of a replay campaign's split with the same share and seed. An
 // error when no schedule was measured twice.

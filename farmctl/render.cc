@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
+#include "evaluation/metrics.h"
 #include "farmctl/task_table.h"
-#include "learner/metrics.h"
 #include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"

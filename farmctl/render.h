@@ -78,7 +78,7 @@ std::string RenderWorkers(const WorkersReply& reply, int64_t now_unix_ms);
 StatusOr<std::string> RenderBest(const BestReply& reply);
 
 // `farmctl model eval`: the newest model of each kind among `reply`'s, side by side with
-// their metrics on the held-out pipelines (learner/metrics.h's table), under a line
+// their metrics on the held-out pipelines (evaluation/metrics.h's table), under a line
 // naming the split; models trained on another split are listed apart.
 std::string RenderModelEval(const ModelsReply& reply);
 // `farmctl model list`: every stored version of `reply`, newest first, a line each: kind,

@@ -29,5 +29,5 @@ build="${SCHEDFARM_BUILD_DIR:-$root/build}"
 coordinator=$!
 trap 'kill $coordinator 2>/dev/null || true' EXIT
 campaign="$(grep -o 'submitted campaign [^ ]*' "$work/local.log" | head -1 | cut -d' ' -f3)"
-"$build/learner/daemon/farm-learner" --coordinator tcp://127.0.0.1:5598 --train "$campaign" \
+"$build/learner_daemon/farm-learner" --coordinator tcp://127.0.0.1:5598 --train "$campaign" \
   --threads "$(nproc)" "$@"

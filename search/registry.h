@@ -64,7 +64,7 @@ struct AcquisitionInfo {
   bool shares_by_error = false;
 };
 
-// A performance model kind as farm-learner trains it (learner/daemon): what its
+// A performance model kind as farm-learner trains it (learner_daemon): what its
 // predictions of partial schedules mean, whether it has a spread (an ensemble) and
 // whether it can continue training from a trained model (TrainOptions.warm_start).
 struct ModelKindInfo {

@@ -4,8 +4,7 @@
 #include <random>
 
 #include "learner/gbt/gbt_model.h"
-#include "learner/metrics.h"
-#include "learner/split.h"
+#include "learner/model_evaluation.h"
 
 namespace schedfarm {
 namespace {

@@ -2,7 +2,7 @@
 // learner as processes run a model-guided campaign. The learner follows the
 // measurements, trains and evaluates the models on held-out pipelines, stores them in
 // the coordinator's store, and proposes candidates scored by its model.
-#include "learner/daemon/learner_daemon.h"
+#include "learner_daemon/learner_daemon.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "learner/metrics.h"
+#include "evaluation/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,8 @@
 #include <memory>
 #include <set>
 
-#include "learner/split.h"
+#include "evaluation/split.h"
+#include "learner/model_evaluation.h"
 
 namespace schedfarm {
 namespace {

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "learner/cost_model_adapter.h"
-#include "learner/metrics.h"
+#include "learner/model_evaluation.h"
 #include "pipeline/graph.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"

@@ -23,8 +23,8 @@
 
 #include "gtest/gtest.h"
 #include "learner/features.h"
-#include "learner/metrics.h"
 #include "learner/model.h"
+#include "learner/model_evaluation.h"
 #include "learner/roofline.h"
 #include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"

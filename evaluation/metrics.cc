@@ -1,4 +1,4 @@
-#include "learner/metrics.h"
+#include "evaluation/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -197,36 +197,6 @@ StatusOr<EvalMetrics> ComputeMetrics(const std::vector<std::string>& pipeline_id
     m.top5_regret = sum_top5 / multi;
   }
   return m;
-}
-
-StatusOr<EvalMetrics> EvaluateModel(const PerformanceModel& model,
-                                    const std::vector<Sample>& samples) {
-  std::vector<const PipelineFeatures*> features;
-  std::vector<std::string> ids;
-  std::vector<double> truth;
-  features.reserve(samples.size());
-  for (const Sample& s : samples) {
-    features.push_back(&s.features);
-    ids.push_back(s.pipeline_id);
-    truth.push_back(s.seconds);
-  }
-  auto predictions = model.Predict(features);
-  if (!predictions.ok()) {
-    return predictions.status().WithContext("evaluating model '" + model.kind() + "'");
-  }
-  if (predictions->size() != samples.size()) {
-    return Status::Error("evaluating model '" + model.kind() +
-                         "': " + std::to_string(predictions->size()) + " predictions for " +
-                         std::to_string(samples.size()) + " samples");
-  }
-  std::vector<double> pred;
-  pred.reserve(samples.size());
-  for (const RuntimePrediction& p : *predictions) pred.push_back(p.mean_seconds);
-  auto metrics = ComputeMetrics(ids, truth, pred);
-  if (!metrics.ok()) {
-    return metrics.status().WithContext("evaluating model '" + model.kind() + "'");
-  }
-  return metrics;
 }
 
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "learner/metrics.h"
+#include "evaluation/metrics.h"
 #include "learner/model.h"
 #include "protocol/control_client.h"
 

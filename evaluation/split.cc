@@ -1,4 +1,4 @@
-#include "learner/split.h"
+#include "evaluation/split.h"
 
 #include <algorithm>
 #include <cctype>
@@ -173,24 +173,6 @@ StatusOr<PipelineSplit> ReadSplitFile(const std::string& path) {
   auto split = ParseSplit(*text);
   if (!split.ok()) return split.status().WithContext("'" + path + "'");
   return split;
-}
-
-Status SplitSamples(const std::vector<Sample>& samples, const PipelineSplit& split,
-                    std::vector<Sample>* train, std::vector<Sample>* held_out) {
-  train->clear();
-  held_out->clear();
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const std::string& id = samples[i].pipeline_id;
-    if (split.IsHeldOut(id)) {
-      held_out->push_back(samples[i]);
-    } else if (split.IsTrain(id)) {
-      train->push_back(samples[i]);
-    } else {
-      return Status::Error("split samples: sample " + std::to_string(i) + " of pipeline '" + id +
-                           "' is on neither side of the split (made for another dataset?)");
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace schedfarm

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "learner/model.h"
 
 namespace schedfarm {
 
@@ -55,11 +54,6 @@ struct EvalMetrics {
 StatusOr<EvalMetrics> ComputeMetrics(const std::vector<std::string>& pipeline_ids,
                                      const std::vector<double>& true_seconds,
                                      const std::vector<double>& predicted_seconds);
-
-// Runs `model` on the features of `samples` and computes the metrics of its mean
-// predictions against the samples' runtimes.
-StatusOr<EvalMetrics> EvaluateModel(const PerformanceModel& model,
-                                    const std::vector<Sample>& samples);
 
 // The metrics under stable keys ("mape", "max_error", "r2", "r2_log",
 // "pairwise_accuracy", "kendall_tau", "top1_regret", "top5_regret", "samples",

@@ -1,4 +1,4 @@
-#include "learner/daemon/learner_daemon.h"
+#include "learner_daemon/learner_daemon.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,14 +12,14 @@
 #include "common/cpus.h"
 #include "common/log.h"
 #include "dataset/dataset.h"
+#include "evaluation/metrics.h"
 #include "learner/cost_model_adapter.h"
-#include "learner/daemon/daemon_state.h"
 #include "learner/features.h"
 #include "learner/gbt/gbt_model.h"
-#include "learner/metrics.h"
+#include "learner/model_evaluation.h"
 #include "learner/roofline.h"
-#include "learner/split.h"
 #include "learner/torch/torch_models.h"
+#include "learner_daemon/daemon_state.h"
 #include "pipeline/graph.h"
 #include "scheduler/schedule_space.h"
 #include "search/batch_shares.h"

@@ -22,7 +22,7 @@
 
 #include "common/log.h"
 #include "learner/cost_model_adapter.h"
-#include "learner/daemon/daemon_state.h"
+#include "learner_daemon/daemon_state.h"
 #include "learner/value_targets.h"
 #include "search/registry.h"
 #include "search/stage_options.h"

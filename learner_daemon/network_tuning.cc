@@ -6,7 +6,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "common/log.h"
-#include "learner/daemon/daemon_state.h"
+#include "learner_daemon/daemon_state.h"
 #include "network/assemble.h"
 #include "pipeline/spec.h"
 #include "scheduler/autoscheduler_names.h"

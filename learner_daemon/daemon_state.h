@@ -1,4 +1,4 @@
-// Internal to learner/daemon/: what farm-learner keeps of each campaign it follows and
+// Internal to learner_daemon/: what farm-learner keeps of each campaign it follows and
 // the steps of its loop. learner_daemon.cc follows, trains and proposes;
 // value_iteration.cc runs the campaigns whose strategy is value-iteration.
 #pragma once
@@ -15,7 +15,7 @@
 
 #include "campaign/campaign_yaml.h"
 #include "common/elapsed.h"
-#include "learner/daemon/learner_daemon.h"
+#include "learner_daemon/learner_daemon.h"
 #include "learner/features.h"
 #include "learner/model.h"
 #include "learner/value_targets.h"

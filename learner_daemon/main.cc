@@ -1,7 +1,7 @@
 // farm-learner: follows the coordinator's campaigns, trains and evaluates the
 // performance models on their measurements, stores every model version, and proposes
 // the candidates of campaigns whose search strategy uses a model
-// (learner/daemon/learner_daemon.h). SIGTERM or SIGINT stops it.
+// (learner_daemon/learner_daemon.h). SIGTERM or SIGINT stops it.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "common/cpus.h"
 #include "common/flags.h"
 #include "common/log.h"
-#include "learner/daemon/learner_daemon.h"
+#include "learner_daemon/learner_daemon.h"
 #include "protocol/security.h"
 
 namespace schedfarm {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "learner/model.h"
 
 namespace schedfarm {
 
@@ -42,10 +41,5 @@ std::string FormatSplit(const PipelineSplit& split);
 StatusOr<PipelineSplit> ParseSplit(const std::string& text);
 Status WriteSplitFile(const std::string& path, const PipelineSplit& split);
 StatusOr<PipelineSplit> ReadSplitFile(const std::string& path);
-
-// Copies each sample to `train` or `held_out` by its pipeline. A sample whose pipeline
-// is on neither side is an error (the split was made for another dataset).
-Status SplitSamples(const std::vector<Sample>& samples, const PipelineSplit& split,
-                    std::vector<Sample>* train, std::vector<Sample>* held_out);
 
 }  // namespace schedfarm
