@@ -16,6 +16,7 @@
 
 #include "common/elapsed.h"
 #include "learner/features.h"
+#include "learner/kinds/model_kinds.h"
 #include "learner/model.h"
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"
@@ -68,7 +69,7 @@ Figures Measure(const std::string& kind, const std::vector<Sample>& samples, int
                 int epochs, int ensemble) {
   Figures figures;
   SetTorchThreads(threads);
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
   TrainOptions options;
   options.threads = threads;
   options.ensemble = 1;

@@ -18,8 +18,8 @@
 
 #include "common/elapsed.h"
 #include "learner/cost_model_adapter.h"
-#include "learner_daemon/learner_daemon.h"
 #include "learner/features.h"
+#include "learner/kinds/model_kinds.h"
 #include "learner/torch/torch_models.h"
 #include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"

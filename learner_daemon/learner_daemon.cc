@@ -15,9 +15,8 @@
 #include "evaluation/metrics.h"
 #include "learner/cost_model_adapter.h"
 #include "learner/features.h"
-#include "learner/gbt/gbt_model.h"
+#include "learner/kinds/model_kinds.h"
 #include "learner/model_evaluation.h"
-#include "learner/roofline.h"
 #include "learner/torch/torch_models.h"
 #include "learner_daemon/daemon_state.h"
 #include "pipeline/graph.h"
@@ -84,15 +83,6 @@ void DropFeatures(const std::vector<std::string>& prefixes, std::vector<Sample>*
 }
 
 }  // namespace
-
-StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind) {
-  SCHEDFARM_RETURN_IF_ERROR(ModelKindNamed(kind).status());
-  if (kind == "gbt") return std::unique_ptr<PerformanceModel>(std::make_unique<GbtModel>());
-  if (kind == "roofline") {
-    return std::unique_ptr<PerformanceModel>(std::make_unique<RooflineModel>());
-  }
-  return MakeTorchModel(kind);  // gcn, gcn-rank, gcn0, sage, lann, bilstm
-}
 
 StatusOr<ClientReply> LearnerDaemon::State::Call(ClientRequest request) {
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, client->Call(std::move(request)));

@@ -45,10 +45,6 @@ struct LearnerOptions {
   int min_training_samples = 16;
 };
 
-// The performance model of `kind`: gcn, gcn-rank, gcn0, sage, lann, bilstm (LibTorch),
-// gbt (XGBoost) or roofline; an error naming the kinds otherwise.
-StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind);
-
 class LearnerDaemon {
  public:
   static StatusOr<std::unique_ptr<LearnerDaemon>> Create(const LearnerOptions& options);

@@ -67,6 +67,7 @@ struct AcquisitionInfo {
 // A performance model kind as farm-learner trains it (learner_daemon): what its
 // predictions of partial schedules mean, whether it has a spread (an ensemble) and
 // whether it can continue training from a trained model (TrainOptions.warm_start).
+// How each is made is learner/kinds/model_kinds.h, one maker per kind of this list.
 struct ModelKindInfo {
   std::string name;
   std::string summary;

@@ -6,12 +6,14 @@
 // Usage: farm-model-export MODEL_FILE OUTPUT
 // Exit codes: 0 written, 1 the model does not load or the module cannot be written,
 // 2 usage.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "common/files.h"
 #include "learner/features.h"
+#include "learner/kinds/model_kinds.h"
 #include "learner/torch/torch_models.h"
 #include "schedfarm.pb.h"
 
@@ -36,8 +38,14 @@ int Run(const std::string& model_file, const std::string& output) {
                 std::to_string(stored.feature_schema_version()) + "; this build reads version " +
                 std::to_string(CurrentFeatureSchema().version));
   }
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(stored.kind());
-  if (!model.ok()) return Fail(what + " has no TorchScript export: " + model.status().message());
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(stored.kind());
+  if (!model.ok()) return Fail(what + ": " + model.status().message());
+  const auto& makers = ModelMakers();
+  auto maker = std::find_if(makers.begin(), makers.end(),
+                            [&](const ModelMaker& m) { return m.name == stored.kind(); });
+  if (maker == makers.end() || !maker->exports_torchscript) {
+    return Fail(what + " has no TorchScript export (a kind that is not a Torch network)");
+  }
   if (Status loaded = (*model)->Load(stored.weights()); !loaded.ok()) {
     return Fail(what + " does not load: " + loaded.message());
   }

@@ -15,21 +15,6 @@ namespace {
 // Schedules per forward pass in Predict (of one stage count).
 constexpr int64_t kPredictBatch = 256;
 
-Status CheckOptions(const BilstmOptions& o) {
-  if (o.embedding < 2 || o.embedding % 2 != 0) {
-    return Status::Error("embedding must be even and at least 2, got " +
-                         std::to_string(o.embedding));
-  }
-  if (o.latent < 1 || o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
-    return Status::Error("latent, batch_size, epochs and ensemble must be at least 1");
-  }
-  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
-    return Status::Error("learning_rate must be positive, got " +
-                         std::to_string(o.learning_rate));
-  }
-  return Status::Ok();
-}
-
 // The normalized stage inputs of a set of schedules [stages, inputs], schedules after
 // one another, and where each schedule's stages begin.
 struct StageRows {
@@ -92,8 +77,23 @@ torch::Tensor BilstmNetImpl::forward(const torch::Tensor& stages) {
   return Dense(readout, z.sum(1)).squeeze(1);
 }
 
-BilstmNet BilstmModel::NewNet() const {
-  return BilstmNet(inputs(), options_.embedding, options_.latent);
+Status BilstmModel::CheckOptions(const BilstmOptions& o) const {
+  if (o.embedding < 2 || o.embedding % 2 != 0) {
+    return Status::Error("embedding must be even and at least 2, got " +
+                         std::to_string(o.embedding));
+  }
+  if (o.latent < 1 || o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
+    return Status::Error("latent, batch_size, epochs and ensemble must be at least 1");
+  }
+  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
+    return Status::Error("learning_rate must be positive, got " +
+                         std::to_string(o.learning_rate));
+  }
+  return Status::Ok();
+}
+
+BilstmNet BilstmModel::NewNet(const BilstmOptions& options) const {
+  return BilstmNet(inputs(), options.embedding, options.latent);
 }
 
 Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) {
@@ -111,7 +111,7 @@ Status BilstmModel::TrainMembers(const std::vector<Sample>& train, const MemberP
   std::vector<BilstmNet> members;
   for (int k = 0; k < plan.members; ++k) {
     torch::manual_seed(plan.seed + k);
-    BilstmNet net = NewNet();
+    BilstmNet net = NewNet(options_);
     if (warm) CopyState(*members_[k % members_.size()], *net);
     torch::optim::Adam optimizer(
         net->parameters(),
@@ -166,46 +166,6 @@ torch::Tensor BilstmModel::PredictMembers(
     }
   }
   return seconds;
-}
-
-void BilstmModel::SaveBody(torch::serialize::OutputArchive& archive) const {
-  archive.write("embedding", c10::IValue(static_cast<int64_t>(options_.embedding)));
-  archive.write("latent", c10::IValue(static_cast<int64_t>(options_.latent)));
-  archive.write("batch_size", c10::IValue(static_cast<int64_t>(options_.batch_size)));
-  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
-  archive.write("learning_rate", c10::IValue(options_.learning_rate));
-  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
-  archive.write("time_scale", c10::IValue(time_scale_));
-  stats_.Write(archive);
-  WriteMembers(archive, members_);
-}
-
-Status BilstmModel::LoadBody(torch::serialize::InputArchive& archive) {
-  BilstmOptions options;
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t embedding, ReadInt(archive, "embedding"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t latent, ReadInt(archive, "latent"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch_size, ReadInt(archive, "batch_size"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
-  SCHEDFARM_ASSIGN_OR_RETURN(options.learning_rate, ReadDouble(archive, "learning_rate"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
-  options.embedding = embedding;
-  options.latent = latent;
-  options.batch_size = batch_size;
-  options.epochs = epochs;
-  options.ensemble = ensemble;
-  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
-  SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
-  SCHEDFARM_ASSIGN_OR_RETURN(StageStats stats,
-                             StageStats::Read(archive, invariant_columns(), dependent_columns()));
-  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<BilstmNet> members,
-                             ReadMembers<BilstmNet>(archive, [&] {
-                               return BilstmNet(inputs(), options.embedding, options.latent);
-                             }));
-  options_ = options;
-  members_ = std::move(members);
-  stats_ = stats;
-  time_scale_ = time_scale;
-  return Status::Ok();
 }
 
 }  // namespace torch_models

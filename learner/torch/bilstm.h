@@ -15,10 +15,23 @@
 #include <vector>
 
 #include "learner/torch/ensemble.h"
+#include "learner/torch/stage_ensemble.h"
 #include "learner/torch/stage_tensors.h"
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
+
+// The saved hyperparameters (WriteOptions, ReadOptions).
+template <typename Visit>
+void ForEachOption(BilstmOptions& o, Visit visit) {
+  visit("embedding", o.embedding);
+  visit("latent", o.latent);
+  visit("batch_size", o.batch_size);
+  visit("epochs", o.epochs);
+  visit("learning_rate", o.learning_rate);
+  visit("ensemble", o.ensemble);
+}
+
 namespace torch_models {
 
 class BilstmNetImpl : public torch::nn::Module {
@@ -34,37 +47,19 @@ class BilstmNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BilstmNet);
 
-class BilstmModel : public TorchEnsembleModel {
+class BilstmModel : public StageEnsembleModel<BilstmOptions, BilstmNet> {
  public:
-  BilstmModel(const BilstmOptions& options, const FeatureSchema& schema)
-      : TorchEnsembleModel(schema), options_(options) {}
-
+  using StageEnsembleModel::StageEnsembleModel;
   std::string kind() const override { return "bilstm"; }
-  const BilstmOptions& options() const { return options_; }
   // A stage's input width: its normalized invariant and dependent features and the
   // scheduled flag.
   int64_t inputs() const { return invariant_columns() + dependent_columns() + 1; }
 
-  // The trained state, for the TorchScript export.
-  const std::vector<BilstmNet>& members() const { return members_; }
-  const StageStats& stats() const { return stats_; }
-  double time_scale() const { return time_scale_; }
-
  protected:
-  int default_ensemble() const override { return options_.ensemble; }
-  int default_epochs() const override { return options_.epochs; }
+  Status CheckOptions(const BilstmOptions& options) const override;
+  BilstmNet NewNet(const BilstmOptions& options) const override;
   Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
   torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
-  void SaveBody(torch::serialize::OutputArchive& archive) const override;
-  Status LoadBody(torch::serialize::InputArchive& archive) override;
-
- private:
-  BilstmNet NewNet() const;
-
-  BilstmOptions options_;
-  std::vector<BilstmNet> members_;
-  StageStats stats_;
-  double time_scale_ = 1;  // seconds per unit of PositiveRuntime
 };
 
 }  // namespace torch_models

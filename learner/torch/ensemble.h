@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/status.h"
 #include "learner/features.h"
 #include "learner/model.h"
+#include "learner/torch/torch_models.h"
 
 namespace schedfarm {
 namespace torch_models {
@@ -80,6 +82,64 @@ StatusOr<std::vector<Net>> ReadMembers(torch::serialize::InputArchive& archive, 
     members.push_back(net);
   }
   return members;
+}
+
+// A model's hyperparameters in its saved bytes. Each options struct lists its fields
+// once, in its model's header, as ForEachOption(options, visit), which calls
+// visit(key, field) for each; these write and read them under those keys. Integers
+// and enums are saved as int64, reals as double; a Loss absent from the bytes (models
+// saved before it was written, all trained on the regression loss) reads as
+// Loss::kRegression.
+template <typename Options>
+void WriteOptions(torch::serialize::OutputArchive& archive, Options options) {
+  ForEachOption(options, [&](const char* key, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_floating_point_v<Field>) {
+      archive.write(key, c10::IValue(static_cast<double>(field)));
+    } else {
+      archive.write(key, c10::IValue(static_cast<int64_t>(field)));
+    }
+  });
+}
+
+template <typename Options>
+StatusOr<Options> ReadOptions(torch::serialize::InputArchive& archive) {
+  Options options;
+  Status status;
+  ForEachOption(options, [&](const char* key, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if (!status.ok()) return;
+    if constexpr (std::is_floating_point_v<Field>) {
+      StatusOr<double> value = ReadDouble(archive, key);
+      if (!value.ok()) {
+        status = value.status();
+        return;
+      }
+      field = *value;
+    } else if constexpr (std::is_same_v<Field, Loss>) {
+      c10::IValue value;
+      if (!archive.try_read(key, value)) {
+        field = Loss::kRegression;
+        return;
+      }
+      if (!value.isInt() || (value.toInt() != static_cast<int64_t>(Loss::kRegression) &&
+                             value.toInt() != static_cast<int64_t>(Loss::kRank))) {
+        status = Status::Error("saved model: field '" + std::string(key) +
+                               "' is not a known loss (0 regression, 1 rank)");
+        return;
+      }
+      field = static_cast<Loss>(value.toInt());
+    } else {
+      StatusOr<int64_t> value = ReadInt(archive, key);
+      if (!value.ok()) {
+        status = value.status();
+        return;
+      }
+      field = static_cast<Field>(*value);
+    }
+  });
+  if (!status.ok()) return status;
+  return options;
 }
 
 // Copies every parameter and buffer of `from` into `to`, a network of the same shape

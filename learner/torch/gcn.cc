@@ -64,25 +64,6 @@ GraphSet WithMessages(GraphSet set, const std::vector<const PipelineFeatures*>& 
   return set;
 }
 
-namespace {
-
-Status CheckOptions(const GcnOptions& o) {
-  if (o.layers < 0 || o.layers > kMaxGcnLayers) {
-    return Status::Error("layers must be 0.." + std::to_string(kMaxGcnLayers) + ", got " +
-                         std::to_string(o.layers));
-  }
-  if (o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
-    return Status::Error("batch_size, epochs and ensemble must be at least 1");
-  }
-  if (o.edges != GcnEdges::kBoth && o.edges != GcnEdges::kProducers &&
-      o.edges != GcnEdges::kConsumers) {
-    return Status::Error("unknown edge direction " + std::to_string(static_cast<int>(o.edges)));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 GraphBatch MakeBatch(const GraphSet& set, const std::vector<int64_t>& graphs) {
   std::vector<int64_t> rows, graph_index;
   for (size_t b = 0; b < graphs.size(); ++b) {
@@ -155,6 +136,25 @@ torch::Tensor GcnNetImpl::forward(const GraphBatch& batch) {
   return Dense(readout, torch::cat(pooled, 1)).squeeze(1);
 }
 
+Status GcnModel::CheckOptions(const GcnOptions& o) const {
+  if (o.layers < 0 || o.layers > kMaxGcnLayers) {
+    return Status::Error("layers must be 0.." + std::to_string(kMaxGcnLayers) + ", got " +
+                         std::to_string(o.layers));
+  }
+  if (o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
+    return Status::Error("batch_size, epochs and ensemble must be at least 1");
+  }
+  if (o.edges != GcnEdges::kBoth && o.edges != GcnEdges::kProducers &&
+      o.edges != GcnEdges::kConsumers) {
+    return Status::Error("unknown edge direction " + std::to_string(static_cast<int>(o.edges)));
+  }
+  return Status::Ok();
+}
+
+GcnNet GcnModel::NewNet(const GcnOptions& options) const {
+  return GcnNet(invariant_columns(), dependent_columns() + 1, options.layers);
+}
+
 Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) {
   SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options_));
   std::vector<const PipelineFeatures*> features;
@@ -183,7 +183,7 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
   std::vector<GcnNet> members;
   for (int k = 0; k < plan.members; ++k) {
     torch::manual_seed(plan.seed + k);
-    GcnNet net(invariant_columns(), dependent_columns() + 1, options_.layers);
+    GcnNet net = NewNet(options_);
     torch::optim::Adagrad optimizer(
         net->parameters(), torch::optim::AdagradOptions(kLearningRate * plan.learning_rate_scale)
                                .weight_decay(kWeightDecay));
@@ -222,47 +222,6 @@ torch::Tensor GcnModel::PredictMembers(const std::vector<const PipelineFeatures*
         GcnNet net = members_[m];
         return PositiveRuntime(net->forward(batch)) * time_scale_;
       });
-}
-
-void GcnModel::SaveBody(torch::serialize::OutputArchive& archive) const {
-  archive.write("layers", c10::IValue(static_cast<int64_t>(options_.layers)));
-  archive.write("edges", c10::IValue(static_cast<int64_t>(options_.edges)));
-  archive.write("batch_size", c10::IValue(static_cast<int64_t>(options_.batch_size)));
-  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
-  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
-  archive.write("loss", c10::IValue(static_cast<int64_t>(options_.loss)));
-  archive.write("time_scale", c10::IValue(time_scale_));
-  stats_.Write(archive);
-  WriteMembers(archive, members_);
-}
-
-Status GcnModel::LoadBody(torch::serialize::InputArchive& archive) {
-  GcnOptions options;
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t layers, ReadInt(archive, "layers"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t edges, ReadInt(archive, "edges"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch_size, ReadInt(archive, "batch_size"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
-  SCHEDFARM_ASSIGN_OR_RETURN(Loss loss, ReadLoss(archive));
-  options.layers = layers;
-  options.edges = static_cast<GcnEdges>(edges);
-  options.batch_size = batch_size;
-  options.epochs = epochs;
-  options.ensemble = ensemble;
-  options.loss = loss;
-  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
-  SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
-  SCHEDFARM_ASSIGN_OR_RETURN(StageStats stats,
-                             StageStats::Read(archive, invariant_columns(), dependent_columns()));
-  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<GcnNet> members, ReadMembers<GcnNet>(archive, [&] {
-                               return GcnNet(invariant_columns(), dependent_columns() + 1,
-                                             options.layers);
-                             }));
-  options_ = options;
-  members_ = std::move(members);
-  stats_ = stats;
-  time_scale_ = time_scale;
-  return Status::Ok();
 }
 
 }  // namespace torch_models

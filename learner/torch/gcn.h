@@ -12,10 +12,23 @@
 #include <vector>
 
 #include "learner/torch/ensemble.h"
+#include "learner/torch/stage_ensemble.h"
 #include "learner/torch/stage_tensors.h"
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
+
+// The saved hyperparameters (WriteOptions, ReadOptions).
+template <typename Visit>
+void ForEachOption(GcnOptions& o, Visit visit) {
+  visit("layers", o.layers);
+  visit("edges", o.edges);
+  visit("batch_size", o.batch_size);
+  visit("epochs", o.epochs);
+  visit("ensemble", o.ensemble);
+  visit("loss", o.loss);
+}
+
 namespace torch_models {
 
 inline constexpr int64_t kInvariantEmbedding = 220;
@@ -106,34 +119,18 @@ class GcnNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(GcnNet);
 
-class GcnModel : public TorchEnsembleModel {
+class GcnModel : public StageEnsembleModel<GcnOptions, GcnNet> {
  public:
-  GcnModel(const GcnOptions& options, const FeatureSchema& schema)
-      : TorchEnsembleModel(schema), options_(options) {}
-
+  using StageEnsembleModel::StageEnsembleModel;
   std::string kind() const override {
     return options_.layers == 0 ? "gcn0" : options_.loss == Loss::kRank ? "gcn-rank" : "gcn";
   }
-  const GcnOptions& options() const { return options_; }
-
-  // The trained state, for the TorchScript export.
-  const std::vector<GcnNet>& members() const { return members_; }
-  const StageStats& stats() const { return stats_; }
-  double time_scale() const { return time_scale_; }
 
  protected:
-  int default_ensemble() const override { return options_.ensemble; }
-  int default_epochs() const override { return options_.epochs; }
+  Status CheckOptions(const GcnOptions& options) const override;
+  GcnNet NewNet(const GcnOptions& options) const override;
   Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
   torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
-  void SaveBody(torch::serialize::OutputArchive& archive) const override;
-  Status LoadBody(torch::serialize::InputArchive& archive) override;
-
- private:
-  GcnOptions options_;
-  std::vector<GcnNet> members_;
-  StageStats stats_;
-  double time_scale_ = 1;  // seconds per unit of PositiveRuntime
 };
 
 }  // namespace torch_models

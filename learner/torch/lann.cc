@@ -95,10 +95,7 @@ torch::Tensor LannModel::PredictMembers(
 }
 
 void LannModel::SaveBody(torch::serialize::OutputArchive& archive) const {
-  archive.write("hidden", c10::IValue(static_cast<int64_t>(options_.hidden)));
-  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
-  archive.write("learning_rate", c10::IValue(options_.learning_rate));
-  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
+  WriteOptions(archive, options_);
   archive.write("input_mean", input_stats_.mean);
   archive.write("input_std", input_stats_.stddev);
   archive.write("log_mean", c10::IValue(log_mean_));
@@ -107,14 +104,7 @@ void LannModel::SaveBody(torch::serialize::OutputArchive& archive) const {
 }
 
 Status LannModel::LoadBody(torch::serialize::InputArchive& archive) {
-  LannOptions options;
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t hidden, ReadInt(archive, "hidden"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
-  SCHEDFARM_ASSIGN_OR_RETURN(options.learning_rate, ReadDouble(archive, "learning_rate"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
-  options.hidden = hidden;
-  options.epochs = epochs;
-  options.ensemble = ensemble;
+  SCHEDFARM_ASSIGN_OR_RETURN(LannOptions options, ReadOptions<LannOptions>(archive));
   SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
   ColumnStats input_stats;
   SCHEDFARM_ASSIGN_OR_RETURN(input_stats.mean, ReadTensor(archive, "input_mean", {inputs()}));

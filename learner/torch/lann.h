@@ -13,6 +13,16 @@
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
+
+// The saved hyperparameters (WriteOptions, ReadOptions).
+template <typename Visit>
+void ForEachOption(LannOptions& o, Visit visit) {
+  visit("hidden", o.hidden);
+  visit("epochs", o.epochs);
+  visit("learning_rate", o.learning_rate);
+  visit("ensemble", o.ensemble);
+}
+
 namespace torch_models {
 
 // Log runtimes are kept within +-kMaxLannLogSeconds so that exp stays finite.

@@ -9,21 +9,6 @@ namespace schedfarm {
 namespace torch_models {
 namespace {
 
-Status CheckOptions(const SageOptions& o) {
-  if (o.layers < 0 || o.layers > kMaxSageLayers) {
-    return Status::Error("layers must be 0.." + std::to_string(kMaxSageLayers) + ", got " +
-                         std::to_string(o.layers));
-  }
-  if (o.hidden < 1 || o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
-    return Status::Error("hidden, batch_size, epochs and ensemble must be at least 1");
-  }
-  if (!(o.learning_rate > 0)) return Status::Error("learning_rate must be positive");
-  if (o.loss != Loss::kRegression && o.loss != Loss::kRank) {
-    return Status::Error("unknown loss " + std::to_string(static_cast<int>(o.loss)));
-  }
-  return Status::Ok();
-}
-
 // The two views of a set of graphs, and batches of them.
 struct SageSet {
   GraphSet producers, consumers;
@@ -80,6 +65,21 @@ torch::Tensor SageNetImpl::forward(const SageBatch& batch) {
   const torch::Tensor max = torch::zeros_like(sum).scatter_reduce(
       0, graphs.graph_index.unsqueeze(1).expand_as(h), h, "amax");
   return Dense(readout, torch::cat({sum / stages, max, sum}, 1)).squeeze(1);
+}
+
+Status SageModel::CheckOptions(const SageOptions& o) const {
+  if (o.layers < 0 || o.layers > kMaxSageLayers) {
+    return Status::Error("layers must be 0.." + std::to_string(kMaxSageLayers) + ", got " +
+                         std::to_string(o.layers));
+  }
+  if (o.hidden < 1 || o.batch_size < 1 || o.epochs < 1 || o.ensemble < 1) {
+    return Status::Error("hidden, batch_size, epochs and ensemble must be at least 1");
+  }
+  if (!(o.learning_rate > 0)) return Status::Error("learning_rate must be positive");
+  if (o.loss != Loss::kRegression && o.loss != Loss::kRank) {
+    return Status::Error("unknown loss " + std::to_string(static_cast<int>(o.loss)));
+  }
+  return Status::Ok();
 }
 
 SageNet SageModel::NewNet(const SageOptions& options) const {
@@ -146,48 +146,6 @@ torch::Tensor SageModel::PredictMembers(
         return net->forward(batch).clamp(-kMaxSageLogRuntime, kMaxSageLogRuntime).exp() *
                time_scale_;
       });
-}
-
-void SageModel::SaveBody(torch::serialize::OutputArchive& archive) const {
-  archive.write("hidden", c10::IValue(static_cast<int64_t>(options_.hidden)));
-  archive.write("layers", c10::IValue(static_cast<int64_t>(options_.layers)));
-  archive.write("loss", c10::IValue(static_cast<int64_t>(options_.loss)));
-  archive.write("batch_size", c10::IValue(static_cast<int64_t>(options_.batch_size)));
-  archive.write("epochs", c10::IValue(static_cast<int64_t>(options_.epochs)));
-  archive.write("learning_rate", c10::IValue(options_.learning_rate));
-  archive.write("ensemble", c10::IValue(static_cast<int64_t>(options_.ensemble)));
-  archive.write("time_scale", c10::IValue(time_scale_));
-  stats_.Write(archive);
-  WriteMembers(archive, members_);
-}
-
-Status SageModel::LoadBody(torch::serialize::InputArchive& archive) {
-  SageOptions options;
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t hidden, ReadInt(archive, "hidden"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t layers, ReadInt(archive, "layers"));
-  SCHEDFARM_ASSIGN_OR_RETURN(Loss loss, ReadLoss(archive));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t batch_size, ReadInt(archive, "batch_size"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t epochs, ReadInt(archive, "epochs"));
-  SCHEDFARM_ASSIGN_OR_RETURN(double learning_rate, ReadDouble(archive, "learning_rate"));
-  SCHEDFARM_ASSIGN_OR_RETURN(int64_t ensemble, ReadInt(archive, "ensemble"));
-  options.hidden = hidden;
-  options.layers = layers;
-  options.loss = loss;
-  options.batch_size = batch_size;
-  options.epochs = epochs;
-  options.learning_rate = learning_rate;
-  options.ensemble = ensemble;
-  SCHEDFARM_RETURN_IF_ERROR(CheckOptions(options));
-  SCHEDFARM_ASSIGN_OR_RETURN(double time_scale, ReadDouble(archive, "time_scale"));
-  SCHEDFARM_ASSIGN_OR_RETURN(StageStats stats,
-                             StageStats::Read(archive, invariant_columns(), dependent_columns()));
-  SCHEDFARM_ASSIGN_OR_RETURN(std::vector<SageNet> members,
-                             ReadMembers<SageNet>(archive, [&] { return NewNet(options); }));
-  options_ = options;
-  members_ = std::move(members);
-  stats_ = stats;
-  time_scale_ = time_scale;
-  return Status::Ok();
 }
 
 }  // namespace torch_models

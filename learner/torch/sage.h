@@ -10,10 +10,24 @@
 
 #include "learner/torch/ensemble.h"
 #include "learner/torch/gcn.h"
+#include "learner/torch/stage_ensemble.h"
 #include "learner/torch/stage_tensors.h"
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
+
+// The saved hyperparameters (WriteOptions, ReadOptions).
+template <typename Visit>
+void ForEachOption(SageOptions& o, Visit visit) {
+  visit("hidden", o.hidden);
+  visit("layers", o.layers);
+  visit("loss", o.loss);
+  visit("batch_size", o.batch_size);
+  visit("epochs", o.epochs);
+  visit("learning_rate", o.learning_rate);
+  visit("ensemble", o.ensemble);
+}
+
 namespace torch_models {
 
 inline constexpr int kMaxSageLayers = 8;
@@ -44,34 +58,16 @@ class SageNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SageNet);
 
-class SageModel : public TorchEnsembleModel {
+class SageModel : public StageEnsembleModel<SageOptions, SageNet> {
  public:
-  SageModel(const SageOptions& options, const FeatureSchema& schema)
-      : TorchEnsembleModel(schema), options_(options) {}
-
+  using StageEnsembleModel::StageEnsembleModel;
   std::string kind() const override { return "sage"; }
-  const SageOptions& options() const { return options_; }
-
-  // The trained state, for the TorchScript export.
-  const std::vector<SageNet>& members() const { return members_; }
-  const StageStats& stats() const { return stats_; }
-  double time_scale() const { return time_scale_; }
 
  protected:
-  int default_ensemble() const override { return options_.ensemble; }
-  int default_epochs() const override { return options_.epochs; }
+  Status CheckOptions(const SageOptions& options) const override;
+  SageNet NewNet(const SageOptions& options) const override;
   Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
   torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
-  void SaveBody(torch::serialize::OutputArchive& archive) const override;
-  Status LoadBody(torch::serialize::InputArchive& archive) override;
-
- private:
-  SageNet NewNet(const SageOptions& options) const;
-
-  SageOptions options_;
-  std::vector<SageNet> members_;
-  StageStats stats_;
-  double time_scale_ = 1;  // seconds per unit of exp(output)
 };
 
 }  // namespace torch_models

@@ -194,16 +194,6 @@ std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets,
   return batches;
 }
 
-StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive) {
-  c10::IValue value;
-  if (!archive.try_read("loss", value)) return Loss::kRegression;
-  if (!value.isInt() || (value.toInt() != static_cast<int64_t>(Loss::kRegression) &&
-                         value.toInt() != static_cast<int64_t>(Loss::kRank))) {
-    return Status::Error("saved model: field 'loss' is not a known loss (0 regression, 1 rank)");
-  }
-  return static_cast<Loss>(value.toInt());
-}
-
 torch::Tensor LossOf(const torch::Tensor& log_predicted, const Targets& targets,
                      const torch::Tensor& index, Loss loss) {
   const torch::Tensor log_runtime = targets.log_runtime.index_select(0, index);

@@ -106,10 +106,6 @@ std::vector<std::vector<int64_t>> PipelineBatches(const Targets& targets,
 // Samples of one pipeline in a run of a rank-loss minibatch (PipelineBatches).
 inline constexpr int kRankRunLength = 8;
 
-// The saved field "loss" (a Loss); absent in models saved before it was written, which
-// were all trained on the regression loss.
-StatusOr<Loss> ReadLoss(torch::serialize::InputArchive& archive);
-
 // The loss of the samples `index` (int64), whose predicted runtimes, in units of the
 // time scale, have the logarithm `log_predicted`. TrainStep takes one optimizer step
 // on it for member `member`; an error when it is not finite. The loss (Loss):

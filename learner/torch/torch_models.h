@@ -82,9 +82,6 @@ std::unique_ptr<PerformanceModel> MakeSageModel(
     const SageOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
 std::unique_ptr<PerformanceModel> MakeBilstmModel(
     const BilstmOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
-// "gcn", "gcn-rank", "gcn0", "sage", "lann" or "bilstm" with default options; an
-// error naming the known kinds otherwise.
-StatusOr<std::unique_ptr<PerformanceModel>> MakeTorchModel(const std::string& kind);
 
 // Intra-op threads Torch uses for Predict in the calling thread (the OpenMP backend keeps
 // the count per thread: a new thread starts from the library's default); Train sets and

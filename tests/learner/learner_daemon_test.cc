@@ -406,7 +406,6 @@ TEST(LearnerDaemonTest, RefusesBadArguments) {
   ExpectUsageError({}, "--coordinator is required");
   ExpectUsageError({"--coordinator", endpoint, "--models", "gcn,forest"},
                    "unknown model kind 'forest'");
-  EXPECT_FALSE(MakePerformanceModel("forest").ok());
   ExpectUsageError({"--coordinator", endpoint, "--min-samples", "1"},
                    "--min-samples must be an integer in [2, ");
   ExpectUsageError({"--coordinator", endpoint, "--train-samples", "-5"},

@@ -23,6 +23,7 @@
 
 #include "gtest/gtest.h"
 #include "learner/features.h"
+#include "learner/kinds/model_kinds.h"
 #include "learner/model.h"
 #include "learner/model_evaluation.h"
 #include "learner/roofline.h"
@@ -30,6 +31,7 @@
 #include "pipeline/random_pipeline.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"
+#include "search/registry.h"
 
 namespace schedfarm {
 namespace {
@@ -265,7 +267,7 @@ void ExpectBeatsTrainingMean(PerformanceModel& model, const TrainOptions& option
 }
 
 std::unique_ptr<PerformanceModel> Make(const std::string& kind) {
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   return model.ok() ? std::move(*model) : MakeGcnModel();
 }
@@ -370,7 +372,7 @@ TEST(TorchModelsTest, EarlyStoppingEndsTrainingBeforeTheEpochLimit) {
 }
 
 TEST(TorchModelsTest, Gcn0BeatsTrainingMeanOnHeldOutPipelines) {
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel("gcn0");
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel("gcn0");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ((*model)->kind(), "gcn0");
   ExpectBeatsTrainingMean(**model, Fast(2));
@@ -446,12 +448,12 @@ TEST(TorchModelsTest, WarmStartContinuesFromTheTrainedModel) {
 
 void ExpectRoundTrip(const std::string& kind) {
   const Dataset data = ZooDataset(12, 6, 11);
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
   ASSERT_TRUE(model.ok());
   ASSERT_TRUE((*model)->Train(data.train, Fast(3, 5)).ok());
   StatusOr<std::string> bytes = (*model)->Save();
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
-  StatusOr<std::unique_ptr<PerformanceModel>> loaded = MakeTorchModel(kind);
+  StatusOr<std::unique_ptr<PerformanceModel>> loaded = MakePerformanceModel(kind);
   ASSERT_TRUE(loaded.ok());
   const Status status = (*loaded)->Load(*bytes);
   ASSERT_TRUE(status.ok()) << status.ToString();
@@ -503,7 +505,7 @@ PipelineFeatures FarAway(PipelineFeatures f) {
 
 void ExpectEnsembleSpread(const std::string& kind) {
   const Dataset data = ZooDataset(24, 12, 21);
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
+  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
   ASSERT_TRUE(model.ok());
   ASSERT_TRUE((*model)->Train(data.train, Fast(5, kind == "lann" ? 0 : 20)).ok());
   std::vector<PipelineFeatures> far;
@@ -607,7 +609,7 @@ TEST(TorchModelsTest, TrainingIsDeterministicForASeed) {
   for (const char* kind : {"gcn", "gcn-rank", "sage", "lann", "bilstm"}) {
     std::vector<double> runs[2];
     for (int run = 0; run < 2; ++run) {
-      StatusOr<std::unique_ptr<PerformanceModel>> model = MakeTorchModel(kind);
+      StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
       ASSERT_TRUE((*model)->Train(data.train, Fast(2, 3)).ok());
       runs[run] = Means(PredictOrDie(**model, data.test));
     }
@@ -684,7 +686,21 @@ TEST(TorchModelsTest, BadInputsGiveClearErrors) {
   SageOptions too_deep_sage;
   too_deep_sage.layers = 9;
   ExpectError(MakeSageModel(too_deep_sage)->Train(data.train, Fast(1)), "layers must be 0..8");
-  ExpectError(MakeTorchModel("lstm").status(), "known: gcn, gcn-rank, gcn0, sage, lann, bilstm");
+}
+
+// The one table of makers covers the search registry's kinds, in its order, and each
+// maker makes the kind it is named for; an unknown kind is refused naming the known.
+TEST(ModelKindsTest, EveryKindOfTheRegistryIsMadeUnderItsName) {
+  std::vector<std::string> makers;
+  for (const ModelMaker& maker : ModelMakers()) makers.push_back(maker.name);
+  EXPECT_EQ(makers, ModelKindNames());
+  for (const std::string& kind : ModelKindNames()) {
+    StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
+    ASSERT_TRUE(model.ok()) << kind << ": " << model.status().ToString();
+    EXPECT_EQ((*model)->kind(), kind);
+  }
+  ExpectError(MakePerformanceModel("lstm").status(), "unknown model kind 'lstm'");
+  ExpectError(MakePerformanceModel("lstm").status(), "gcn-rank");
 }
 
 TEST(TorchModelsTest, LoadRefusesAnotherKindAndAnotherFeatureSchema) {
