@@ -1,3 +1,15 @@
+// The coordinator process: start-up and the loop over its one ROUTER socket. What is
+// where in coordinator/:
+//   coordinator.cc      this file: the socket, each turn's reads, ticks, dispatch, sends
+//   worker_protocol.h   the rules for workers: registration, leases, results, liveness
+//   control_api.h       the requests of farmctl and farm-learner
+//   farm_state.h        campaigns, workers and leases in memory; recovery.h rebuilds them
+//   campaign_run.h      one campaign: its queue, retries, proposals and progress
+//   pending_writes.h    each turn's store writes and the replies that wait for them
+//   group_commit.h      the writer thread that makes them durable
+//   host_audit.h        re-measurements on other hosts and their verdicts
+//   metrics.h           the Prometheus metrics
+//   main.cc             the flags
 #include "coordinator/coordinator.h"
 
 #include <algorithm>

@@ -67,7 +67,7 @@ class Coordinator {
   // Serves until `stop` is set (checked at least every 100 ms). An error when the store
   // fails: nothing is acknowledged after that.
   Status Run(const std::atomic<bool>& stop);
-  CoordinatorStats stats() const;
+  CoordinatorStats stats() const;  // from any thread, while Run serves on another
 
  private:
   class Impl;

@@ -19,7 +19,7 @@ GroupCommitter::GroupCommitter(Store& store, std::function<void(double)> on_writ
 
 GroupCommitter::~GroupCommitter() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   wake_.notify_all();
@@ -29,7 +29,7 @@ GroupCommitter::~GroupCommitter() {
 
 void GroupCommitter::Add(Store::Batch batch, std::vector<DeferredReply> replies) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     open_.Append(std::move(batch));
     for (DeferredReply& reply : replies) open_replies_.push_back(std::move(reply));
   }
@@ -40,36 +40,36 @@ std::vector<DeferredReply> GroupCommitter::TakeWritten(Status* error) {
   uint64_t counter;
   while (read(notify_fd_, &counter, sizeof(counter)) > 0) {
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   *error = error_;
   return std::exchange(written_, {});
 }
 
 bool GroupCommitter::busy() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return writing_ || !open_.empty() || !open_replies_.empty();
 }
 
 int64_t GroupCommitter::writes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return writes_;
 }
 
 int64_t GroupCommitter::records() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return records_;
 }
 
 void GroupCommitter::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stop_ || !open_.empty() || !open_replies_.empty(); });
+    while (!stop_ && open_.empty() && open_replies_.empty()) lock.Wait(wake_);
     if (open_.empty() && open_replies_.empty()) return;  // stopping, nothing left
     if (!error_.ok()) return;
     Store::Batch batch = std::exchange(open_, Store::Batch());
     std::vector<DeferredReply> replies = std::exchange(open_replies_, {});
     writing_ = true;
-    lock.unlock();
+    lock.Unlock();
     Status status;
     size_t records = batch.size();
     if (!batch.empty()) {
@@ -78,7 +78,7 @@ void GroupCommitter::Run() {
       const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
       if (on_write_ && status.ok()) on_write_(seconds.count());
     }
-    lock.lock();
+    lock.Lock();
     writing_ = false;
     if (!status.ok()) {
       error_ = status;

@@ -8,11 +8,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "storage/store.h"
 
@@ -27,6 +27,8 @@ struct DeferredReply {
   int64_t received_ms = 0;   // a result's acknowledgement: when the result arrived
 };
 
+// Threads: the coordinator's loop calls the public functions, the writer thread runs
+// Run; what they share is guarded by mu_.
 class GroupCommitter {
  public:
   // `on_write`, if set, is called on the writer thread with each synced write's seconds.
@@ -55,16 +57,16 @@ class GroupCommitter {
   Store& store_;
   std::function<void(double)> on_write_;
   int notify_fd_ = -1;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable wake_;
-  Store::Batch open_;
-  std::vector<DeferredReply> open_replies_;
-  bool writing_ = false;
-  std::vector<DeferredReply> written_;
-  Status error_;
-  bool stop_ = false;
-  int64_t writes_ = 0;
-  int64_t records_ = 0;
+  Store::Batch open_ SCHEDFARM_GUARDED_BY(mu_);
+  std::vector<DeferredReply> open_replies_ SCHEDFARM_GUARDED_BY(mu_);
+  bool writing_ SCHEDFARM_GUARDED_BY(mu_) = false;
+  std::vector<DeferredReply> written_ SCHEDFARM_GUARDED_BY(mu_);
+  Status error_ SCHEDFARM_GUARDED_BY(mu_);
+  bool stop_ SCHEDFARM_GUARDED_BY(mu_) = false;
+  int64_t writes_ SCHEDFARM_GUARDED_BY(mu_) = 0;
+  int64_t records_ SCHEDFARM_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

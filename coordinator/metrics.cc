@@ -9,10 +9,10 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
-#include <mutex>
 #include <set>
 
 #include "common/elapsed.h"
+#include "common/mutex.h"
 
 namespace schedfarm {
 namespace {
@@ -145,8 +145,8 @@ struct CoordinatorMetrics::Impl {
   std::chrono::steady_clock::time_point turn_start;
   double turn_cpu_start = 0;
   double longest_turn = 0;
-  std::mutex mu;  // Refresh's label sets
-  std::set<std::string> active;  // campaigns with per-campaign gauges
+  Mutex mu;                                            // Refresh's label sets
+  std::set<std::string> active SCHEDFARM_GUARDED_BY(mu);  // campaigns with gauges
 };
 
 StatusOr<std::unique_ptr<CoordinatorMetrics>> CoordinatorMetrics::Start(
@@ -218,7 +218,7 @@ void CoordinatorMetrics::TurnEnded() {
 
 void CoordinatorMetrics::Refresh(const Snapshot& snapshot) {
   Impl& m = *impl_;
-  std::lock_guard<std::mutex> lock(m.mu);
+  MutexLock lock(m.mu);
   for (const char* state : {"pending", "running", "paused", "done", "cancelled", "failed"}) {
     auto it = snapshot.campaigns_by_state.find(state);
     m.campaigns.Add({{"state", state}})

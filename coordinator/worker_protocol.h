@@ -63,6 +63,8 @@ class WorkerProtocol {
 
   // When Tick next has heartbeats to send (the loop's longest wait).
   int64_t next_heartbeat_ms() const { return next_heartbeat_ms_; }
+  // Atomics, for Coordinator::stats from any thread; everything else of this class is
+  // the loop thread's.
   int64_t results_recorded() const { return results_recorded_.load(); }
   int64_t leases_sent() const { return leases_sent_.load(); }
 

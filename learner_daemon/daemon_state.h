@@ -6,19 +6,19 @@
 #include <chrono>
 #include <deque>
 #include <map>
-#include <optional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
 #include "common/elapsed.h"
-#include "learner_daemon/learner_daemon.h"
+#include "common/mutex.h"
 #include "learner/features.h"
 #include "learner/model.h"
 #include "learner/value_targets.h"
+#include "learner_daemon/learner_daemon.h"
 #include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "protocol/control_client.h"
@@ -125,7 +125,7 @@ struct LearnerDaemon::State {
   LearnerOptions options;  // options.train.threads is set (never 0: the library's default)
   std::unique_ptr<FarmClient> client;
   // One training at a time over every campaign, each on options.train.threads threads.
-  std::shared_ptr<std::mutex> training_gate;
+  std::shared_ptr<Mutex> training_gate;
 
   StatusOr<std::unique_ptr<State>> Fork() const;
   // The thread of campaign `id` (LearnerDaemon::Run), until it ends or `stop` is set.

@@ -1,10 +1,18 @@
+// farm-learner's core. What is where in learner_daemon/:
+//   learner_daemon.cc   this file: the campaign list, a thread per campaign, following
+//                       measurements, training and storing models, proposals
+//   daemon_state.h      what the learner keeps of each campaign, and the steps the
+//                       files below share
+//   value_iteration.cc  value-iteration campaigns, round by round
+//   network_tuning.cc   network campaigns: tasks weighted by the task scheduler
+//   main.cc             the flags
+// The models are made in learner/kinds/, searched under through search/.
 #include "learner_daemon/learner_daemon.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -369,7 +377,7 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
   }
   double seconds = 0;
   {
-    std::lock_guard<std::mutex> one_at_a_time(*training_gate);
+    MutexLock one_at_a_time(*training_gate);
     const auto started = std::chrono::steady_clock::now();
     SCHEDFARM_RETURN_IF_ERROR(model->Train(job.train, train_options));
     seconds = SecondsSince(started);
@@ -684,7 +692,7 @@ StatusOr<std::unique_ptr<LearnerDaemon>> LearnerDaemon::Create(const LearnerOpti
   if (state->options.train.threads == 0) {
     state->options.train.threads = std::max<int>(1, static_cast<int>(AllowedCpus().size()));
   }
-  state->training_gate = std::make_shared<std::mutex>();
+  state->training_gate = std::make_shared<Mutex>();
   SCHEDFARM_ASSIGN_OR_RETURN(state->client, FarmClient::Create(options.client));
   return std::unique_ptr<LearnerDaemon>(new LearnerDaemon(std::move(state)));
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything schedfarm needs to build and test on Debian 12, idempotently.
 # Safe to run again: packages already present are not touched, apt runs only when
-# something is missing. Usage: ops/setup.sh [EXTRA_PACKAGE...] (ops/fuzz.sh adds clang).
+# something is missing. Usage: ops/setup.sh [EXTRA_PACKAGE...] (ops/fuzz.sh adds clang's
+# fuzzing runtime).
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
+  clang
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
   libtorch-dev

@@ -51,7 +51,9 @@ StatusOr<std::vector<std::string>> ReadAllowList(const std::string& path);
 // thread: a CURVE client whose public key is in the allow-list is accepted (200) with
 // its Z85 public key as User-Id (read it with zmq_msg_gets(msg, "User-Id")); every
 // other request is rejected (400). It judges every CURVE server socket of the context.
-// Stop it (or destroy it) before the context is closed.
+// Stop it (or destroy it) before the context is closed. Threads: its owner starts and
+// stops it; the handler thread reads the allow-list, fixed before Start, and counts
+// into atomics that any thread may read.
 class ZapAllowList {
  public:
   // `allowed_public_keys` in Z85; checked by Start.

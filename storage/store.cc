@@ -252,7 +252,7 @@ Status Store::LoadMeta(bool create) {
 
 Status Store::CatchUp() {
   if (!secondary_) return Error("CatchUp is for secondary instances");
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   rocksdb::Status s = db_->TryCatchUpWithPrimary();
   if (!s.ok()) return Error("cannot catch up with the primary: " + s.ToString());
   return LoadMeta(false);
@@ -264,7 +264,7 @@ Status Store::CatchUp() {
 StatusOr<Store::Committed> Store::Commit(const Batch& batch) {
   if (secondary_) return Error("a secondary instance is read-only");
   if (!batch.status_.ok()) return batch.status_.WithContext("store " + path_);
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   const uint64_t first_measurement = next_measurement_seq_;
   const uint64_t first_event = next_event_seq_;
   uint64_t measurement_seq = first_measurement;

@@ -20,17 +20,19 @@
 // A column family added later is created when the writer opens an older store.
 // Measurement and event sequence numbers are global, start at 1 and are assigned at
 // commit under the store's write lock, so seq order is commit order.
+// Threads: the coordinator's loop reads while its writer thread commits; reads are
+// RocksDB's own thread-safe gets and iterators, and commits take the write lock.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "schedfarm.pb.h"
 
@@ -186,7 +188,7 @@ class Store {
   bool secondary_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;  // indexed by the CF enum in store.cc
-  std::mutex write_mu_;                            // serializes Commit and CatchUp
+  Mutex write_mu_;                                 // serializes Commit and CatchUp
   std::atomic<uint64_t> next_measurement_seq_{1};
   std::atomic<uint64_t> next_event_seq_{1};
 };

@@ -98,7 +98,7 @@ StatusOr<std::shared_ptr<const ReferenceOutputs>> ReferenceCache::Get(const Pipe
                                                                       MeasurementStatus* failure) {
   const std::string id = PipelineId(graph);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto it = recent_.begin(); it != recent_.end(); ++it) {
       if ((*it)->pipeline_id != id) continue;
       std::shared_ptr<const ReferenceOutputs> found = *it;
@@ -145,7 +145,7 @@ StatusOr<std::shared_ptr<const ReferenceOutputs>> ReferenceCache::Get(const Pipe
       if (!written.ok()) std::cerr << "reference cache: " << written.message() << "\n";
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   ++(from_disk ? loaded_ : computed_);
   recent_.push_front(reference);
   if (static_cast<int>(recent_.size()) > max_in_memory_) recent_.pop_back();
@@ -153,12 +153,12 @@ StatusOr<std::shared_ptr<const ReferenceOutputs>> ReferenceCache::Get(const Pipe
 }
 
 int64_t ReferenceCache::computed() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return computed_;
 }
 
 int64_t ReferenceCache::loaded() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return loaded_;
 }
 

@@ -10,11 +10,11 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
@@ -56,10 +56,11 @@ class ReferenceCache {
 
   const std::string dir_;
   const int max_in_memory_;
-  mutable std::mutex mutex_;
-  std::list<std::shared_ptr<const ReferenceOutputs>> recent_;  // most recent first
-  int64_t computed_ = 0;
-  int64_t loaded_ = 0;
+  mutable Mutex mutex_;
+  // Most recent first.
+  std::list<std::shared_ptr<const ReferenceOutputs>> recent_ SCHEDFARM_GUARDED_BY(mutex_);
+  int64_t computed_ SCHEDFARM_GUARDED_BY(mutex_) = 0;
+  int64_t loaded_ SCHEDFARM_GUARDED_BY(mutex_) = 0;
 };
 
 // A baseline measured in place of a ScheduleSpec: Halide's autoscheduler

@@ -261,7 +261,7 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
     least_rounds = std::min(least_rounds, done);
     boosters.push_back(std::move(booster));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   boosters_ = std::move(boosters);
   rounds_ = least_rounds;
   return Status::Ok();
@@ -269,7 +269,7 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
 
 StatusOr<std::vector<RuntimePrediction>> GbtModel::Predict(
     const std::vector<const PipelineFeatures*>& features) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (boosters_.empty()) return Status::Error("gbt: predict before training or loading");
   const FeatureSchema& schema = CurrentFeatureSchema();
   std::vector<RuntimePrediction> out;
@@ -319,7 +319,7 @@ StatusOr<std::vector<RuntimePrediction>> GbtModel::Predict(
 }
 
 StatusOr<std::string> GbtModel::Save() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (boosters_.empty()) return Status::Error("gbt: save before training or loading");
   const FeatureSchema& schema = CurrentFeatureSchema();
   std::ostringstream out;
@@ -399,7 +399,7 @@ Status GbtModel::Load(const std::string& bytes) {
     return Status::Error("gbt: load: " + std::to_string(bytes.size() - end) +
                          " bytes follow the last member");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   boosters_ = std::move(boosters);
   rounds_ = rounds;
   return Status::Ok();

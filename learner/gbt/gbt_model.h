@@ -8,10 +8,10 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "learner/features.h"
 #include "learner/model.h"
@@ -41,6 +41,7 @@ struct GbtParams {
   double subsample = 1;
 };
 
+// Thread-safe: its functions may be called from several threads at once.
 class GbtModel : public PerformanceModel {
  public:
   explicit GbtModel(GbtParams params = {});
@@ -66,17 +67,25 @@ class GbtModel : public PerformanceModel {
   Status Load(const std::string& bytes) override;
 
   // Boosting rounds of the trained model, the least of its members (0 before training).
-  int rounds() const { return rounds_; }
+  int rounds() const {
+    MutexLock lock(mu_);
+    return rounds_;
+  }
   // Members of the trained model (0 before training).
-  int members() const { return static_cast<int>(boosters_.size()); }
+  int members() const {
+    MutexLock lock(mu_);
+    return static_cast<int>(boosters_.size());
+  }
 
   struct Booster;  // one trained XGBoost booster, a member (gbt_model.cc)
 
  private:
   GbtParams params_;
-  std::vector<std::unique_ptr<Booster>> boosters_;
-  int rounds_ = 0;
-  mutable std::mutex mu_;  // XGBoost's predictions on one booster are serialised
+  // XGBoost's predictions on one booster are serialised; training and loading replace
+  // the boosters under the same mutex.
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Booster>> boosters_ SCHEDFARM_GUARDED_BY(mu_);
+  int rounds_ SCHEDFARM_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace schedfarm
