@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -29,24 +28,12 @@
 
 #include "common/cpus.h"
 #include "protocol/measurement_settings.h"
+#include "worker/child_end.h"
 #include "worker/cpu_plan.h"
 #include "worker/measure.h"
+#include "worker/sandbox_frame.h"
 
 namespace schedfarm {
-
-std::string EncodeSandboxFrame(const google::protobuf::MessageLite& message) {
-  const std::string payload = message.SerializeAsString();
-  const uint32_t n = static_cast<uint32_t>(payload.size());
-  std::string frame = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
-                       static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
-  return frame + payload;
-}
-
-uint32_t DecodeSandboxFrameLength(const char header[4]) {
-  const auto byte = [&](int i) { return static_cast<uint32_t>(static_cast<uint8_t>(header[i])); };
-  return byte(0) | byte(1) << 8 | byte(2) << 16 | byte(3) << 24;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -82,71 +69,6 @@ Clock::duration Millis(int64_t ms) { return std::chrono::milliseconds(ms); }
 void CloseFd(int& fd) {
   if (fd >= 0) close(fd);
   fd = -1;
-}
-
-const char* SignalName(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV (segmentation fault)";
-    case SIGBUS:
-      return "SIGBUS (bus error)";
-    case SIGILL:
-      return "SIGILL (illegal instruction)";
-    case SIGFPE:
-      return "SIGFPE (arithmetic exception)";
-    case SIGABRT:
-      return "SIGABRT (abort)";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGPIPE:
-      return "SIGPIPE";
-    case SIGSYS:
-      return "SIGSYS (a system call the sandbox forbids: a new process, another program, a "
-             "network socket or ptrace)";
-    case SIGXFSZ:
-      return "SIGXFSZ (a file past the sandbox's file size limit)";
-    default:
-      return nullptr;
-  }
-}
-
-std::string DescribeSignal(int sig) {
-  const char* name = SignalName(sig);
-  return name != nullptr ? std::string(name) : "signal " + std::to_string(sig);
-}
-
-// The wait status of a child reaped by someone else (SIGCHLD ignored by the process).
-constexpr int kStatusUnknown = -1;
-
-// How a child ended, from its wait status.
-std::string DescribeEnd(int wait_status) {
-  if (wait_status == kStatusUnknown) return "ended (its exit status was reaped elsewhere)";
-  if (WIFSIGNALED(wait_status)) return "was killed by " + DescribeSignal(WTERMSIG(wait_status));
-  return "exited with code " + std::to_string(WEXITSTATUS(wait_status));
-}
-
-bool SaysOutOfMemory(const std::string& text) {
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower.find("out of memory") != std::string::npos ||
-         lower.find("bad_alloc") != std::string::npos;
-}
-
-// The tail as one printable line.
-std::string Printable(const std::string& tail) {
-  std::string out;
-  for (unsigned char c : tail) {
-    if (c == '\n') {
-      out += " | ";
-    } else {
-      out += std::isprint(c) ? static_cast<char>(c) : '?';
-    }
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '|')) out.pop_back();
-  return out;
 }
 
 // Creates a pipe with both ends close-on-exec.

@@ -31,10 +31,6 @@
 #include "schedfarm.pb.h"
 #include "worker/job_runner.h"
 
-namespace google::protobuf {
-class MessageLite;
-}  // namespace google::protobuf
-
 namespace schedfarm {
 
 struct SandboxOptions {
@@ -114,11 +110,5 @@ class SandboxPool : public JobRunner {
 // reads SandboxRequests from fd 3 and writes SandboxEvents to fd 4 until fd 3 closes.
 // Returns the process exit code.
 int RunSandboxChild(int argc, char** argv);
-
-// The pipe framing between the pool and its children: a 4-byte little-endian length,
-// then the serialized message, at most kMaxSandboxFrameBytes long.
-inline constexpr uint32_t kMaxSandboxFrameBytes = 256u << 20;
-std::string EncodeSandboxFrame(const google::protobuf::MessageLite& message);
-uint32_t DecodeSandboxFrameLength(const char header[4]);
 
 }  // namespace schedfarm

@@ -37,6 +37,7 @@
 #include "worker/cpu_plan.h"
 #include "worker/measure.h"
 #include "worker/sandbox.h"
+#include "worker/sandbox_frame.h"
 
 namespace schedfarm {
 namespace {
