@@ -51,12 +51,4 @@ StatusOr<ImportedSchedule> ImportHalideSchedule(const PipelineGraph& graph,
                                                 const LoweredPipeline& lowered,
                                                 const TargetParams& target);
 
-// Halide's printed loop nest of `lowered` (Internal::print_loop_nest: produce/consume,
-// loops with their for-types and constant extents), with each loop variable of a stage
-// renamed to the space's name of the loop it imports to (LoopVarName), so that two
-// pipelines scheduled alike print alike whatever their Halide variable names. Funcs
-// that do not depend on each other may print in either order: Halide orders them
-// partly by name, and helper Funcs are named anew in each lowering.
-StatusOr<std::string> CanonicalLoopNest(const PipelineGraph& graph, const LoweredPipeline& lowered);
-
 }  // namespace schedfarm

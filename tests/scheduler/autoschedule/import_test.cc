@@ -16,6 +16,7 @@
 
 #include "pipeline/halide/lowering.h"
 #include "pipeline/halide/runner.h"
+#include "scheduler/autoschedule/canonical_loop_nest.h"
 #include "scheduler/halide/apply.h"
 #include "scheduler/schedule_space.h"
 #include "tests/scheduler/autoschedule/test_blocks.h"
