@@ -56,7 +56,7 @@ StatusOr<std::vector<RuntimePrediction>> PerformanceCostModel::PredictOptions(
   }
   std::vector<const PipelineFeatures*> batch;
   for (size_t i = 0; i < options.size(); ++i) batch.push_back(&features_[i]);
-  return model_->Predict(batch);
+  return model_->PredictVariants(features_[0], batch);  // they differ in one stage's reach
 }
 
 }  // namespace schedfarm

@@ -60,6 +60,15 @@ class PerformanceModel {
   // another schema.
   virtual StatusOr<std::vector<RuntimePrediction>> Predict(
       const std::vector<const PipelineFeatures*>& features) const = 0;
+  // The same predictions for `variants` of `base`: features of base's pipeline that
+  // differ from it in a few stages' rows, as the options of one stage in a search step
+  // do. The graph models compute, from one pass over `base`, only what each variant's
+  // changed rows reach (docs/MODELS.md, "Scoring variants"); the others predict each
+  // variant in full. An error for a variant of another pipeline (stage count, edges).
+  virtual StatusOr<std::vector<RuntimePrediction>> PredictVariants(
+      const PipelineFeatures& base, const std::vector<const PipelineFeatures*>& variants) const {
+    return Predict(variants);
+  }
   // The trained model (weights, normalization statistics, feature schema version) as
   // bytes for Model.weights, and back.
   virtual StatusOr<std::string> Save() const = 0;

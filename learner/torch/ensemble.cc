@@ -73,6 +73,12 @@ torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x) {
       .view({n, out});
 }
 
+torch::Tensor DenseChange(const torch::nn::Linear& layer, const torch::Tensor& dx) {
+  const int64_t n = dx.size(0), in = dx.size(1), out = layer->weight.size(0);
+  return torch::conv2d(dx.reshape({n, in, 1, 1}), layer->weight.view({out, in, 1, 1}))
+      .view({n, out});
+}
+
 StatusOr<int64_t> ReadInt(torch::serialize::InputArchive& archive, const std::string& key) {
   c10::IValue value;
   if (!archive.try_read(key, value) || !value.isInt()) {
@@ -241,9 +247,8 @@ Status TorchEnsembleModel::Train(const std::vector<Sample>& train, const TrainOp
   return Status::Ok();
 }
 
-StatusOr<std::vector<RuntimePrediction>> TorchEnsembleModel::Predict(
-    const std::vector<const PipelineFeatures*>& features) const {
-  const std::string what = kind() + " Predict";
+Status TorchEnsembleModel::CheckPredictable(
+    const std::string& what, const std::vector<const PipelineFeatures*>& features) const {
   if (!trained_) return Status::Error(what + ": the model is not trained (Train or Load first)");
   for (size_t i = 0; i < features.size(); ++i) {
     if (features[i] == nullptr) {
@@ -252,11 +257,39 @@ StatusOr<std::vector<RuntimePrediction>> TorchEnsembleModel::Predict(
     SCHEDFARM_RETURN_IF_ERROR(
         CheckFeatures(*features[i]).WithContext(what + ": features " + std::to_string(i)));
   }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<RuntimePrediction>> TorchEnsembleModel::Predict(
+    const std::vector<const PipelineFeatures*>& features) const {
+  const std::string what = kind() + " Predict";
+  SCHEDFARM_RETURN_IF_ERROR(CheckPredictable(what, features));
   if (features.empty()) return std::vector<RuntimePrediction>();
   std::vector<RuntimePrediction> result;
   SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] {
     torch::NoGradGuard no_grad;
     result = EnsembleStatistics(PredictMembers(features));
+    return Status::Ok();
+  }));
+  return result;
+}
+
+StatusOr<std::vector<RuntimePrediction>> TorchEnsembleModel::PredictVariants(
+    const PipelineFeatures& base, const std::vector<const PipelineFeatures*>& variants) const {
+  const std::string what = kind() + " PredictVariants";
+  SCHEDFARM_RETURN_IF_ERROR(CheckPredictable(what, {&base}).WithContext("base"));
+  SCHEDFARM_RETURN_IF_ERROR(CheckPredictable(what, variants));
+  for (size_t i = 0; i < variants.size(); ++i) {
+    if (variants[i]->num_stages != base.num_stages || variants[i]->edges != base.edges) {
+      return Status::Error(what + ": variant " + std::to_string(i) +
+                           " is of another pipeline than the base (stages or edges differ)");
+    }
+  }
+  if (variants.empty()) return std::vector<RuntimePrediction>();
+  std::vector<RuntimePrediction> result;
+  SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] {
+    torch::NoGradGuard no_grad;
+    result = EnsembleStatistics(PredictVariantMembers(base, variants));
     return Status::Ok();
   }));
   return result;

@@ -40,6 +40,8 @@ struct ColumnStats {
 // matrix products through the system's libblas, by default the reference BLAS, which
 // is about 6x slower on the GCN's 280-wide layers.
 torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x);
+// The same without the bias: what a change of x changes in layer(x).
+torch::Tensor DenseChange(const torch::nn::Linear& layer, const torch::Tensor& dx);
 
 // Reading the saved bytes back, each failure naming the field.
 StatusOr<int64_t> ReadInt(torch::serialize::InputArchive& archive, const std::string& key);
@@ -185,6 +187,9 @@ class TorchEnsembleModel : public PerformanceModel {
   Status Train(const std::vector<Sample>& train, const TrainOptions& options) final;
   StatusOr<std::vector<RuntimePrediction>> Predict(
       const std::vector<const PipelineFeatures*>& features) const final;
+  StatusOr<std::vector<RuntimePrediction>> PredictVariants(
+      const PipelineFeatures& base,
+      const std::vector<const PipelineFeatures*>& variants) const final;
   StatusOr<std::string> Save() const final;
   Status Load(const std::string& bytes) final;
 
@@ -201,6 +206,12 @@ class TorchEnsembleModel : public PerformanceModel {
   // [members, features.size()] predicted seconds; the features are checked already.
   virtual torch::Tensor PredictMembers(
       const std::vector<const PipelineFeatures*>& features) const = 0;
+  // [members, variants.size()] predicted seconds of variants of `base`, checked already
+  // (base's pipeline). By default each variant in full.
+  virtual torch::Tensor PredictVariantMembers(
+      const PipelineFeatures& base, const std::vector<const PipelineFeatures*>& variants) const {
+    return PredictMembers(variants);
+  }
   // The model's own fields (hyperparameters, statistics, weights). LoadBody replaces
   // the model's state only when every field reads back.
   virtual void SaveBody(torch::serialize::OutputArchive& archive) const = 0;
@@ -208,6 +219,9 @@ class TorchEnsembleModel : public PerformanceModel {
 
  private:
   Status CheckFeatures(const PipelineFeatures& features) const;
+  // Trained, and every features non-null and of the schema.
+  Status CheckPredictable(const std::string& what,
+                          const std::vector<const PipelineFeatures*>& features) const;
 
   FeatureSchema schema_;
   bool trained_ = false;

@@ -131,6 +131,11 @@ class GcnModel : public StageEnsembleModel<GcnOptions, GcnNet> {
   GcnNet NewNet(const GcnOptions& options) const override;
   Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
   torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
+  // From one pass over `base`, each variant's changed rows and what they reach through
+  // the layers (gcn_variants.cc).
+  torch::Tensor PredictVariantMembers(
+      const PipelineFeatures& base,
+      const std::vector<const PipelineFeatures*>& variants) const override;
 };
 
 }  // namespace torch_models

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "learner/cost_model_adapter.h"
 #include "learner/features.h"
 #include "learner/kinds/model_kinds.h"
 #include "learner/model.h"
@@ -32,6 +33,7 @@
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"
 #include "search/registry.h"
+#include "search/stage_options.h"
 
 namespace schedfarm {
 namespace {
@@ -686,6 +688,83 @@ TEST(TorchModelsTest, BadInputsGiveClearErrors) {
   SageOptions too_deep_sage;
   too_deep_sage.layers = 9;
   ExpectError(MakeSageModel(too_deep_sage)->Train(data.train, Fast(1)), "layers must be 0..8");
+}
+
+// ---------------------------------------------------------------------------------
+// Scoring variants
+// ---------------------------------------------------------------------------------
+
+// A search step's options scored from one pass over the first (PredictVariants,
+// through the search layer's PredictOptions) give the numbers of each state scored
+// whole (Predict): random partial states of zoo blocks and random pipelines, up to 40
+// options of the next stage each.
+void ExpectVariantsScoreAsWholeStates(const std::string& kind, PartialMeaning meaning) {
+  const Dataset data = ZooDataset(12, 6, 31);
+  std::unique_ptr<PerformanceModel> trained = Make(kind);
+  ASSERT_TRUE(trained->Train(data.train, Fast(2, 3)).ok());
+  const std::shared_ptr<const PerformanceModel> model = std::move(trained);
+  std::vector<PipelineSpec> specs;
+  for (const std::string& name : ZooNames()) {
+    StatusOr<PipelineSpec> spec = MakeZooBlock(name, ZooOptions());
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    specs.push_back(*spec);
+  }
+  RandomPipelineOptions random;
+  random.max_ops = 16;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    StatusOr<PipelineSpec> spec = RandomPipeline(500 + seed, random);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    specs.push_back(*spec);
+  }
+  int compared = 0;
+  double worst = 0;
+  for (const PipelineSpec& spec : specs) {
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    const ScheduleSpace space(*graph);
+    const Featurizer featurizer(space);
+    PerformanceCostModel scorer(model, "v", featurizer, meaning);
+    const int stages = static_cast<int>(space.decision_order().size());
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      ScheduleSpec partial = space.RandomCompletion(space.Empty(), seed);
+      const int decided = static_cast<int>((seed * 7) % stages);
+      partial.mutable_stages()->DeleteSubrange(decided, stages - decided);
+      partial.set_partial(true);
+      SpaceRng rng(seed);
+      bool sampled = false;
+      const std::vector<StageSchedule> options = CappedOptions(space, partial, 40, rng, &sampled);
+      StatusOr<std::vector<RuntimePrediction>> fast = scorer.PredictOptions(partial, options);
+      ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+      std::vector<ScheduleSpec> states(options.size(), partial);
+      std::vector<const ScheduleSpec*> pointers;
+      for (size_t i = 0; i < options.size(); ++i) {
+        *states[i].add_stages() = options[i];
+        states[i].set_partial(decided + 1 < stages);
+        pointers.push_back(&states[i]);
+      }
+      StatusOr<std::vector<RuntimePrediction>> whole = scorer.Predict(pointers);
+      ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+      ASSERT_EQ(fast->size(), whole->size());
+      for (size_t i = 0; i < fast->size(); ++i) {
+        const RuntimePrediction& a = (*fast)[i];
+        const RuntimePrediction& b = (*whole)[i];
+        worst = std::max(worst, std::fabs(a.mean_seconds / b.mean_seconds - 1));
+        ASSERT_EQ(a.member_seconds.size(), b.member_seconds.size());
+        for (size_t k = 0; k < a.member_seconds.size(); ++k) {
+          worst = std::max(worst, std::fabs(a.member_seconds[k] / b.member_seconds[k] - 1));
+        }
+      }
+      compared += static_cast<int>(options.size());
+    }
+  }
+  EXPECT_LT(worst, 1e-4) << kind << ": the largest relative difference";
+  EXPECT_GT(compared, 200);
+  std::printf("%s: %d states, largest relative difference %.2g\n", kind.c_str(), compared, worst);
+}
+
+TEST(TorchModelsTest, GcnVariantsScoreAsWholeStates) {
+  ExpectVariantsScoreAsWholeStates("gcn", PartialMeaning::kDefaultCompletion);
+  ExpectVariantsScoreAsWholeStates("gcn0", PartialMeaning::kDefaultCompletion);
 }
 
 // The one table of makers covers the search registry's kinds, in its order, and each
