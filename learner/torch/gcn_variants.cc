@@ -1,9 +1,9 @@
 // The GCN's predictions of variants of one state (GcnModel::PredictVariantMembers).
 // Every layer is local: after layer l a stage's row depends only on the rows of the
 // stages one message away after layer l - 1, and the readout reads each layer's sum of
-// rows. So a variant whose input rows R0 differ from the base's changes, after layer
-// l, only the rows R_l that the messages from R_{l-1} reach, and its sums are the
-// base's plus those rows' changes. One pass over the base serves every variant; the
+// rows through one linear layer. So a variant whose input rows R0 differ from the
+// base's changes, after layer l, only the rows R_l that the messages from R_{l-1}
+// reach, and its output is the base's plus those rows' changes times the readout. One pass over the base serves every variant; the
 // variants' changed rows go through each layer together, one matrix product a layer.
 // A change of a layer's input changes its output by the weights alone (the bias
 // cancels), and the aggregation is linear, so only the normalization and the ReLU of
@@ -104,11 +104,13 @@ PipelineFeatures ChangedInputs(const std::vector<const PipelineFeatures*>& varia
   return changed;
 }
 
-// Each variant's sum of a level's rows: the base's sum plus its changed rows' changes.
-torch::Tensor VariantSums(const torch::Tensor& base_rows, int64_t variants,
-                          const torch::Tensor& variant_of, const torch::Tensor& change) {
-  torch::Tensor sums = base_rows.sum(0, /*keepdim=*/true).repeat({variants, 1});
-  return change.size(0) == 0 ? sums : sums.index_add(0, variant_of, change);
+// What a level's changed rows add to each variant's output: the readout is linear in
+// each level's sum of rows, so each row's change adds its product with that level's
+// readout weights (`weights`, [width]) to its variant's output.
+torch::Tensor AddChanges(torch::Tensor out, const torch::Tensor& variant_of,
+                         const torch::Tensor& change, const torch::Tensor& weights) {
+  if (change.size(0) == 0) return out;
+  return out.index_add(0, variant_of, (change * weights).sum(1));
 }
 
 }  // namespace
@@ -149,26 +151,27 @@ torch::Tensor GcnModel::PredictVariantMembers(
       base_aggregation.push_back(Propagate(batch, Dense(net->convolutions[l], base_rows.back())));
       base_rows.push_back(torch::relu(net->norms[l]->forward(base_aggregation.back())));
     }
-    // The variants: their changed rows, level by level.
+    // The base's output, and each variant's: its changed rows, level by level, add
+    // their part of the readout.
+    std::vector<torch::Tensor> base_sums;
+    for (const torch::Tensor& level : base_rows) base_sums.push_back(level.sum(0, true));
+    const torch::Tensor readout = net->readout->weight.view({-1});
+    torch::Tensor out = Dense(net->readout, torch::cat(base_sums, 1)).view({1}).repeat({count});
     torch::Tensor change =
         torch::relu(torch::cat({Dense(net->embed_invariant, changed_invariant),
                                 Dense(net->embed_dependent, changed_dependent)},
                                1)) -
         base_rows[0].index_select(0, stage_of[0]);
-    std::vector<torch::Tensor> sums = {VariantSums(base_rows[0], count, variant_of[0], change)};
-    for (int l = 1; l <= layers; ++l) {
-      if (change.size(0) > 0) {
-        const torch::Tensor moved = DenseChange(net->convolutions[l - 1], change);
-        const torch::Tensor aggregation =
-            base_aggregation[l].index_select(0, stage_of[l]).index_add(
-                0, to[l], moved.index_select(0, from[l]) * weight[l]);
-        change = torch::relu(net->norms[l - 1]->forward(aggregation)) -
-                 base_rows[l].index_select(0, stage_of[l]);
-      }
-      sums.push_back(VariantSums(base_rows[l], count, variant_of[l], change));
+    out = AddChanges(out, variant_of[0], change, readout.narrow(0, 0, kNodeWidth));
+    for (int l = 1; l <= layers && change.size(0) > 0; ++l) {
+      const torch::Tensor moved = DenseChange(net->convolutions[l - 1], change);
+      const torch::Tensor aggregation = base_aggregation[l].index_select(0, stage_of[l]).index_add(
+          0, to[l], moved.index_select(0, from[l]) * weight[l]);
+      change = torch::relu(net->norms[l - 1]->forward(aggregation)) -
+               base_rows[l].index_select(0, stage_of[l]);
+      out = AddChanges(out, variant_of[l], change, readout.narrow(0, l * kNodeWidth, kNodeWidth));
     }
-    seconds[m].copy_(PositiveRuntime(Dense(net->readout, torch::cat(sums, 1)).squeeze(1)) *
-                     time_scale_);
+    seconds[m].copy_(PositiveRuntime(out) * time_scale_);
   }
   return seconds;
 }
