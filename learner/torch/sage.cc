@@ -9,10 +9,11 @@ namespace schedfarm {
 namespace torch_models {
 namespace {
 
-// The two views of a set of graphs, and batches of them.
-struct SageSet {
-  GraphSet producers, consumers;
-};
+torch::nn::Linear Unbiased(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+}
+
+}  // namespace
 
 SageSet MakeSageSet(const std::vector<const PipelineFeatures*>& features,
                     const StackedStages& stacked, const StageStats& stats) {
@@ -26,12 +27,6 @@ SageBatch MakeSageBatch(const SageSet& set, const std::vector<int64_t>& graphs) 
   GraphBatch consumers = WithMessagesOf(producers, set.consumers, graphs);
   return {std::move(producers), std::move(consumers)};
 }
-
-torch::nn::Linear Unbiased(int64_t in, int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
-}
-
-}  // namespace
 
 SageNetImpl::SageNetImpl(int64_t inputs, int64_t hidden, int layers) {
   embed = register_module("embed", torch::nn::Linear(inputs, hidden));

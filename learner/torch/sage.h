@@ -40,6 +40,14 @@ struct SageBatch {
   GraphBatch producers, consumers;
 };
 
+// The two views of a set of graphs, and batches of them.
+struct SageSet {
+  GraphSet producers, consumers;
+};
+SageSet MakeSageSet(const std::vector<const PipelineFeatures*>& features,
+                    const StackedStages& stacked, const StageStats& stats);
+SageBatch MakeSageBatch(const SageSet& set, const std::vector<int64_t>& graphs);
+
 // Embedding (one layer over the normalized invariant and dependent features), `layers`
 // GraphSAGE layers h' = l2normalize(relu(W [h, mean_producers relu(P h),
 // mean_consumers relu(C h)])), two per-stage layers, then the mean, the max and the sum
@@ -68,6 +76,11 @@ class SageModel : public StageEnsembleModel<SageOptions, SageNet> {
   SageNet NewNet(const SageOptions& options) const override;
   Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
   torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
+  // From one pass over `base`, each variant's changed rows and what they reach through
+  // the layers (sage_variants.cc).
+  torch::Tensor PredictVariantMembers(
+      const PipelineFeatures& base,
+      const std::vector<const PipelineFeatures*>& variants) const override;
 };
 
 }  // namespace torch_models

@@ -767,6 +767,10 @@ TEST(TorchModelsTest, GcnVariantsScoreAsWholeStates) {
   ExpectVariantsScoreAsWholeStates("gcn0", PartialMeaning::kDefaultCompletion);
 }
 
+TEST(TorchModelsTest, SageVariantsScoreAsWholeStates) {
+  ExpectVariantsScoreAsWholeStates("sage", PartialMeaning::kDefaultCompletion);
+}
+
 // The one table of makers covers the search registry's kinds, in its order, and each
 // maker makes the kind it is named for; an unknown kind is refused naming the known.
 TEST(ModelKindsTest, EveryKindOfTheRegistryIsMadeUnderItsName) {
