@@ -771,6 +771,20 @@ TEST(TorchModelsTest, SageVariantsScoreAsWholeStates) {
   ExpectVariantsScoreAsWholeStates("sage", PartialMeaning::kDefaultCompletion);
 }
 
+TEST(TorchModelsTest, VariantsOfAnotherPipelineAreRefused) {
+  const Dataset data = ZooDataset(12, 6, 31);
+  std::unique_ptr<PerformanceModel> model = Make("gcn");
+  ASSERT_TRUE(model->Train(data.train, Fast(1, 2)).ok());
+  const PipelineFeatures& base = data.train.front().features;
+  const PipelineFeatures* other = nullptr;
+  for (const Sample& s : data.train) {
+    if (s.features.num_stages != base.num_stages) other = &s.features;
+  }
+  ASSERT_NE(other, nullptr);
+  ExpectError(model->PredictVariants(base, {&base, other}).status(),
+              "variant 1 is of another pipeline than the base");
+}
+
 // The one table of makers covers the search registry's kinds, in its order, and each
 // maker makes the kind it is named for; an unknown kind is refused naming the known.
 TEST(ModelKindsTest, EveryKindOfTheRegistryIsMadeUnderItsName) {
