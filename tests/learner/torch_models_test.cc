@@ -771,6 +771,21 @@ TEST(TorchModelsTest, SageVariantsScoreAsWholeStates) {
   ExpectVariantsScoreAsWholeStates("sage", PartialMeaning::kDefaultCompletion);
 }
 
+// A step with one option: the only variant is the base, and no row changes.
+TEST(TorchModelsTest, AVariantEqualToTheBaseScoresAsTheBase) {
+  const Dataset data = ZooDataset(12, 6, 31);
+  for (const char* kind : {"gcn", "sage"}) {
+    std::unique_ptr<PerformanceModel> model = Make(kind);
+    ASSERT_TRUE(model->Train(data.train, Fast(2, 2)).ok());
+    const PipelineFeatures& base = data.train.front().features;
+    StatusOr<std::vector<RuntimePrediction>> variant = model->PredictVariants(base, {&base});
+    StatusOr<std::vector<RuntimePrediction>> whole = model->Predict({&base});
+    ASSERT_TRUE(variant.ok()) << kind << ": " << variant.status().ToString();
+    ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+    EXPECT_NEAR((*variant)[0].mean_seconds / (*whole)[0].mean_seconds, 1, 1e-5) << kind;
+  }
+}
+
 TEST(TorchModelsTest, VariantsOfAnotherPipelineAreRefused) {
   const Dataset data = ZooDataset(12, 6, 31);
   std::unique_ptr<PerformanceModel> model = Make("gcn");
