@@ -159,17 +159,10 @@ int RunCompare(Runner& r) {
   }
   std::vector<ComparedCampaign> campaigns;
   for (const std::string& id : r.inv().args) {
-    ClientRequest request;
-    request.mutable_status()->set_campaign(id);
     int code = kExitOk;
-    const auto reply = r.Call(request, &ClientReply::has_status, "status", &code);
-    if (!reply) return code;
-    if (reply->status().campaigns_size() != 1) {
-      return r.Fail(kExitFailed, "compare: the coordinator's status of " + id + " carries " +
-                                     std::to_string(reply->status().campaigns_size()) +
-                                     " campaigns");
-    }
-    campaigns.push_back({reply->status().campaigns(0), MeasurementTally(first)});
+    std::optional<CampaignStatus> status = OneCampaignStatus(r, id, &code);
+    if (!status) return code;
+    campaigns.push_back({std::move(*status), MeasurementTally(first)});
   }
   for (ComparedCampaign& campaign : campaigns) {
     const int code = ForEachMeasurement(r, campaign.status.campaign().id(),
@@ -189,14 +182,9 @@ int RunRounds(Runner& r) {
   const std::string& campaign = r.inv().args[0];
   ValueIterationReport report;
   int code = kExitOk;
-  const auto status_reply = r.CampaignStatus(campaign, &code);
-  if (!status_reply) return code;
-  if (status_reply->status().campaigns_size() != 1) {
-    return r.Fail(kExitFailed, "rounds: the coordinator's status of " + campaign + " carries " +
-                                   std::to_string(status_reply->status().campaigns_size()) +
-                                   " campaigns");
-  }
-  report.status = status_reply->status().campaigns(0);
+  std::optional<CampaignStatus> status = OneCampaignStatus(r, campaign, &code);
+  if (!status) return code;
+  report.status = std::move(*status);
   ClientRequest rounds;
   rounds.mutable_value_rounds()->set_campaign(campaign);
   const auto rounds_reply = r.Call(rounds, &ClientReply::has_value_rounds, "value rounds", &code);
@@ -204,17 +192,12 @@ int RunRounds(Runner& r) {
   if (r.json()) return Print(r, *rounds_reply, "");
   report.rounds.assign(rounds_reply->value_rounds().rounds().begin(),
                        rounds_reply->value_rounds().rounds().end());
-  ClientRequest models;
-  models.mutable_models()->set_campaign(campaign);
-  const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
-  if (!models_reply) return code;
-  report.models.assign(models_reply->models().models().begin(),
-                       models_reply->models().models().end());
-  code = ForEachMeasurement(r, campaign, [&](const StoredMeasurementRecord& record) {
-    report.measurements.push_back(record.measurement());
-    return Status::Ok();
-  });
-  if (code != kExitOk) return code;
+  std::optional<std::vector<Model>> models = CampaignModels(r, campaign, &code);
+  if (!models) return code;
+  report.models = std::move(*models);
+  std::optional<std::vector<Measurement>> measurements = CampaignMeasurements(r, campaign, &code);
+  if (!measurements) return code;
+  report.measurements = std::move(*measurements);
   r.out() << RenderValueRounds(report);
   return kExitOk;
 }
@@ -224,26 +207,16 @@ int RunRounds(Runner& r) {
 int RunReport(Runner& r) {
   ReportInput input;
   int code = kExitOk;
-  const auto status_reply = r.CampaignStatus(r.inv().args[0], &code);
-  if (!status_reply) return code;
-  if (status_reply->status().campaigns_size() != 1) {
-    return r.Fail(kExitFailed,
-                  "report: the coordinator's status of " + r.inv().args[0] + " carries " +
-                      std::to_string(status_reply->status().campaigns_size()) + " campaigns");
-  }
-  input.status = status_reply->status().campaigns(0);
+  std::optional<CampaignStatus> status = OneCampaignStatus(r, r.inv().args[0], &code);
+  if (!status) return code;
+  input.status = std::move(*status);
   const std::string& id = input.status.campaign().id();
-  ClientRequest models;
-  models.mutable_models()->set_campaign(id);
-  const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
-  if (!models_reply) return code;
-  input.models.assign(models_reply->models().models().begin(),
-                      models_reply->models().models().end());
-  code = ForEachMeasurement(r, id, [&](const StoredMeasurementRecord& record) {
-    input.measurements.push_back(record.measurement());
-    return Status::Ok();
-  });
-  if (code != kExitOk) return code;
+  std::optional<std::vector<Model>> models = CampaignModels(r, id, &code);
+  if (!models) return code;
+  input.models = std::move(*models);
+  std::optional<std::vector<Measurement>> measurements = CampaignMeasurements(r, id, &code);
+  if (!measurements) return code;
+  input.measurements = std::move(*measurements);
   const std::time_t now = std::time(nullptr);
   char when[32];
   std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));

@@ -138,15 +138,12 @@ int RunDataset(Runner& r) {
   pipelines.mutable_pipelines()->set_campaign(campaign.id());
   const auto pipelines_reply = r.Call(pipelines, &ClientReply::has_pipelines, "pipelines", &code);
   if (!pipelines_reply) return code;
-  std::vector<Measurement> measurements;
-  code = ForEachMeasurement(r, campaign.id(), [&](const StoredMeasurementRecord& record) {
-    measurements.push_back(record.measurement());
-    return Status::Ok();
-  });
-  if (code != kExitOk) return code;
+  std::optional<std::vector<Measurement>> measurements =
+      CampaignMeasurements(r, campaign.id(), &code);
+  if (!measurements) return code;
   const std::vector<PipelineSpec> specs(pipelines_reply->pipelines().pipelines().begin(),
                                         pipelines_reply->pipelines().pipelines().end());
-  Status added = AddDatasetPart(campaign, specs, measurements, UnixMillis(), &dataset);
+  Status added = AddDatasetPart(campaign, specs, *measurements, UnixMillis(), &dataset);
   if (!added.ok()) return r.Fail(kExitFailed, "dataset pack: " + added.message());
   const std::string output = r.inv().Get("--output");
   Status written = WriteDataset(output, dataset);
@@ -184,18 +181,14 @@ int RunCurves(Runner& r) {
                                      config->replay().dataset_id() + ", the first one " +
                                      dataset_id);
     }
-    ClientRequest models;
-    models.mutable_models()->set_campaign(campaign.status.campaign().id());
-    const auto models_reply = r.Call(models, &ClientReply::has_models, "models", &code);
-    if (!models_reply) return code;
-    campaign.models.assign(models_reply->models().models().begin(),
-                           models_reply->models().models().end());
-    code = ForEachMeasurement(r, campaign.status.campaign().id(),
-                              [&](const StoredMeasurementRecord& record) {
-                                campaign.measurements.push_back(record.measurement());
-                                return Status::Ok();
-                              });
-    if (code != kExitOk) return code;
+    std::optional<std::vector<Model>> models =
+        CampaignModels(r, campaign.status.campaign().id(), &code);
+    if (!models) return code;
+    campaign.models = std::move(*models);
+    std::optional<std::vector<Measurement>> measurements =
+        CampaignMeasurements(r, campaign.status.campaign().id(), &code);
+    if (!measurements) return code;
+    campaign.measurements = std::move(*measurements);
     campaigns.push_back(std::move(campaign));
   }
   StatusOr<LoadedDataset> dataset = ReadDataset(dataset_path);

@@ -163,6 +163,40 @@ std::optional<std::vector<CampaignStatus>> CampaignsNamed(Runner& r,
   return named;
 }
 
+std::optional<CampaignStatus> OneCampaignStatus(Runner& r, const std::string& ref, int* code) {
+  const auto reply = r.CampaignStatus(ref, code);
+  if (!reply) return std::nullopt;
+  if (reply->status().campaigns_size() != 1) {
+    *code = r.Fail(kExitFailed, r.inv().command + ": the coordinator's status of " + ref +
+                                    " carries " +
+                                    std::to_string(reply->status().campaigns_size()) +
+                                    " campaigns");
+    return std::nullopt;
+  }
+  return reply->status().campaigns(0);
+}
+
+std::optional<std::vector<Model>> CampaignModels(Runner& r, const std::string& campaign,
+                                                 int* code) {
+  ClientRequest request;
+  request.mutable_models()->set_campaign(campaign);
+  const auto reply = r.Call(request, &ClientReply::has_models, "models", code);
+  if (!reply) return std::nullopt;
+  return std::vector<Model>(reply->models().models().begin(), reply->models().models().end());
+}
+
+std::optional<std::vector<Measurement>> CampaignMeasurements(Runner& r,
+                                                             const std::string& campaign,
+                                                             int* code) {
+  std::vector<Measurement> measurements;
+  *code = ForEachMeasurement(r, campaign, [&](const StoredMeasurementRecord& record) {
+    measurements.push_back(record.measurement());
+    return Status::Ok();
+  });
+  if (*code != kExitOk) return std::nullopt;
+  return measurements;
+}
+
 StatusOr<int> ParsePositiveInt(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const long v = std::strtol(text.c_str(), &end, 10);

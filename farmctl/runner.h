@@ -82,6 +82,19 @@ std::optional<std::vector<CampaignStatus>> CampaignsNamed(Runner& r,
                                                           const std::vector<std::string>& refs,
                                                           int* code);
 
+// The status of the one campaign `ref` (an id or a name) names; nothing, with *code set
+// and the error printed, when the coordinator's reply carries another number of them.
+std::optional<CampaignStatus> OneCampaignStatus(Runner& r, const std::string& ref, int* code);
+
+// Every stored model of `campaign`, as the coordinator lists them.
+std::optional<std::vector<Model>> CampaignModels(Runner& r, const std::string& campaign,
+                                                 int* code);
+
+// Every measurement of `campaign`, in seq order (ForEachMeasurement, kept).
+std::optional<std::vector<Measurement>> CampaignMeasurements(Runner& r,
+                                                             const std::string& campaign,
+                                                             int* code);
+
 // A positive integer flag value (at most 1,000,000); the error names the flag.
 StatusOr<int> ParsePositiveInt(const std::string& flag, const std::string& text);
 

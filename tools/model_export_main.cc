@@ -6,7 +6,6 @@
 // Usage: farm-model-export MODEL_FILE OUTPUT
 // Exit codes: 0 written, 1 the model does not load or the module cannot be written,
 // 2 usage.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -38,18 +37,16 @@ int Run(const std::string& model_file, const std::string& output) {
                 std::to_string(stored.feature_schema_version()) + "; this build reads version " +
                 std::to_string(CurrentFeatureSchema().version));
   }
-  StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(stored.kind());
-  if (!model.ok()) return Fail(what + ": " + model.status().message());
-  const auto& makers = ModelMakers();
-  auto maker = std::find_if(makers.begin(), makers.end(),
-                            [&](const ModelMaker& m) { return m.name == stored.kind(); });
-  if (maker == makers.end() || !maker->exports_torchscript) {
+  StatusOr<const ModelMaker*> maker = ModelMakerNamed(stored.kind());
+  if (!maker.ok()) return Fail(what + ": " + maker.status().message());
+  if (!(*maker)->exports_torchscript) {
     return Fail(what + " has no TorchScript export (a kind that is not a Torch network)");
   }
-  if (Status loaded = (*model)->Load(stored.weights()); !loaded.ok()) {
+  const std::unique_ptr<PerformanceModel> model = (*maker)->make();
+  if (Status loaded = model->Load(stored.weights()); !loaded.ok()) {
     return Fail(what + " does not load: " + loaded.message());
   }
-  if (Status exported = ExportTorchScript(**model, output); !exported.ok()) {
+  if (Status exported = ExportTorchScript(*model, output); !exported.ok()) {
     return Fail(what + ": " + exported.message());
   }
   return 0;

@@ -39,12 +39,17 @@ const std::vector<ModelMaker>& ModelMakers() {
   return makers;
 }
 
-StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind) {
+StatusOr<const ModelMaker*> ModelMakerNamed(const std::string& kind) {
   SCHEDFARM_RETURN_IF_ERROR(ModelKindNamed(kind).status());
   for (const ModelMaker& maker : ModelMakers()) {
-    if (maker.name == kind) return maker.make();
+    if (maker.name == kind) return &maker;
   }
   return Status::Error("model kind '" + kind + "' has no maker (learner/kinds/model_kinds.cc)");
+}
+
+StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const ModelMaker* maker, ModelMakerNamed(kind));
+  return maker->make();
 }
 
 }  // namespace schedfarm

@@ -24,6 +24,9 @@ struct ModelMaker {
 // In the order of ModelKinds(), one per kind.
 const std::vector<ModelMaker>& ModelMakers();
 
+// The maker of `kind`; an error naming the known kinds otherwise.
+StatusOr<const ModelMaker*> ModelMakerNamed(const std::string& kind);
+
 // The model of `kind`, untrained; an error naming the known kinds otherwise.
 StatusOr<std::unique_ptr<PerformanceModel>> MakePerformanceModel(const std::string& kind);
 
