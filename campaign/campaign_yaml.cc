@@ -26,6 +26,7 @@
 #include "pipeline/yaml_io.h"
 #include "pipeline/yaml_reader.h"
 #include "pipeline/zoo.h"
+#include "pretrained/pretrained.h"
 #include "protocol/measurement_settings.h"
 #include "scheduler/autoscheduler_names.h"
 #include "search/registry.h"
@@ -504,9 +505,19 @@ Status Reader::ReadStrategy(const YAML::Node& n, int pipelines, bool learner,
   if (s.has("model_from")) {
     SCHEDFARM_ASSIGN_OR_RETURN(*strategy->mutable_model_from(),
                                String(s.value("model_from"), "strategy.settings.model_from"));
-    if (strategy->model_from().empty()) {
+    if (strategy->model_from().empty() || strategy->model_from() == "pretrained:") {
       return ErrorAt(s.value("model_from"),
-                     "strategy.settings.model_from must name a campaign (its id or name)");
+                     "strategy.settings.model_from must name a campaign (its id or name), "
+                     "'pretrained' or 'pretrained:NAME'");
+    }
+    // A named pretrained model must be here (farmctl's side: the coordinator does not
+    // read data/models); whether it fits the workers' host is the learner's to check.
+    const std::string pretrained = PretrainedNameOf(strategy->model_from());
+    if (check_files_ && !pretrained.empty()) {
+      const Status exists = CheckPretrainedExists(DefaultPretrainedDir(), pretrained);
+      if (!exists.ok()) {
+        return ErrorAt(s.value("model_from"), "strategy.settings.model_from: " + exists.message());
+      }
     }
   }
   std::vector<SettingSpec> specs = info.settings;

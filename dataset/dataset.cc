@@ -1,22 +1,18 @@
 #include "dataset/dataset.h"
 
-#include <zstd.h>
-
 #include <ctime>
 #include <set>
 #include <sstream>
 
-#include "common/files.h"
 #include "common/sha256.h"
+#include "dataset/compressed_file.h"
 #include "pipeline/graph.h"
 #include "pipeline/spec.h"
 
 namespace schedfarm {
 namespace {
 
-constexpr char kMagic[4] = {'S', 'F', 'D', 'S'};
-constexpr size_t kPrefixBytes = 8;  // the magic and the format version
-constexpr int kZstdLevel = 19;
+constexpr CompressedFileKind kDatasetFile = {"SFDS", kDatasetFormatVersion, "dataset"};
 
 std::string ListOf(const google::protobuf::RepeatedPtrField<std::string>& items) {
   std::string out;
@@ -84,57 +80,16 @@ Status WriteDataset(const std::string& path, const Dataset& dataset) {
   if (!dataset.SerializeToString(&message)) {
     return Status::Error("dataset '" + path + "': cannot serialize (over 2 GiB?)");
   }
-  std::string bytes(kMagic, sizeof(kMagic));
-  for (int shift = 0; shift < 32; shift += 8) {
-    bytes.push_back(static_cast<char>((kDatasetFormatVersion >> shift) & 0xff));
-  }
-  std::string frame(ZSTD_compressBound(message.size()), '\0');
-  ZSTD_CCtx* context = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, kZstdLevel);
-  ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1);
-  const size_t size =
-      ZSTD_compress2(context, frame.data(), frame.size(), message.data(), message.size());
-  ZSTD_freeCCtx(context);
-  if (ZSTD_isError(size)) {
-    return Status::Error("dataset '" + path + "': compression failed: " +
-                         ZSTD_getErrorName(size));
-  }
-  frame.resize(size);
-  return WriteFileAtomically(path, bytes + frame).WithContext("dataset");
+  return WriteCompressedFile(path, kDatasetFile, message);
 }
 
 StatusOr<LoadedDataset> ReadDataset(const std::string& path) {
   const std::string what = "dataset '" + path + "'";
-  StatusOr<std::string> bytes = ReadFileBytes(path);
-  if (!bytes.ok()) return bytes.status().WithContext("dataset");
-  if (bytes->size() < kPrefixBytes || bytes->compare(0, sizeof(kMagic), kMagic, sizeof(kMagic))) {
-    return Status::Error(what + ": not a schedfarm dataset (it does not start with 'SFDS')");
-  }
-  uint32_t version = 0;
-  for (int i = 0; i < 4; ++i) {
-    version |= static_cast<uint32_t>(static_cast<uint8_t>((*bytes)[4 + i])) << (8 * i);
-  }
-  if (version != kDatasetFormatVersion) {
-    return Status::Error(what + ": format version " + std::to_string(version) +
-                         ", this build reads version " + std::to_string(kDatasetFormatVersion));
-  }
-  const char* frame = bytes->data() + kPrefixBytes;
-  const size_t frame_size = bytes->size() - kPrefixBytes;
-  const unsigned long long content = ZSTD_getFrameContentSize(frame, frame_size);
-  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN ||
-      ZSTD_findFrameCompressedSize(frame, frame_size) != frame_size) {
-    return Status::Error(what + ": truncated or corrupt (its compressed frame is " +
-                         std::to_string(frame_size) + " bytes and not whole)");
-  }
-  std::string message(content, '\0');
-  const size_t size = ZSTD_decompress(message.data(), message.size(), frame, frame_size);
-  if (ZSTD_isError(size) || size != content) {
-    return Status::Error(what + ": corrupt: " +
-                         (ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short frame"));
-  }
+  std::string bytes;
+  SCHEDFARM_ASSIGN_OR_RETURN(std::string message, ReadCompressedFile(path, kDatasetFile, &bytes));
   LoadedDataset loaded;
   loaded.path = path;
-  loaded.id = DatasetId(*bytes);
+  loaded.id = DatasetId(bytes);
   if (!loaded.data.ParseFromString(message)) {
     return Status::Error(what + ": corrupt: its content does not parse as a Dataset");
   }

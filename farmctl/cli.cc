@@ -107,6 +107,10 @@ const char kUsage[] =
     "                         li2018,mullapudi2016,adams2019,libtorch)\n"
     "       [--layout X]      X the layout the tasks exchange tensors in: channels_last\n"
     "                         (default) or nchw\n"
+    "       [--model-from M]  what the search starts under (campaign model_from):\n"
+    "                         pretrained (default: the shipped model of this host kind,\n"
+    "                         else random schedules until the first training, said at\n"
+    "                         the end), pretrained:NAME, a campaign, or none\n"
     "\n"
     "global flags:\n"
     "  --coordinator ENDPOINT  the coordinator (default $SCHEDFARM_COORDINATOR, else\n"
@@ -138,7 +142,7 @@ const std::map<std::string, bool>& KnownFlags() {
       {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
       {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
       {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true},
-      {"--clear", true},       {"--version", true}, {"--layout", true}};
+      {"--clear", true},       {"--version", true}, {"--layout", true},   {"--model-from", true}};
   return kFlags;
 }
 
@@ -270,7 +274,7 @@ const std::vector<Command>& Commands() {
       {"tune",
        {"MODEL"},
        {},
-       {"--budget", "--time", "--threads", "--dir", "--baselines", "--layout"},
+       {"--budget", "--time", "--threads", "--dir", "--baselines", "--layout", "--model-from"},
        false,
        RunTuneCommand},
   };

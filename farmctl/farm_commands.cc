@@ -109,6 +109,9 @@ int RunTuneCommand(Runner& r) {
     return r.Fail(kExitUsage,
                   "--layout '" + options.layout + "' is not a layout (nchw or channels_last)");
   }
+  options.model_from = r.inv().Get("--model-from", options.model_from);
+  if (options.model_from.empty()) return r.Fail(kExitUsage, "--model-from needs a value");
+  if (options.model_from == "none") options.model_from.clear();
   return RunTune(options, r.io());
 }
 

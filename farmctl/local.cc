@@ -115,13 +115,31 @@ std::string Tail(const std::string& text, int lines = 8) {
   return at == std::string::npos ? text : text.substr(at + 1);
 }
 
+// What each campaign's search started from when it asked for a model (model_from):
+// the learner's events saying which model it took, or why it took none, as logged.
+void PrintModelStarts(const std::string& learner_log, std::ostream& out) {
+  std::ifstream log(learner_log);
+  bool any = false;
+  for (std::string line; std::getline(log, line);) {
+    for (const char* event : {"event=model_seeded ", "event=pretrained_missing ",
+                              "event=pretrained_refused ", "event=model_source_missing "}) {
+      const size_t at = line.find(event);
+      if (at == std::string::npos) continue;
+      if (!any) out << "\nwhere the searches' models came from (the learner's log):\n";
+      any = true;
+      out << "  " << line.substr(at + 6) << "\n";
+    }
+  }
+}
+
 // Watches the campaigns in order until each has ended, then prints each one's status
 // and best schedules (and for a value-iteration campaign its rounds) and, for two
 // campaigns or more, their comparison. Returns the first
 // exit code that is not 0. Ctrl-C ends farmctl; the farm's processes then get SIGTERM
 // (PR_SET_PDEATHSIG) and stop cleanly, and the campaigns stay in the store.
 int WatchAndReport(const std::string& endpoint, const std::vector<std::string>& ids,
-                   const std::set<std::string>& value_iteration, const CliStreams& streams) {
+                   const std::set<std::string>& value_iteration, const std::string& learner_log,
+                   const CliStreams& streams) {
   const auto farmctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--coordinator", endpoint});
     return RunFarmctl(args, streams);
@@ -144,6 +162,7 @@ int WatchAndReport(const std::string& endpoint, const std::vector<std::string>& 
       keep(farmctl({"rounds", id}));
     }
   }
+  PrintModelStarts(learner_log, streams.out);
   if (ids.size() > 1) {
     std::vector<std::string> compare = {"compare"};
     compare.insert(compare.end(), ids.begin(), ids.end());
@@ -278,7 +297,8 @@ int RunLocalFarm(const LocalFarmOptions& options, const CliStreams& streams) {
   }
   streams.out.flush();
 
-  const int code = WatchAndReport(endpoint, ids, value_iteration, streams);
+  const int code = WatchAndReport(endpoint, ids, value_iteration,
+                                  (dir / "logs" / "learner.log").string(), streams);
   learner.Stop(kWorkerStopTimeout);
   for (auto& worker : workers) worker->Stop(kWorkerStopTimeout);
   coordinator.Stop(kCoordinatorStopTimeout);

@@ -72,7 +72,9 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
        << "layout: " << options.layout << "\n"
        << "strategy:\n"
        << "  name: model-guided\n"
-       << "  settings: {model: gbt, batch: 8, retrain_every: 32, retrain_growth: 0.3}\n"
+       << "  settings: {model: gbt, batch: 8, retrain_every: 32, retrain_growth: 0.3"
+       << (options.model_from.empty() ? "" : ", model_from: '" + options.model_from + "'")
+       << "}\n"
        << "budget:\n";
   if (options.benchmarks > 0) yaml << "  benchmarks: " << options.benchmarks << "\n";
   if (!options.wall_time.empty()) yaml << "  wall_time: " << options.wall_time << "\n";

@@ -1,6 +1,6 @@
 // `farmctl tune MODEL`: a whole network tuned on a local farm (docs/NETWORKS.md). It
 // writes a network campaign for MODEL into DIR/tune.yaml (model-guided schedules under
-// the GBT; Halide's three autoschedulers, libtorch and the reference schedule as
+// the GBT, from the pretrained GBT of the host kind where there is one; Halide's three autoschedulers, libtorch and the reference schedule as
 // baselines; the
 // given budget and thread count) and runs it as `farmctl local` does, ending with the
 // network's end-to-end table and its assembled schedule as Halide source.
@@ -26,6 +26,9 @@ struct TuneOptions {
   std::string dir = "schedfarm-tune";
   // The layout the network's tasks exchange 4-D tensors in (campaign `layout`).
   std::string layout = "channels_last";
+  // The strategy's model_from: by default the pretrained model of the workers' host
+  // kind (pretrained/pretrained.h), where one is shipped; empty: none, a cold start.
+  std::string model_from = "pretrained";
   // ISA flags the campaign's workers must have (workers.isa): by default avx512f where
   // this host has it, so that the schedule space plans for its 512-bit vectors.
   std::vector<std::string> isa = DefaultTuneIsa();

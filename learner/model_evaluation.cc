@@ -4,6 +4,16 @@
 
 namespace schedfarm {
 
+StatusOr<Sample> SampleOf(const Measurement& m, const Featurizer& featurizer) {
+  Sample sample;
+  sample.pipeline_id = m.candidate().pipeline_id();
+  sample.schedule_hash = m.candidate().schedule_hash();
+  sample.seconds = m.stats().median_seconds();
+  sample.stddev_seconds = m.stats().stddev_seconds();
+  SCHEDFARM_RETURN_IF_ERROR(featurizer.Featurize(m.candidate().schedule(), &sample.features));
+  return sample;
+}
+
 StatusOr<EvalMetrics> EvaluateModel(const PerformanceModel& model,
                                     const std::vector<Sample>& samples) {
   std::vector<const PipelineFeatures*> features;

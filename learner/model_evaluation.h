@@ -1,5 +1,6 @@
-// A performance model judged on samples: its metrics against their measured runtimes,
-// and samples put on the two sides of a split by pipeline (evaluation/ holds the
+// A performance model judged on samples: the sample of a measurement, a model's
+// metrics against the samples' measured runtimes, and samples put on the two sides of
+// a split by pipeline (evaluation/ holds the
 // metrics and the split themselves, free of models).
 #pragma once
 
@@ -11,6 +12,10 @@
 #include "learner/model.h"
 
 namespace schedfarm {
+
+// The sample of one measured schedule: its features (by `featurizer`, of the
+// measurement's pipeline) and runtimes.
+StatusOr<Sample> SampleOf(const Measurement& m, const Featurizer& featurizer);
 
 // Runs `model` on the features of `samples` and computes the metrics of its mean
 // predictions against the samples' runtimes.

@@ -96,6 +96,9 @@ struct CampaignData {
   int64_t since_training = 0;
   std::map<std::string, TrainedModel> newest;  // by kind, trained on this campaign
   TrainedModel scorer;  // the model the searches use: the strategy's kind, newest version
+  // The pretrained model the campaign started from (model_from: pretrained): every
+  // version of its kind is trained from it (ModelKindInfo::fine_tunes). Null: none.
+  TrainedModel pretrained;
   // model_from is settled: its model is the scorer, or there is none to wait for.
   bool seeded = false;
   std::vector<double> share_credit;  // proposals each pipeline is owed (batch_shares.h)
@@ -116,6 +119,7 @@ struct TrainingJob {
   // Warm start from this model (TrainOptions::warm_start) for a kind that can
   // (ModelKindInfo::warm_starts); null, or another kind: from scratch.
   const PerformanceModel* start = nullptr;
+  bool fine_tune = false;  // `start` is the campaign's pretrained model: warm start from it
   std::string version_tag;  // in the version: campaign-kind[-tag]-ms
 };
 
@@ -152,6 +156,7 @@ struct LearnerDaemon::State {
   // Settles the campaign's model_from (found among every campaign the coordinator
   // holds): true once its model scores or there is none to wait for.
   StatusOr<bool> Seed(CampaignData& data);
+  StatusOr<bool> SeedPretrained(CampaignData& data);
   // A campaign found running with a stored model of its own (the learner restarted):
   // the newest of the strategy's kind scores at once, retraining (warm where the kind
   // can) waits for the samples it has not seen, and one that does not load (another

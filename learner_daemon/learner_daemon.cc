@@ -25,6 +25,7 @@
 #include "learner/features.h"
 #include "learner/kinds/model_kinds.h"
 #include "learner/model_evaluation.h"
+#include "pretrained/pretrained.h"
 #include "learner/torch/torch_models.h"
 #include "learner_daemon/daemon_state.h"
 #include "pipeline/graph.h"
@@ -49,17 +50,6 @@ bool PerPipelineSearch(const CampaignConfig& config) {
 // The model kind the campaign's strategy scores with.
 std::string StrategyModel(const CampaignConfig& config) {
   return config.strategy().model().empty() ? kDefaultModelKind : config.strategy().model();
-}
-
-// The sample of one measured schedule: its features and runtimes.
-StatusOr<Sample> SampleOf(const Measurement& m, const Featurizer& featurizer) {
-  Sample sample;
-  sample.pipeline_id = m.candidate().pipeline_id();
-  sample.schedule_hash = m.candidate().schedule_hash();
-  sample.seconds = m.stats().median_seconds();
-  sample.stddev_seconds = m.stats().stddev_seconds();
-  SCHEDFARM_RETURN_IF_ERROR(featurizer.Featurize(m.candidate().schedule(), &sample.features));
-  return sample;
 }
 
 // Zeroes the columns of every stage of `samples` whose names start with one of
@@ -342,6 +332,10 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
     job.kind = kind;
     const auto newest = data.newest.find(kind);
     job.start = newest != data.newest.end() ? newest->second.model.get() : nullptr;
+    const ModelKindInfo* info = FindModelKind(kind);
+    job.fine_tune = data.pretrained.model != nullptr && data.pretrained.model->kind() == kind &&
+                    info != nullptr && info->fine_tunes;
+    if (job.fine_tune) job.start = data.pretrained.model.get();
     StatusOr<TrainedModel> trained = TrainAndStore(data, job, table);
     if (!trained.ok()) {
       LogEvent("warn", "training_failed",
@@ -369,7 +363,8 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
                              MakePerformanceModel(job.kind));
   TrainOptions train_options = options.train;
   const ModelKindInfo* kind = FindModelKind(job.kind);
-  const bool warm_start = job.start != nullptr && kind != nullptr && kind->warm_starts;
+  const bool warm_start =
+      job.start != nullptr && kind != nullptr && (kind->warm_starts || job.fine_tune);
   if (warm_start) {
     SCHEDFARM_ASSIGN_OR_RETURN(std::string start, job.start->Save());
     SCHEDFARM_RETURN_IF_ERROR(model->Load(start));
@@ -416,7 +411,7 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
             {"model", record.version()},
             {"train", std::to_string(job.train.size())},
             {"held_out", std::to_string(job.held_out.size())},
-            {"warm_start", warm_start ? "yes" : "no"},
+            {"warm_start", !warm_start ? "no" : job.fine_tune ? "from the pretrained model" : "yes"},
             {"seconds", std::to_string(seconds)}});
   return TrainedModel{std::move(model), record.version()};
 }
@@ -477,12 +472,71 @@ StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
   return std::optional<TrainedModel>(std::move(model));
 }
 
+// A campaign that starts under a pretrained model (model_from: pretrained, or
+// pretrained:NAME; pretrained/pretrained.h): the model of the strategy's kind for the
+// host kind of the farm's workers becomes the scorer and the start of the campaign's
+// first training (a fine-tuning where the kind warm-starts). False while no worker that
+// measures is alive: the host kind is not known yet. A model that does not fit (another
+// kind, schema or host kind) is refused and none found is said so; either way the
+// campaign goes on as without one.
+StatusOr<bool> LearnerDaemon::State::SeedPretrained(CampaignData& data) {
+  ClientRequest request;
+  request.mutable_workers();
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply workers, Call(request));
+  const HostFingerprint* host = nullptr;
+  for (const WorkerStatus& worker : workers.workers().workers()) {
+    const bool alive = worker.state() == WORKER_BUSY || worker.state() == WORKER_IDLE;
+    if (alive && worker.record().host().replay_dataset().empty() && !worker.record().flagged()) {
+      host = &worker.record().host();
+      break;
+    }
+  }
+  if (host == nullptr) return false;
+  const std::string& model_from = data.config.strategy().model_from();
+  const std::string kind = StrategyModel(data.config);
+  data.seeded = true;
+  bool found = false;
+  std::string why_none;
+  StatusOr<PretrainedModel> pretrained =
+      ResolvePretrained(options.pretrained_dir, model_from, kind, CurrentFeatureSchema().version,
+                        *host, &found, &why_none);
+  if (!pretrained.ok()) {
+    LogEvent("warn", "pretrained_refused",
+             {{"campaign", data.id}, {"model_from", model_from},
+              {"error", pretrained.status().message()}});
+    return true;
+  }
+  if (!found) {
+    LogEvent("warn", "pretrained_missing",
+             {{"campaign", data.id}, {"why", why_none + ": the campaign starts cold"}});
+    return true;
+  }
+  StatusOr<TrainedModel> model = LoadStoredModel(pretrained->model());
+  if (!model.ok()) {
+    LogEvent("warn", "pretrained_refused",
+             {{"campaign", data.id}, {"model_from", model_from},
+              {"error", "pretrained model '" + pretrained->name() + "': " +
+                            model.status().message()}});
+    return true;
+  }
+  model->version = "pretrained:" + pretrained->model().version();
+  data.pretrained = *model;
+  data.scorer = *model;
+  data.newest[kind] = std::move(*model);
+  LogEvent("info", "model_seeded",
+           {{"campaign", data.id}, {"model", data.scorer.version},
+            {"from", PretrainedPath(options.pretrained_dir, pretrained->name())}});
+  SearchUnder(data);
+  return true;
+}
+
 // A campaign whose strategy starts under another campaign's model (model_from): the
 // newest stored model of the strategy's kind of that campaign (by id, else the newest
 // of that name) becomes the scorer; trained on it first when it ended without one.
 // False while that campaign still runs: the searches wait for its model.
 StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data) {
   const Strategy& strategy = data.config.strategy();
+  if (IsPretrainedSource(strategy.model_from())) return SeedPretrained(data);
   ClientRequest request;
   request.mutable_status();  // every campaign: model_from names one by id or name
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply statuses, Call(request));
@@ -692,6 +746,7 @@ StatusOr<std::unique_ptr<LearnerDaemon>> LearnerDaemon::Create(const LearnerOpti
   if (state->options.train.threads == 0) {
     state->options.train.threads = std::max<int>(1, static_cast<int>(AllowedCpus().size()));
   }
+  if (state->options.pretrained_dir.empty()) state->options.pretrained_dir = DefaultPretrainedDir();
   state->training_gate = std::make_shared<Mutex>();
   SCHEDFARM_ASSIGN_OR_RETURN(state->client, FarmClient::Create(options.client));
   return std::unique_ptr<LearnerDaemon>(new LearnerDaemon(std::move(state)));

@@ -43,6 +43,9 @@ struct LearnerOptions {
   int default_retrain_every = 64;
   // Fewer OK measurements than this: no training.
   int min_training_samples = 16;
+  // Where `model_from: pretrained` looks (pretrained/pretrained.h); empty: the default,
+  // DefaultPretrainedDir().
+  std::string pretrained_dir;
 };
 
 class LearnerDaemon {

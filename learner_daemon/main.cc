@@ -48,6 +48,9 @@ constexpr char kUsage[] =
     "  --test-learning-rate-scale F   tests only: every kind's learning rate times F\n"
     "                          (1e36 makes training diverge: the model is not stored);\n"
     "                          recorded in every model stored (farmctl model list)\n"
+    "  --pretrained-dir DIR    where model_from: pretrained looks for models (default\n"
+    "                          $SCHEDFARM_PRETRAINED_DIR, else the source tree's\n"
+    "                          data/models)\n"
     "  --seed N                seed of the split and of training (default 1)\n"
     "  --retrain-every N       cadence of campaigns that set none (default 64 results)\n"
     "  --min-samples N         OK measurements a campaign needs before its first\n"
@@ -95,6 +98,7 @@ int Main(int argc, char** argv) {
                                   {"--min-samples", true},
                                   {"--train-samples", true},
                                   {"--early-stopping", false},
+                                  {"--pretrained-dir", true},
                                   {"--drop-features", true},
                                   {"--test-learning-rate-scale", true},
                                   {"--poll-ms", true},
@@ -143,6 +147,7 @@ int Main(int argc, char** argv) {
   options.train.threads = static_cast<int>(threads);
   options.train.seed = static_cast<uint64_t>(seed);
   options.train.early_stopping = flags.has("--early-stopping");
+  options.pretrained_dir = flags.get("--pretrained-dir");
   if (flags.has("--test-learning-rate-scale")) {
     char* end = nullptr;
     const std::string text = flags.get("--test-learning-rate-scale");

@@ -65,15 +65,19 @@ struct AcquisitionInfo {
 };
 
 // A performance model kind as farm-learner trains it (learner_daemon): what its
-// predictions of partial schedules mean, whether it has a spread (an ensemble) and
-// whether it can continue training from a trained model (TrainOptions.warm_start).
+// predictions of partial schedules mean, whether it has a spread (an ensemble), whether
+// a campaign's retrainings continue from its previous model and whether it can be
+// fine-tuned (TrainOptions.warm_start) from a pretrained model.
 // How each is made is learner/kinds/model_kinds.h, one maker per kind of this list.
 struct ModelKindInfo {
   std::string name;
   std::string summary;
   PartialMeaning partial = PartialMeaning::kCompleteOnly;
   bool has_spread = false;
-  bool warm_starts = false;
+  bool warm_starts = false;  // each retraining continues from the campaign's newest
+  // A campaign that starts from a pretrained model of this kind (model_from:
+  // pretrained) trains each version from that model, on the campaign's results.
+  bool fine_tunes = false;
 };
 
 // The kind a model strategy scores with when neither its campaign file nor the

@@ -206,6 +206,22 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
     labels.push_back(static_cast<float>(std::log(s.seconds)));
   }
 
+  // A warm start continues boosting each member of the trained model (member k from
+  // member k mod its members): its trees stay, and the new rounds fit what they miss.
+  std::vector<std::string> warm_members;
+  int warm_rounds = 0;
+  if (options.warm_start) {
+    MutexLock lock(mu_);
+    for (const std::unique_ptr<Booster>& booster : boosters_) {
+      bst_ulong length = 0;
+      const char* buffer = nullptr;
+      SCHEDFARM_XGB(
+          XGBoosterSaveModelToBuffer(booster->handle, "{\"format\": \"ubj\"}", &length, &buffer),
+          "saving the model to continue from");
+      warm_members.emplace_back(buffer, length);
+    }
+    warm_rounds = rounds_;
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Booster>> boosters;
   int least_rounds = rounds;
@@ -225,11 +241,19 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
     auto booster = std::make_unique<Booster>();
     const DMatrixHandle cache[] = {dtrain.get()};
     SCHEDFARM_XGB(XGBoosterCreate(cache, 1, &booster->handle), what + "creating the booster");
+    if (!warm_members.empty()) {
+      const std::string& from = warm_members[member % warm_members.size()];
+      SCHEDFARM_XGB(XGBoosterLoadModelFromBuffer(booster->handle, from.data(), from.size()),
+                    what + "loading the model to continue from");
+    } else {
+      SCHEDFARM_XGB(XGBoosterSetParam(booster->handle, "base_score",
+                                      Number(rows.mean_label).c_str()),
+                    what + "setting base_score");
+    }
     const std::pair<std::string, std::string> settings[] = {
         {"objective", "reg:squarederror"},
         {"tree_method", "exact"},
         {"verbosity", "0"},
-        {"base_score", Number(rows.mean_label)},
         {"max_depth", std::to_string(params_.max_depth)},
         {"eta", Number(params_.eta)},
         {"gamma", Number(params_.gamma)},
@@ -252,7 +276,7 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
           std::chrono::steady_clock::now() - start >= share) {
         break;
       }
-      SCHEDFARM_XGB(XGBoosterUpdateOneIter(booster->handle, done, dtrain.get()),
+      SCHEDFARM_XGB(XGBoosterUpdateOneIter(booster->handle, warm_rounds + done, dtrain.get()),
                     what + "boosting round " + std::to_string(done));
     }
     // Predictions run on one thread: a batch of thousands of rows takes milliseconds, and
@@ -263,7 +287,7 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
   }
   MutexLock lock(mu_);
   boosters_ = std::move(boosters);
-  rounds_ = least_rounds;
+  rounds_ = warm_rounds + least_rounds;
   return Status::Ok();
 }
 

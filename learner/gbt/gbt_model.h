@@ -50,11 +50,13 @@ class GbtModel : public PerformanceModel {
   GbtModel& operator=(const GbtModel&) = delete;
 
   std::string kind() const override { return "gbt"; }
-  // Trains from scratch options.ensemble members (or params.ensemble), member k on the
+  // Trains options.ensemble members (or params.ensemble), member k on the
   // bootstrap resample drawn with seed MixSeed(options.seed, k) and XGBoost's seed
   // options.seed + k: rounds = options.epochs or params.rounds; options.threads go to
   // XGBoost; options.time_limit_seconds is shared evenly by the members (member k of n
-  // stops boosting past start + limit (k + 1) / n, after at least one round).
+  // stops boosting past start + limit (k + 1) / n, after at least one round). From
+  // scratch, unless options.warm_start on a trained model: member k then continues
+  // boosting member k mod n of it, its trees kept (a pretrained model fine-tuned).
   Status Train(const std::vector<Sample>& train, const TrainOptions& options) override;
   // The members' mean and population stddev, and each member's prediction (a single
   // member: stddev 0 and no member predictions).

@@ -148,6 +148,12 @@ StatusOr<Options> ReadOptions(torch::serialize::InputArchive& archive) {
 // (a warm start's member k begins as a copy of the trained member k).
 void CopyState(const torch::nn::Module& from, torch::nn::Module& to);
 
+// A warm start of the kinds whose optimizer state is not saved (the GCN's Adagrad,
+// sage's Adam) steps at this share of the learning rate: at the full rate their first
+// steps, with the optimizer's statistics restarted, undo the trained fit
+// (docs/MODELS.md, "Warm start").
+inline constexpr double kWarmLearningRateScale = 0.1;
+
 // How the members of an ensemble are trained.
 struct MemberPlan {
   int members = 0;

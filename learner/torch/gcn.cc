@@ -164,9 +164,11 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
     return Status::Error("the training set has " + std::to_string(stacked.invariant.size(0)) +
                          " stage in all; BatchNorm needs at least 2");
   }
-  const StageStats stats = StageStats::Fit(stacked);
+  // A warm start keeps the normalization and time scale the weights were trained with.
+  const bool warm = plan.warm_start && !members_.empty();
+  const StageStats stats = warm ? stats_ : StageStats::Fit(stacked);
   const GraphSet set = MakeGraphSet(stacked, features, options_.edges, true, stats);
-  const Targets targets = MakeTargets(train);
+  const Targets targets = MakeTargets(train, warm ? time_scale_ : 0);
   const int per_pipeline = options_.loss == Loss::kRank ? kRankRunLength : 1;
   const ValidationSplit split = SplitForValidation(targets, plan.early_stopping, plan.seed);
   const torch::Tensor validation_index = LongTensor(split.validation);
@@ -184,8 +186,10 @@ Status GcnModel::TrainMembers(const std::vector<Sample>& train, const MemberPlan
   for (int k = 0; k < plan.members; ++k) {
     torch::manual_seed(plan.seed + k);
     GcnNet net = NewNet(options_);
+    if (warm) CopyState(*members_[k % members_.size()], *net);
     torch::optim::Adagrad optimizer(
-        net->parameters(), torch::optim::AdagradOptions(kLearningRate * plan.learning_rate_scale)
+        net->parameters(), torch::optim::AdagradOptions(kLearningRate * plan.learning_rate_scale *
+                                                            (warm ? kWarmLearningRateScale : 1))
                                .weight_decay(kWeightDecay));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);

@@ -86,9 +86,11 @@ Status SageModel::TrainMembers(const std::vector<Sample>& train, const MemberPla
   std::vector<const PipelineFeatures*> features;
   for (const Sample& s : train) features.push_back(&s.features);
   const StackedStages stacked = Stack(features, invariant_columns(), dependent_columns());
-  const StageStats stats = StageStats::Fit(stacked);
+  // A warm start keeps the normalization and time scale the weights were trained with.
+  const bool warm = plan.warm_start && !members_.empty();
+  const StageStats stats = warm ? stats_ : StageStats::Fit(stacked);
   const SageSet set = MakeSageSet(features, stacked, stats);
-  const Targets targets = MakeTargets(train);
+  const Targets targets = MakeTargets(train, warm ? time_scale_ : 0);
   const int per_pipeline = options_.loss == Loss::kRank ? kRankRunLength : 1;
   const ValidationSplit split = SplitForValidation(targets, plan.early_stopping, plan.seed);
   const torch::Tensor validation_index = LongTensor(split.validation);
@@ -104,9 +106,11 @@ Status SageModel::TrainMembers(const std::vector<Sample>& train, const MemberPla
   for (int k = 0; k < plan.members; ++k) {
     torch::manual_seed(plan.seed + k);
     SageNet net = NewNet(options_);
+    if (warm) CopyState(*members_[k % members_.size()], *net);
     torch::optim::Adam optimizer(
         net->parameters(),
-        torch::optim::AdamOptions(options_.learning_rate * plan.learning_rate_scale));
+        torch::optim::AdamOptions(options_.learning_rate * plan.learning_rate_scale *
+                                  (warm ? kWarmLearningRateScale : 1)));
     std::mt19937_64 rng(plan.seed + k);
     const MemberBudget budget(plan, k);
     EarlyStopping stopping;

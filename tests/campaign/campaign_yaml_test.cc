@@ -65,7 +65,18 @@ TEST(CampaignExamplesTest, QuickstartIsSmall) {
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->name(), "quickstart");
   EXPECT_LE(config->budget().benchmarks(), 50);
-  EXPECT_EQ(config->strategy().name(), "random");
+  // Under the pretrained GBT, beside quickstart_random.yaml: the same pipelines and
+  // budget under random schedules.
+  EXPECT_EQ(config->strategy().name(), "model-guided");
+  EXPECT_EQ(config->strategy().model_from(), "pretrained");
+  StatusOr<CampaignConfig> random = LoadCampaignFile(kExamples + "/quickstart_random.yaml");
+  ASSERT_TRUE(random.ok()) << random.status().message();
+  EXPECT_EQ(random->strategy().name(), "random");
+  EXPECT_EQ(random->budget().benchmarks(), config->budget().benchmarks());
+  ASSERT_EQ(random->pipelines_size(), config->pipelines_size());
+  for (int i = 0; i < config->pipelines_size(); ++i) {
+    EXPECT_EQ(random->pipelines(i).DebugString(), config->pipelines(i).DebugString());
+  }
   // The fast baselines only: Adams2019 at its real beam takes minutes on some blocks.
   EXPECT_EQ(config->baselines_size(), 2);
   for (const std::string& baseline : config->baselines()) EXPECT_NE(baseline, "adams2019");
@@ -305,6 +316,27 @@ TEST(CampaignYamlErrorTest, ValueIterationSettings) {
                   "strategy: {name: value-iteration, settings: {model: gcn, acquisition: "
                   "uncertainty}}\n",
               5, 71, {"value-iteration ranks by the value alone"});
+}
+
+// model_from: pretrained is always accepted (whether a model fits the workers is the
+// learner's to say); a named pretrained model must be in the pretrained models' folder,
+// and the error lists those that are.
+TEST(CampaignYamlTest, ANamedPretrainedModelMustExist) {
+  ScratchDir models;
+  ASSERT_TRUE(WriteFileAtomically(models.Sub("gbt-amd-epyc.sfpm"), "x").ok());
+  setenv("SCHEDFARM_PRETRAINED_DIR", models.path().c_str(), 1);
+  const std::string greedy = kName + kPipelines + kBudget + "strategy: {name: greedy, settings: ";
+  EXPECT_TRUE(Parse(greedy + "{model: gbt, model_from: pretrained}}\n").ok());
+  EXPECT_TRUE(Parse(greedy + "{model: gbt, model_from: 'pretrained:gbt-amd-epyc'}}\n").ok());
+  ExpectError(greedy + "{model: gbt, model_from: 'pretrained:gbt-intel'}}\n", 5, 61,
+              {"no pretrained model 'gbt-intel'", "there are: gbt-amd-epyc"});
+  ExpectError(greedy + "{model: gbt, model_from: 'pretrained:'}}\n", 5, 61,
+              {"'pretrained' or 'pretrained:NAME'"});
+  // The coordinator does not read the folder: it takes the name as farmctl checked it.
+  EXPECT_TRUE(ParseCampaignYaml(greedy + "{model: gbt, model_from: 'pretrained:gbt-intel'}}\n",
+                                kFile, /*check_files=*/false)
+                  .ok());
+  unsetenv("SCHEDFARM_PRETRAINED_DIR");
 }
 
 TEST(CampaignYamlTest, ValueIterationDefaults) {

@@ -5,49 +5,12 @@
 
 #include "learner/gbt/gbt_model.h"
 #include "learner/model_evaluation.h"
+#include "tests/support/synthetic_samples.h"
 
 namespace schedfarm {
 namespace {
 
-// Synthetic samples in the shape of the current feature schema (values are random, not
-// featurized pipelines). Each pipeline has 2-6 stages with random invariant values; each
-// of its schedules draws random dependent values. The runtime is a known function of
-// invariant column 0 and dependent column 0 of every stage:
-//   seconds = 1e-4 * sum_s (1 + 3 * inv[s][0]) * (1 + 4 * dep[s][0])
-std::vector<Sample> SyntheticSamples(int pipelines, int schedules, uint64_t seed) {
-  const FeatureSchema& schema = CurrentFeatureSchema();
-  const size_t ni = schema.invariant_names.size();
-  const size_t nd = schema.dependent_names.size();
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  std::vector<Sample> samples;
-  for (int p = 0; p < pipelines; ++p) {
-    const int stages = 2 + static_cast<int>(rng() % 5);
-    PipelineFeatures base;
-    base.num_stages = stages;
-    base.invariant.resize(stages * ni);
-    for (float& v : base.invariant) v = unit(rng);
-    for (int s = 0; s + 1 < stages; ++s) base.edges.push_back({s, s + 1});
-    base.scheduled.assign(stages, 1);
-    base.flops = 1e6 * stages;
-    base.bytes = 4e5 * stages;
-    for (int k = 0; k < schedules; ++k) {
-      Sample sample;
-      sample.pipeline_id = "synthetic-" + std::to_string(seed) + "-" + std::to_string(p);
-      sample.schedule_hash = std::to_string(k);
-      sample.features = base;
-      sample.features.dependent.resize(stages * nd);
-      for (float& v : sample.features.dependent) v = unit(rng);
-      double seconds = 0;
-      for (int s = 0; s < stages; ++s) {
-        seconds += (1 + 3 * base.invariant[s * ni]) * (1 + 4 * sample.features.dependent[s * nd]);
-      }
-      sample.seconds = 1e-4 * seconds;
-      samples.push_back(std::move(sample));
-    }
-  }
-  return samples;
-}
+using testing_support::SyntheticSamples;
 
 std::vector<const PipelineFeatures*> Pointers(const std::vector<Sample>& samples) {
   std::vector<const PipelineFeatures*> out;
@@ -238,6 +201,35 @@ TEST(Gbt, LoadsTheOneMemberFormat) {
   std::string mixed = *bytes;
   mixed.replace(0, 17, "schedfarm.gbt.v1\n");
   EXPECT_FALSE(loaded.Load(mixed).ok());
+}
+
+// A pretrained GBT fine-tuned on a few results of new pipelines (warm start: its trees
+// kept, new rounds on the new results) predicts the rest of those pipelines better than
+// a GBT trained on the few results alone, and keeps every round it had.
+TEST(Gbt, WarmStartContinuesBoostingAPretrainedModel) {
+  const std::vector<Sample> pretraining = SyntheticSamples(50, 16, 21);
+  const std::vector<Sample> task = SyntheticSamples(6, 40, 22);
+  std::vector<Sample> few;
+  std::vector<Sample> rest;
+  for (size_t i = 0; i < task.size(); ++i) (i % 40 < 4 ? few : rest).push_back(task[i]);
+  TrainOptions options;
+  options.threads = 1;
+  GbtModel pretrained;
+  ASSERT_TRUE(pretrained.Train(pretraining, options).ok());
+  GbtModel fine_tuned;
+  ASSERT_TRUE(fine_tuned.Load(*pretrained.Save()).ok());
+  options.warm_start = true;
+  ASSERT_TRUE(fine_tuned.Train(few, options).ok());
+  EXPECT_EQ(fine_tuned.rounds(), 2 * GbtParams().rounds);
+  GbtModel cold;
+  ASSERT_TRUE(cold.Train(few, options).ok());  // untrained: from scratch
+  EXPECT_EQ(cold.rounds(), GbtParams().rounds);
+  auto fine_metrics = EvaluateModel(fine_tuned, rest);
+  auto cold_metrics = EvaluateModel(cold, rest);
+  ASSERT_TRUE(fine_metrics.ok() && cold_metrics.ok());
+  std::printf("%s", FormatMetricsTable({{"fine-tuned", *fine_metrics}, {"few only", *cold_metrics}})
+                        .c_str());
+  EXPECT_LT(fine_metrics->mape, cold_metrics->mape);
 }
 
 TEST(Gbt, ClearErrors) {

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -17,10 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "learner/gbt/gbt_model.h"
+#include "pretrained/pretrained.h"
 #include "scheduler/templates.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/submit_campaign.h"
+#include "tests/support/synthetic_samples.h"
 
 namespace schedfarm {
 namespace {
@@ -299,6 +304,119 @@ outputs: [y]
   std::printf("%zu schedules measured, then: %s\n", hashes.size(),
               campaign.finish_reason().c_str());
   EXPECT_NE(learner.Log().find("event=search_exhausted"), std::string::npos) << learner.Log();
+}
+
+// The host of the farm's worker once it has registered (empty cpu_model: none within
+// a minute; a worker measures its peak before it registers).
+HostFingerprint WorkerHost(TestClient& client) {
+  for (int i = 0; i < 600; ++i) {
+    ClientRequest request;
+    request.mutable_workers();
+    std::optional<ClientReply> reply = client.Call(request);
+    if (reply && reply->workers().workers_size() > 0) {
+      return reply->workers().workers(0).record().host();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return HostFingerprint();
+}
+
+// A pretrained GBT (trained on synthetic samples of the current schema) of `host`,
+// written to `dir` under `name`.
+void WritePretrainedGbt(const std::string& dir, const std::string& name,
+                        const HostFingerprint& host) {
+  GbtModel model;
+  TrainOptions options;
+  options.threads = 1;
+  options.epochs = 20;
+  ASSERT_TRUE(model.Train(testing_support::SyntheticSamples(8, 8, 3), options).ok());
+  PretrainedModel pretrained;
+  pretrained.set_name(name);
+  *pretrained.mutable_host() = host;
+  pretrained.mutable_host()->clear_worker_id();
+  Model& record = *pretrained.mutable_model();
+  record.set_kind("gbt");
+  record.set_version(name + "-1");
+  record.set_feature_schema_version(CurrentFeatureSchema().version);
+  record.set_weights(*model.Save());
+  ASSERT_TRUE(WritePretrained(PretrainedPath(dir, name), pretrained).ok());
+}
+
+// A campaign with model_from: pretrained starts its search under the pretrained model
+// of its worker's host kind (its first candidates carry that model's version), and
+// every retraining fine-tunes that model on the campaign's results (warm start).
+TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFineTunesIt) {
+  ScratchDir models_dir;  // the learner, started with the farm, reads the variable too
+  const std::string models = models_dir.path();
+  setenv("SCHEDFARM_PRETRAINED_DIR", models.c_str(), 1);
+  LocalFarm farm;
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  const HostFingerprint host = WorkerHost(farm.client);
+  ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
+  WritePretrainedGbt(models, PretrainedName("gbt", host), host);
+  const std::string search = SubmitZooCampaign(
+      farm.client, "name: warm\n" + kTwoBlocks +
+                       "budget: {benchmarks: 16}\nstrategy: {name: greedy, settings: {model: gbt, batch: 2, "
+                       "model_from: pretrained, retrain_every: 4, epsilon: 0, options: 30}}\n");
+  ASSERT_FALSE(search.empty());
+  ASSERT_TRUE(farm.WaitDone({search}, 300)) << "learner log:\n" << farm.learner.Log();
+  int pretrained = 0, fine_tuned = 0;
+  for (const Measurement& m : farm.Measurements(search)) {
+    const std::string& version = m.candidate().model_version();
+    if (version.rfind("pretrained:" + PretrainedName("gbt", host) + "-1", 0) == 0) ++pretrained;
+    if (version.rfind(search + "-gbt-", 0) == 0) ++fine_tuned;
+  }
+  EXPECT_GT(pretrained, 0) << farm.learner.Log();
+  EXPECT_GT(fine_tuned, 0) << farm.learner.Log();
+  EXPECT_FALSE(LinesWith(farm.learner.Log(), {"event=model_seeded", "pretrained:"}).empty())
+      << farm.learner.Log();
+  EXPECT_FALSE(LinesWith(farm.learner.Log(), {"event=model_trained", "campaign=" + search,
+                                              "from the pretrained model"})
+                   .empty())
+      << farm.learner.Log();
+  unsetenv("SCHEDFARM_PRETRAINED_DIR");
+}
+
+// A named pretrained model of another host kind is refused with both hosts named, and
+// `pretrained` without a model of the host kind says so; both campaigns go on as
+// without one.
+TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
+  ScratchDir models_dir;  // the learner, started with the farm, reads the variable too
+  const std::string models = models_dir.path();
+  setenv("SCHEDFARM_PRETRAINED_DIR", models.c_str(), 1);
+  LocalFarm farm;
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  const HostFingerprint host = WorkerHost(farm.client);
+  ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
+  HostFingerprint other = host;
+  other.set_cpu_model("Other CPU 9000");
+  WritePretrainedGbt(models, "gbt-other", other);
+  const std::string settings =
+      "budget: {benchmarks: 6}\nstrategy: {name: greedy, settings: {model: gbt, retrain_every: "
+      "1000000, epsilon: 0, options: 30, model_from: ";
+  const std::string named =
+      SubmitZooCampaign(farm.client, "name: named\n" + kTwoBlocks + settings + "'pretrained:gbt-other'}}\n");
+  const std::string any =
+      SubmitZooCampaign(farm.client, "name: any\n" + kTwoBlocks + settings + "pretrained}}\n");
+  ASSERT_FALSE(named.empty());
+  ASSERT_FALSE(any.empty());
+  ASSERT_TRUE(farm.WaitDone({named, any}, 300)) << "learner log:\n" << farm.learner.Log();
+  const std::vector<std::string> refused =
+      LinesWith(farm.learner.Log(), {"event=pretrained_refused", "campaign=" + named});
+  ASSERT_EQ(refused.size(), 1u) << farm.learner.Log();
+  EXPECT_NE(refused[0].find("Other CPU 9000"), std::string::npos) << refused[0];
+  EXPECT_NE(refused[0].find(host.cpu_model()), std::string::npos) << refused[0];
+  const std::vector<std::string> missing =
+      LinesWith(farm.learner.Log(), {"event=pretrained_missing", "campaign=" + any});
+  ASSERT_EQ(missing.size(), 1u) << farm.learner.Log();
+  EXPECT_NE(missing[0].find(PretrainedName("gbt", host)), std::string::npos) << missing[0];
+  EXPECT_NE(missing[0].find("gbt-other"), std::string::npos) << "lists what there is: " << missing[0];
+  for (const std::string& id : {named, any}) {
+    for (const Measurement& m : farm.Measurements(id)) {
+      EXPECT_EQ(m.candidate().model_version().rfind("pretrained:", 0), std::string::npos);
+    }
+  }
+  unsetenv("SCHEDFARM_PRETRAINED_DIR");
 }
 
 }  // namespace
