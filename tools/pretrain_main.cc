@@ -3,6 +3,7 @@
 //
 //   farm-pretrain --kind K --dataset FILE [--dataset FILE...] --output-dir DIR
 //                 [--held-out F] [--seed N] [--threads N] [--epochs N] [--early-stopping]
+//   farm-pretrain --kind K --dataset FILE... --hold-out TEXT [...]
 //   farm-pretrain --show FILE
 //
 // Every distinct schedule's first OK measurement of every dataset is a sample,
@@ -10,8 +11,12 @@
 // workers' ISA gave it). The samples are split by pipeline (F of the pipelines held
 // out, default 0.2): the model trains on the rest and its metrics on the held-out
 // pipelines go into the file, so that they are what a pipeline it never saw gets.
-// It is written to DIR/KIND-HOST.sfpm (PretrainedName). Exit codes: 0 written or
-// shown, 1 a dataset, the training or the file failed, 2 usage.
+// It is written to DIR/KIND-HOST.sfpm (PretrainedName). --hold-out TEXT holds out
+// instead every pipeline whose provenance (PipelineSpec.source) contains TEXT, e.g. a
+// network's tasks ("resnet18/") or the zoo blocks ("zoo:"), and prints the metrics
+// without writing a model: what a network nobody trained on sees (the transfer table
+// of docs/EVALUATION.md). Exit codes: 0 written or shown, 1 a dataset, the training or
+// the file failed, 2 usage.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +45,7 @@ constexpr char kUsage[] =
     "usage: farm-pretrain --kind K --dataset FILE [--dataset FILE...] --output-dir DIR\n"
     "                     [--held-out F] [--seed N] [--threads N] [--epochs N]\n"
     "                     [--early-stopping]\n"
+    "       farm-pretrain --kind K --dataset FILE... --hold-out TEXT [...]\n"
     "       farm-pretrain --show FILE\n";
 
 int Fail(const std::string& message) {
@@ -51,7 +57,7 @@ int Fail(const std::string& message) {
 // space its campaign planned for. Schedules that the space now refuses are counted in
 // *skipped (the learner skips them alike).
 Status AddDatasetSamples(const LoadedDataset& dataset, std::vector<Sample>* samples,
-                         int64_t* skipped) {
+                         std::map<std::string, std::string>* sources, int64_t* skipped) {
   std::map<std::string, int> vector_bytes;  // by campaign id
   for (const DatasetPart& part : dataset.data.parts()) {
     StatusOr<CampaignConfig> config =
@@ -64,6 +70,7 @@ Status AddDatasetSamples(const LoadedDataset& dataset, std::vector<Sample>* samp
   std::map<std::string, const PipelineSpec*> specs;
   for (int i = 0; i < dataset.data.pipelines_size(); ++i) {
     specs[dataset.pipeline_ids[i]] = &dataset.data.pipelines(i);
+    (*sources)[dataset.pipeline_ids[i]] = dataset.data.pipelines(i).source();
   }
   struct Space {
     std::unique_ptr<PipelineGraph> graph;
@@ -130,6 +137,7 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
 
   PretrainedModel pretrained;
   std::vector<Sample> samples;
+  std::map<std::string, std::string> sources;  // provenance by pipeline id
   int64_t skipped = 0;
   for (const std::string& file : dataset_files) {
     StatusOr<LoadedDataset> dataset = ReadDataset(file);
@@ -146,7 +154,7 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
     record->set_id(dataset->id);
     record->set_file(file.substr(file.find_last_of('/') + 1));
     record->set_measurements(dataset->data.measurements_size());
-    if (Status added = AddDatasetSamples(*dataset, &samples, &skipped); !added.ok()) {
+    if (Status added = AddDatasetSamples(*dataset, &samples, &sources, &skipped); !added.ok()) {
       return Fail(added.message());
     }
   }
@@ -157,6 +165,20 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
   for (const Sample& s : samples) ids.push_back(s.pipeline_id);
   StatusOr<PipelineSplit> split = SplitByPipeline(ids, seed, held_out);
   if (!split.ok()) return Fail("the datasets' samples: " + split.status().message());
+  const std::string hold_out = flags.get("--hold-out");
+  if (flags.has("--hold-out")) {
+    std::set<std::string> held_ids, train_ids;
+    for (const std::string& id : ids) {
+      (sources[id].find(hold_out) != std::string::npos ? held_ids : train_ids).insert(id);
+    }
+    if (held_ids.empty() || train_ids.empty()) {
+      return Fail("--hold-out '" + hold_out + "' holds out " + std::to_string(held_ids.size()) +
+                  " of the " + std::to_string(held_ids.size() + train_ids.size()) +
+                  " pipelines: it must leave some on each side");
+    }
+    split->held_out.assign(held_ids.begin(), held_ids.end());
+    split->train.assign(train_ids.begin(), train_ids.end());
+  }
   std::vector<Sample> train, held;
   if (Status put = SplitSamples(samples, *split, &train, &held); !put.ok()) {
     return Fail(put.message());
@@ -179,6 +201,12 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   StatusOr<EvalMetrics> metrics = EvaluateModel(**model, held);
   if (!metrics.ok()) return Fail(metrics.status().message());
+  if (flags.has("--hold-out")) {
+    std::printf("%s trained without the pipelines of '%s' (%.0f s):\n%s", kind.c_str(),
+                hold_out.c_str(), seconds,
+                FormatMetricsTable({{kind + " held out", *metrics}}).c_str());
+    return 0;
+  }
 
   Model& record = *pretrained.mutable_model();
   record.set_kind(kind);
@@ -225,6 +253,7 @@ int main(int argc, char** argv) {
                                   {"--threads", true},
                                   {"--epochs", true},
                                   {"--early-stopping", false},
+                                  {"--hold-out", true},
                                   {"--show", true},
                                   {"--help", false}});
   if (flags.has("--help")) {
@@ -236,8 +265,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags.has("--show")) return Show(flags.get("--show"));
-  if (!flags.has("--kind") || datasets.empty() || !flags.has("--output-dir")) {
-    std::fprintf(stderr, "farm-pretrain: --kind, --dataset and --output-dir are required\n%s",
+  if (!flags.has("--kind") || datasets.empty() ||
+      flags.has("--output-dir") == flags.has("--hold-out")) {
+    std::fprintf(stderr,
+                 "farm-pretrain: --kind, --dataset and one of --output-dir and --hold-out are "
+                 "required\n%s",
                  kUsage);
     return 2;
   }
