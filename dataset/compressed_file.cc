@@ -26,8 +26,8 @@ Status WriteCompressedFile(const std::string& path, const CompressedFileKind& ki
       ZSTD_compress2(context, frame.data(), frame.size(), message.data(), message.size());
   ZSTD_freeCCtx(context);
   if (ZSTD_isError(size)) {
-    return Status::Error(std::string(kind.noun) + " '" + path + "': compression failed: " +
-                         ZSTD_getErrorName(size));
+    return Status::Error(std::string(kind.noun) + " '" + path +
+                         "': compression failed: " + ZSTD_getErrorName(size));
   }
   frame.resize(size);
   return WriteFileAtomically(path, bytes + frame).WithContext(kind.noun);
@@ -61,8 +61,8 @@ StatusOr<std::string> ReadCompressedFile(const std::string& path, const Compress
   std::string message(content, '\0');
   const size_t size = ZSTD_decompress(message.data(), message.size(), frame, frame_size);
   if (ZSTD_isError(size) || size != content) {
-    return Status::Error(what + ": corrupt: " +
-                         (ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short frame"));
+    return Status::Error(
+        what + ": corrupt: " + (ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short frame"));
   }
   if (file_bytes != nullptr) *file_bytes = std::move(*bytes);
   return message;

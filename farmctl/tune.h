@@ -1,7 +1,7 @@
 // `farmctl tune MODEL`: a whole network tuned on a local farm (docs/NETWORKS.md). It
 // writes a network campaign for MODEL into DIR/tune.yaml (model-guided schedules under
-// the GBT, from the pretrained GBT of the host kind where there is one; Halide's three autoschedulers, libtorch and the reference schedule as
-// baselines; the
+// the GBT, starting from the pretrained GBT of the host kind where there is one;
+// Halide's three autoschedulers, libtorch and the reference schedule as baselines; the
 // given budget and thread count) and runs it as `farmctl local` does, ending with the
 // network's end-to-end table and its assembled schedule as Halide source.
 #pragma once

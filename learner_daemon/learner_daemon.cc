@@ -411,7 +411,8 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
             {"model", record.version()},
             {"train", std::to_string(job.train.size())},
             {"held_out", std::to_string(job.held_out.size())},
-            {"warm_start", !warm_start ? "no" : job.fine_tune ? "from the pretrained model" : "yes"},
+            {"warm_start",
+             !warm_start ? "no" : job.fine_tune ? "from the pretrained model" : "yes"},
             {"seconds", std::to_string(seconds)}});
   return TrainedModel{std::move(model), record.version()};
 }

@@ -2,7 +2,9 @@
 # Trains the pretrained models of data/models (docs/MODELS.md, "Pretrained models") on
 # a recorded dataset of the repository, one farm-pretrain run per kind, or with
 # --transfer prints the transfer table of docs/EVALUATION.md instead: each kind trained
-# without one network's tasks (and without the zoo blocks) and scored on them.
+# without one network's tasks, without the zoo blocks or without the random pipelines,
+# and scored on them. Flags after the options go to farm-pretrain (another --dataset of
+# the same host kind, --ensemble, --threads).
 #
 #   ops/pretrain.sh DATASET.sfds [--kinds gbt,sage,gcn] [--transfer] [farm-pretrain flags]
 set -euo pipefail
@@ -24,8 +26,9 @@ done
 build="${SCHEDFARM_BUILD_DIR:-$root/build}"
 for kind in ${kinds//,/ }; do
   if [ "$transfer" = 1 ]; then
-    # The pipelines' provenance: a network's tasks name its file, the zoo blocks "zoo:".
-    for held in resnet18/ mobilenet_v2/ zoo:; do
+    # The pipelines' provenance: a network's tasks name its file, the zoo blocks "zoo:",
+    # the generator's pipelines "random:".
+    for held in resnet18/ mobilenet_v2/ zoo: random:; do
       "$build/tools/farm-pretrain" --kind "$kind" --dataset "$dataset" --hold-out "$held" \
         "${flags[@]}"
     done

@@ -98,16 +98,17 @@ Status CheckPretrainedExists(const std::string& dir, const std::string& name) {
   const std::vector<std::string> names = PretrainedNames(dir);
   if (std::find(names.begin(), names.end(), name) != names.end()) return Status::Ok();
   return Status::Error("no pretrained model '" + name + "' in " + dir + " (" +
-                       (names.empty() ? "it holds none" : "there are: " + Join(names, ", ")) +
-                       ")");
+                       (names.empty() ? "it holds none" : "there are: " + Join(names, ", ")) + ")");
 }
 
 Status CheckPretrainedFits(const PretrainedModel& model, const std::string& kind,
                            int schema_version, const HostFingerprint& host) {
   const std::string what = "pretrained model '" + model.name() + "'";
   if (model.model().kind() != kind) {
-    return Status::Error(what + " is a " + model.model().kind() + " model, and the campaign "
-                         "scores with " + kind);
+    return Status::Error(what + " is a " + model.model().kind() +
+                         " model, and the campaign "
+                         "scores with " +
+                         kind);
   }
   if (model.model().feature_schema_version() != schema_version) {
     return Status::Error(what + " was trained on feature schema " +
@@ -124,8 +125,7 @@ Status CheckPretrainedFits(const PretrainedModel& model, const std::string& kind
   return Status::Ok();
 }
 
-StatusOr<PretrainedModel> ResolvePretrained(const std::string& dir,
-                                            const std::string& model_from,
+StatusOr<PretrainedModel> ResolvePretrained(const std::string& dir, const std::string& model_from,
                                             const std::string& kind, int schema_version,
                                             const HostFingerprint& host, bool* found,
                                             std::string* why_none) {
@@ -160,8 +160,8 @@ StatusOr<PretrainedModel> ResolvePretrained(const std::string& dir,
 std::string DescribePretrained(const PretrainedModel& model) {
   const Model& m = model.model();
   std::ostringstream out;
-  out << "pretrained model " << model.name() << ": kind " << m.kind() << ", version "
-      << m.version() << ", feature schema " << m.feature_schema_version() << "\n"
+  out << "pretrained model " << model.name() << ": kind " << m.kind() << ", version " << m.version()
+      << ", feature schema " << m.feature_schema_version() << "\n"
       << "host: " << HostDescription(model.host()) << "\n";
   for (const PretrainedDataset& d : model.datasets()) {
     out << "dataset " << d.file() << " (id " << d.id() << "): " << d.measurements()

@@ -62,8 +62,7 @@ Status CheckPretrainedFits(const PretrainedModel& model, const std::string& kind
 // the named model (which must fit: CheckPretrainedFits), or for "pretrained" the one
 // model of `kind` in `dir` that fits. *found false, and *why_none saying what there
 // is, when "pretrained" finds none: the campaign then starts as without one.
-StatusOr<PretrainedModel> ResolvePretrained(const std::string& dir,
-                                            const std::string& model_from,
+StatusOr<PretrainedModel> ResolvePretrained(const std::string& dir, const std::string& model_from,
                                             const std::string& kind, int schema_version,
                                             const HostFingerprint& host, bool* found,
                                             std::string* why_none);

@@ -2,7 +2,8 @@
 // recorded datasets of one kind of host, and shows one.
 //
 //   farm-pretrain --kind K --dataset FILE [--dataset FILE...] --output-dir DIR
-//                 [--held-out F] [--seed N] [--threads N] [--epochs N] [--early-stopping]
+//                 [--held-out F] [--seed N] [--threads N] [--epochs N] [--ensemble N]
+//                 [--early-stopping]
 //   farm-pretrain --kind K --dataset FILE... --hold-out TEXT [...]
 //   farm-pretrain --show FILE
 //
@@ -44,7 +45,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: farm-pretrain --kind K --dataset FILE [--dataset FILE...] --output-dir DIR\n"
     "                     [--held-out F] [--seed N] [--threads N] [--epochs N]\n"
-    "                     [--early-stopping]\n"
+    "                     [--ensemble N] [--early-stopping]\n"
     "       farm-pretrain --kind K --dataset FILE... --hold-out TEXT [...]\n"
     "       farm-pretrain --show FILE\n";
 
@@ -127,11 +128,12 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
       return 2;
     }
   }
-  long long seed = 1, threads = 0, epochs = 0;
+  long long seed = 1, threads = 0, epochs = 0, ensemble = 0;
   std::string error;
   if (!IntFlag(flags, "--seed", 0, 1LL << 62, 1, &seed, &error) ||
       !IntFlag(flags, "--threads", 0, 1024, 0, &threads, &error) ||
-      !IntFlag(flags, "--epochs", 0, 1000000, 0, &epochs, &error)) {
+      !IntFlag(flags, "--epochs", 0, 1000000, 0, &epochs, &error) ||
+      !IntFlag(flags, "--ensemble", 0, 64, 0, &ensemble, &error)) {
     return Fail(error);
   }
 
@@ -192,6 +194,7 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
   options.seed = seed;
   options.threads = static_cast<int>(threads);
   options.epochs = static_cast<int>(epochs);
+  options.ensemble = static_cast<int>(ensemble);
   options.early_stopping = flags.has("--early-stopping");
   const auto started = std::chrono::steady_clock::now();
   if (Status trained = (*model)->Train(train, options); !trained.ok()) {
@@ -216,7 +219,8 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
   record.set_feature_schema_version(CurrentFeatureSchema().version);
   for (const std::string& id : split->held_out) record.add_held_out_pipelines(id);
   record.set_held_out_size(static_cast<int64_t>(held.size()));
-  for (const auto& [name, value] : MetricsAsMap(*metrics)) (*record.mutable_metrics())[name] = value;
+  for (const auto& [name, value] : MetricsAsMap(*metrics))
+    (*record.mutable_metrics())[name] = value;
   (*record.mutable_metrics())["train_seconds"] = seconds;
   StatusOr<std::string> weights = (*model)->Save();
   if (!weights.ok()) return Fail(weights.status().message());
@@ -252,6 +256,7 @@ int main(int argc, char** argv) {
                                   {"--seed", true},
                                   {"--threads", true},
                                   {"--epochs", true},
+                                  {"--ensemble", true},
                                   {"--early-stopping", false},
                                   {"--hold-out", true},
                                   {"--show", true},

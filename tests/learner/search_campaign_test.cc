@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -342,22 +341,38 @@ void WritePretrainedGbt(const std::string& dir, const std::string& name,
   ASSERT_TRUE(WritePretrained(PretrainedPath(dir, name), pretrained).ok());
 }
 
+// The farm of the tests of pretrained models: its learner and the campaign files the
+// test checks look for them in a folder of their own (SCHEDFARM_PRETRAINED_DIR, set
+// before the learner starts and while the farm lives), and the host of its worker.
+struct PretrainedFarm {
+  struct ModelsDir {
+    explicit ModelsDir(const std::string& dir) {
+      setenv("SCHEDFARM_PRETRAINED_DIR", dir.c_str(), 1);
+    }
+    ~ModelsDir() { unsetenv("SCHEDFARM_PRETRAINED_DIR"); }
+  };
+  ScratchDir models;
+  ModelsDir models_dir{models.path()};
+  LocalFarm farm;
+  HostFingerprint host = WorkerHost(farm.client);
+};
+
 // A campaign with model_from: pretrained starts its search under the pretrained model
 // of its worker's host kind (its first candidates carry that model's version), and
 // every retraining fine-tunes that model on the campaign's results (warm start).
 TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFineTunesIt) {
-  ScratchDir models_dir;  // the learner, started with the farm, reads the variable too
-  const std::string models = models_dir.path();
-  setenv("SCHEDFARM_PRETRAINED_DIR", models.c_str(), 1);
-  LocalFarm farm;
+  PretrainedFarm rig;
+  LocalFarm& farm = rig.farm;
+  const std::string& models = rig.models.path();
+  const HostFingerprint& host = rig.host;
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
-  const HostFingerprint host = WorkerHost(farm.client);
   ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
   WritePretrainedGbt(models, PretrainedName("gbt", host), host);
   const std::string search = SubmitZooCampaign(
       farm.client, "name: warm\n" + kTwoBlocks +
-                       "budget: {benchmarks: 16}\nstrategy: {name: greedy, settings: {model: gbt, batch: 2, "
-                       "model_from: pretrained, retrain_every: 4, epsilon: 0, options: 30}}\n");
+                       "budget: {benchmarks: 16}\nstrategy: {name: greedy, settings: {model: gbt, "
+                       "batch: 2, model_from: pretrained, retrain_every: 4, epsilon: 0, "
+                       "options: 30}}\n");
   ASSERT_FALSE(search.empty());
   ASSERT_TRUE(farm.WaitDone({search}, 300)) << "learner log:\n" << farm.learner.Log();
   int pretrained = 0, fine_tuned = 0;
@@ -370,23 +385,21 @@ TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFin
   EXPECT_GT(fine_tuned, 0) << farm.learner.Log();
   EXPECT_FALSE(LinesWith(farm.learner.Log(), {"event=model_seeded", "pretrained:"}).empty())
       << farm.learner.Log();
-  EXPECT_FALSE(LinesWith(farm.learner.Log(), {"event=model_trained", "campaign=" + search,
-                                              "from the pretrained model"})
+  EXPECT_FALSE(LinesWith(farm.learner.Log(),
+                         {"event=model_trained", "campaign=" + search, "from the pretrained model"})
                    .empty())
       << farm.learner.Log();
-  unsetenv("SCHEDFARM_PRETRAINED_DIR");
 }
 
 // A named pretrained model of another host kind is refused with both hosts named, and
 // `pretrained` without a model of the host kind says so; both campaigns go on as
 // without one.
 TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
-  ScratchDir models_dir;  // the learner, started with the farm, reads the variable too
-  const std::string models = models_dir.path();
-  setenv("SCHEDFARM_PRETRAINED_DIR", models.c_str(), 1);
-  LocalFarm farm;
+  PretrainedFarm rig;
+  LocalFarm& farm = rig.farm;
+  const std::string& models = rig.models.path();
+  const HostFingerprint& host = rig.host;
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
-  const HostFingerprint host = WorkerHost(farm.client);
   ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
   HostFingerprint other = host;
   other.set_cpu_model("Other CPU 9000");
@@ -394,8 +407,8 @@ TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
   const std::string settings =
       "budget: {benchmarks: 6}\nstrategy: {name: greedy, settings: {model: gbt, retrain_every: "
       "1000000, epsilon: 0, options: 30, model_from: ";
-  const std::string named =
-      SubmitZooCampaign(farm.client, "name: named\n" + kTwoBlocks + settings + "'pretrained:gbt-other'}}\n");
+  const std::string named = SubmitZooCampaign(
+      farm.client, "name: named\n" + kTwoBlocks + settings + "'pretrained:gbt-other'}}\n");
   const std::string any =
       SubmitZooCampaign(farm.client, "name: any\n" + kTwoBlocks + settings + "pretrained}}\n");
   ASSERT_FALSE(named.empty());
@@ -410,13 +423,13 @@ TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
       LinesWith(farm.learner.Log(), {"event=pretrained_missing", "campaign=" + any});
   ASSERT_EQ(missing.size(), 1u) << farm.learner.Log();
   EXPECT_NE(missing[0].find(PretrainedName("gbt", host)), std::string::npos) << missing[0];
-  EXPECT_NE(missing[0].find("gbt-other"), std::string::npos) << "lists what there is: " << missing[0];
+  EXPECT_NE(missing[0].find("gbt-other"), std::string::npos)
+      << "lists what there is: " << missing[0];
   for (const std::string& id : {named, any}) {
     for (const Measurement& m : farm.Measurements(id)) {
       EXPECT_EQ(m.candidate().model_version().rfind("pretrained:", 0), std::string::npos);
     }
   }
-  unsetenv("SCHEDFARM_PRETRAINED_DIR");
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ std::string WriteDataset(const ScratchDir& dir, const std::string& name,
       "budget: {benchmarks: 160}\n");
   if (!cpu_model.empty()) {
     dataset.mutable_host()->set_cpu_model(cpu_model);
-    for (Measurement& m : *dataset.mutable_measurements()) m.mutable_host()->set_cpu_model(cpu_model);
+    for (Measurement& m : *dataset.mutable_measurements())
+      m.mutable_host()->set_cpu_model(cpu_model);
   }
   const std::string path = dir.Sub(name);
   EXPECT_TRUE(WriteDataset(path, dataset).ok());
@@ -48,8 +49,8 @@ ShellRun Pretrain(const std::string& args, const ScratchDir& dir) {
 TEST(FarmPretrainTest, WritesAModelWithItsHostDatasetsAndHeldOutFigures) {
   ScratchDir dir;
   const std::string dataset = WriteDataset(dir, "a.sfds");
-  const ShellRun run = Pretrain("--kind gbt --dataset " + dataset + " --output-dir " +
-                                    dir.path() + " --threads 1 --epochs 20",
+  const ShellRun run = Pretrain("--kind gbt --dataset " + dataset + " --output-dir " + dir.path() +
+                                    " --threads 1 --epochs 20",
                                 dir);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string path = PretrainedPath(dir.path(), "gbt-test-cpu-9000");
@@ -68,18 +69,19 @@ TEST(FarmPretrainTest, WritesAModelWithItsHostDatasetsAndHeldOutFigures) {
   EXPECT_GT(model->model().metrics().count("pairwise_accuracy"), 0u);
   const ShellRun shown = Pretrain("--show " + path, dir);
   EXPECT_EQ(shown.exit_code, 0) << shown.output;
-  EXPECT_TRUE(Contains(shown.output, "pretrained model gbt-test-cpu-9000: kind gbt")) << shown.output;
+  EXPECT_TRUE(Contains(shown.output, "pretrained model gbt-test-cpu-9000: kind gbt"))
+      << shown.output;
 }
 
 TEST(FarmPretrainTest, HoldOutPrintsTheFiguresOfThePipelinesItHoldsOut) {
   ScratchDir dir;
   const std::string dataset = WriteDataset(dir, "a.sfds");
   // random:1 and random:10 to random:19: 11 of the 20 pipelines.
-  const ShellRun run =
-      Pretrain("--kind gbt --dataset " + dataset + " --hold-out random:1 --threads 1 --epochs 20",
-               dir);
+  const ShellRun run = Pretrain(
+      "--kind gbt --dataset " + dataset + " --hold-out random:1 --threads 1 --epochs 20", dir);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_TRUE(Contains(run.output, "gbt trained without the pipelines of 'random:1'")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "gbt trained without the pipelines of 'random:1'"))
+      << run.output;
   EXPECT_TRUE(Contains(run.output, "gbt held out")) << run.output;
   EXPECT_TRUE(Contains(run.output, "(11 of 20 pipelines)")) << run.output;
   EXPECT_TRUE(PretrainedNames(dir.path()).empty()) << "nothing written";
@@ -101,23 +103,20 @@ TEST(FarmPretrainTest, BadInputsAreRefusedNamingWhatIsWrong) {
       << hosts.output;
   EXPECT_TRUE(Contains(hosts.output, "cpu_model 'Other CPU' against 'Test CPU 9000'"))
       << hosts.output;
-  const ShellRun kind =
-      Pretrain("--kind lstm --dataset " + a + " --output-dir " + dir.path(), dir);
+  const ShellRun kind = Pretrain("--kind lstm --dataset " + a + " --output-dir " + dir.path(), dir);
   EXPECT_EQ(kind.exit_code, 1) << kind.output;
   EXPECT_TRUE(Contains(kind.output, "unknown model kind 'lstm'")) << kind.output;
   const ShellRun usage = Pretrain("--dataset " + a + " --output-dir " + dir.path(), dir);
   EXPECT_EQ(usage.exit_code, 2) << usage.output;
   EXPECT_TRUE(Contains(usage.output, "--kind, --dataset and one of --output-dir and --hold-out"))
       << usage.output;
-  const ShellRun fraction =
-      Pretrain("--kind gbt --dataset " + a + " --output-dir " + dir.path() + " --held-out 1.5",
-               dir);
+  const ShellRun fraction = Pretrain(
+      "--kind gbt --dataset " + a + " --output-dir " + dir.path() + " --held-out 1.5", dir);
   EXPECT_EQ(fraction.exit_code, 2) << fraction.output;
   EXPECT_TRUE(Contains(fraction.output, "--held-out must be a number in (0, 1), got '1.5'"))
       << fraction.output;
-  const ShellRun missing = Pretrain("--kind gbt --dataset " + dir.Sub("none.sfds") +
-                                        " --output-dir " + dir.path(),
-                                    dir);
+  const ShellRun missing =
+      Pretrain("--kind gbt --dataset " + dir.Sub("none.sfds") + " --output-dir " + dir.path(), dir);
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_TRUE(Contains(missing.output, dir.Sub("none.sfds"))) << missing.output;
   const std::string corrupt = dir.Sub("corrupt.sfpm");

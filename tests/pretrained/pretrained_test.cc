@@ -3,6 +3,8 @@
 // file; a model of another kind, feature schema or host kind is refused naming both
 // sides; `pretrained` finds the model of its kind for the host kind or says what there
 // is; a name that does not exist lists those that do.
+#include "pretrained/pretrained.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,12 +12,10 @@
 #include <string>
 
 #include "common/files.h"
-#include "pretrained/pretrained.h"
 #include "tests/support/scratch_dir.h"
 
 namespace schedfarm {
 namespace {
-
 
 HostFingerprint Host(const std::string& cpu) {
   HostFingerprint host;
@@ -99,10 +99,10 @@ TEST(PretrainedTest, ABrokenFileIsRefusedNamingIt) {
     ASSERT_TRUE(WriteFileAtomically(broken, c.bytes).ok());
     StatusOr<PretrainedModel> read = ReadPretrained(broken);
     ASSERT_FALSE(read.ok()) << c.what;
-    EXPECT_TRUE(Contains(read.status().message(), broken)) << c.what << ": "
-                                                           << read.status().message();
-    EXPECT_TRUE(Contains(read.status().message(), c.message)) << c.what << ": "
-                                                              << read.status().message();
+    EXPECT_TRUE(Contains(read.status().message(), broken))
+        << c.what << ": " << read.status().message();
+    EXPECT_TRUE(Contains(read.status().message(), c.message))
+        << c.what << ": " << read.status().message();
   }
   StatusOr<PretrainedModel> missing = ReadPretrained(dir.Sub("none.sfpm"));
   ASSERT_FALSE(missing.ok());
@@ -155,8 +155,8 @@ TEST(PretrainedTest, ResolutionFindsTheModelOfTheHostKindOrSaysWhatThereIs) {
                             &found, &why);
   ASSERT_FALSE(model.ok());
   EXPECT_TRUE(Contains(model.status().message(), "Intel Xeon")) << model.status().message();
-  model = ResolvePretrained(dir.path(), "pretrained:nope", "gbt", 7, Host("AMD EPYC"), &found,
-                            &why);
+  model =
+      ResolvePretrained(dir.path(), "pretrained:nope", "gbt", 7, Host("AMD EPYC"), &found, &why);
   ASSERT_FALSE(model.ok());
   EXPECT_TRUE(Contains(model.status().message(), "no pretrained model 'nope'"));
   EXPECT_TRUE(Contains(model.status().message(), "there are: gbt-amd-epyc"));
