@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "campaign/campaign_pipelines.h"
+#include "common/duration.h"
 #include "common/files.h"
 #include "common/text.h"
 #include "dataset/dataset.h"
@@ -177,26 +178,10 @@ StatusOr<double> Reader::Duration(const YAML::Node& n, const std::string& what) 
       "of seconds";
   if (!n.IsScalar()) return ErrorAt(n, what + expected + ", is " + KindName(n));
   const std::string& s = n.Scalar();
-  static const std::vector<std::pair<std::string, double>> units = {
-      {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}};
-  std::string number = s;
-  double scale = 1;
-  for (const auto& [unit, seconds] : units) {
-    if (s.size() > unit.size() && s.compare(s.size() - unit.size(), unit.size(), unit) == 0 &&
-        std::isdigit(static_cast<unsigned char>(s[s.size() - unit.size() - 1]))) {
-      number = s.substr(0, s.size() - unit.size());
-      scale = seconds;
-      break;
-    }
-  }
-  char* end = nullptr;
-  const double v = std::strtod(number.c_str(), &end);
-  if (number.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(number[0])) ||
-      !std::isfinite(v)) {
-    return ErrorAt(n, what + expected + ", got '" + s + "'");
-  }
-  if (v < 0) return ErrorAt(n, what + " must not be negative, got " + s);
-  return v * scale;
+  const std::optional<double> v = DurationSeconds(s);
+  if (!v) return ErrorAt(n, what + expected + ", got '" + s + "'");
+  if (*v < 0) return ErrorAt(n, what + " must not be negative, got " + s);
+  return *v;
 }
 
 StatusOr<int> Reader::Choice(const YAML::Node& n, const std::string& what, const std::string& kind,

@@ -2,12 +2,14 @@
 
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
+#include "common/duration.h"
 #include "common/files.h"
 #include "farmctl/compare.h"
 #include "farmctl/render.h"
@@ -151,18 +153,28 @@ int RunCompare(Runner& r) {
       return r.Fail(kExitUsage, "CAMPAIGN " + id + " of 'compare' given twice");
     }
   }
-  int first = 0;
+  ComparisonCut cut;
   if (r.inv().Has("--first")) {
     StatusOr<int> n = ParsePositiveInt("--first", r.inv().Get("--first"));
     if (!n.ok()) return r.Fail(kExitUsage, n.status().message());
-    first = *n;
+    cut.first = *n;
+  }
+  if (r.inv().Has("--time")) {
+    const std::string text = r.inv().Get("--time");
+    const std::optional<double> seconds = DurationSeconds(text);
+    if (!seconds || !(*seconds > 0)) {
+      return r.Fail(kExitUsage, "--time '" + text +
+                                    "' is not a duration (a number, then ms, s, m or h: 7.5m)");
+    }
+    cut.seconds = *seconds;
   }
   std::vector<ComparedCampaign> campaigns;
   for (const std::string& id : r.inv().args) {
     int code = kExitOk;
     std::optional<CampaignStatus> status = OneCampaignStatus(r, id, &code);
     if (!status) return code;
-    campaigns.push_back({std::move(*status), MeasurementTally(first)});
+    const int64_t submitted = status->campaign().submitted_unix_ms();
+    campaigns.push_back({std::move(*status), MeasurementTally(cut, submitted)});
   }
   for (ComparedCampaign& campaign : campaigns) {
     const int code = ForEachMeasurement(r, campaign.status.campaign().id(),

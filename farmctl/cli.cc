@@ -57,9 +57,12 @@ const char kUsage[] =
     "  compare CAMPAIGN...    campaigns of the same pipelines side by side: per pipeline\n"
     "                         each campaign's best runtime and each baseline's, geomeans,\n"
     "                         speedups over the baselines, search time, candidates by\n"
-    "                         origin, benchmarks and failures of each campaign\n"
+    "                         origin, benchmarks and failures of each campaign, and the\n"
+    "                         candidates each took to come within 5% of its best\n"
     "       [--first N]       each campaign's best among the first N candidates of each\n"
     "                         pipeline: campaigns compared at an equal budget\n"
+    "       [--time D]        ... among the candidates measured in the first D after the\n"
+    "                         campaign's submission (7.5m): at an equal wall time\n"
     "  report CAMPAIGN        the campaign as one self-contained HTML page with charts:\n"
     "       [--output FILE]   best so far per pipeline against the baselines, runtimes,\n"
     "                         failures over time, worker throughput, model metrics\n"
@@ -264,7 +267,7 @@ const std::vector<Command>& Commands() {
       {"resume", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"cancel", {"CAMPAIGN"}, {}, {}, true, RunCampaignAction},
       {"keygen", {"PATH"}, {}, {}, false, RunKeygen},
-      {"compare", {"CAMPAIGN"}, {}, {"--first"}, true, RunCompare, /*repeats_last=*/true},
+      {"compare", {"CAMPAIGN"}, {}, {"--first", "--time"}, true, RunCompare, /*repeats_last=*/true},
       {"model", {"ACTION", "CAMPAIGN"}, {}, {"--kind", "--output", "--version"}, true, RunModel},
       {"rounds", {"CAMPAIGN"}, {}, {}, true, RunRounds},
       {"report", {"CAMPAIGN"}, {}, {"--output"}, false, RunReport},

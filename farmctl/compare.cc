@@ -71,13 +71,16 @@ std::vector<Comparison::Row> RowsOf(const std::vector<ComparedCampaign>& campaig
     for (const PipelineProgress& p : campaigns[c].status.pipelines()) {
       auto [at, added] = row_of.emplace(p.pipeline_id(), rows.size());
       if (added) {
-        rows.push_back({p.pipeline_id(), PipelineDisplayName(p),
-                        std::vector<ComparedRuntime>(campaigns.size() + baselines.size())});
+        rows.push_back({p.pipeline_id(), PipelineDisplayName(p), p.task_weight(),
+                        std::vector<ComparedRuntime>(campaigns.size() + baselines.size()),
+                        std::vector<int>(campaigns.size())});
       }
-      std::vector<ComparedRuntime>& runtimes = rows[at->second].runtimes;
+      Comparison::Row& row = rows[at->second];
+      std::vector<ComparedRuntime>& runtimes = row.runtimes;
       const MeasurementTally& tally = campaigns[c].tally;
       runtimes[c].seconds =
-          tally.first() > 0 ? tally.BestOfFirst(p.pipeline_id()) : p.best_seconds();
+          tally.cut().any() ? tally.BestWithinCut(p.pipeline_id()) : p.best_seconds();
+      row.to_near_best[c] = tally.CandidatesToNearBest(p.pipeline_id(), kNearBest);
       for (size_t b = 0; b < baselines.size(); ++b) {
         ComparedRuntime& baseline = runtimes[campaigns.size() + b];
         const auto found = p.baseline_seconds().find(baselines[b]);
@@ -113,6 +116,25 @@ void SetGeomeans(Comparison* comparison) {
   }
   for (const std::vector<double>& values : covered) {
     comparison->geomeans.push_back(GeometricMeanOf(values));
+  }
+}
+
+// Comparison::task_estimates, from the rows of the tasks (those with a weight).
+void SetTaskEstimates(Comparison* comparison) {
+  const size_t columns = comparison->headers.size() + comparison->baselines.size();
+  comparison->task_estimates.assign(columns, 0);
+  bool network = false;
+  std::vector<bool> complete(columns, true);
+  for (const Comparison::Row& row : comparison->rows) {
+    if (row.task_weight <= 0) continue;
+    network = true;
+    for (size_t k = 0; k < columns; ++k) {
+      comparison->task_estimates[k] += row.task_weight * row.runtimes[k].seconds;
+      if (!(row.runtimes[k].seconds > 0)) complete[k] = false;
+    }
+  }
+  for (size_t k = 0; k < columns; ++k) {
+    if (!network || !complete[k]) comparison->task_estimates[k] = 0;
   }
 }
 
@@ -173,6 +195,14 @@ void PrintRuntimes(const Comparison& comparison, std::ostream& out) {
                                        " of " + std::to_string(comparison.rows.size()) + ")"};
   for (const double seconds : comparison.geomeans) geomeans.push_back(FormatDuration(seconds));
   table.Add(geomeans);
+  if (std::any_of(comparison.rows.begin(), comparison.rows.end(),
+                  [](const Comparison::Row& row) { return row.task_weight > 0; })) {
+    std::vector<std::string> estimates = {"tasks' estimate (weight x runtime)"};
+    for (const double seconds : comparison.task_estimates) {
+      estimates.push_back(seconds > 0 ? FormatDuration(seconds) : "-");
+    }
+    table.Add(estimates);
+  }
   table.Print(out);
 }
 
@@ -190,10 +220,22 @@ void PrintSpeedups(const Comparison& comparison, std::ostream& out) {
   table.Print(out);
 }
 
+// The candidates campaign `c` took to come within 5% of its best: the median and the
+// most over the pipelines with an OK candidate ("-" with none).
+std::string ToNearBestText(const Comparison& comparison, size_t c) {
+  std::vector<int> counts;
+  for (const Comparison::Row& row : comparison.rows) {
+    if (row.to_near_best[c] > 0) counts.push_back(row.to_near_best[c]);
+  }
+  if (counts.empty()) return "-";
+  std::sort(counts.begin(), counts.end());
+  return std::to_string(counts[counts.size() / 2]) + "/" + std::to_string(counts.back());
+}
+
 void PrintCampaigns(const Comparison& comparison, std::ostream& out) {
   TextTable table({"CAMPAIGN", "ID", "NAME", "STATE", "BENCHMARKS", "FAILURES", "SEARCH TIME",
-                   "CANDIDATES BY ORIGIN"},
-                  {false, false, false, false, true, false, true, false});
+                   "TO 5%", "CANDIDATES BY ORIGIN"},
+                  {false, false, false, false, true, false, true, true, false});
   for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
     const ComparedCampaign& compared = comparison.campaigns[c];
     const Campaign& campaign = compared.status.campaign();
@@ -201,7 +243,7 @@ void PrintCampaigns(const Comparison& comparison, std::ostream& out) {
         {comparison.headers[c], campaign.id(), campaign.name(), CampaignStateText(campaign.state()),
          std::to_string(campaign.counters().finished()) + "/" + std::to_string(campaign.budget()),
          FailuresText(compared.status), FormatDuration(compared.tally.search_seconds()),
-         OriginsText(compared.tally)});
+         ToNearBestText(comparison, c), OriginsText(compared.tally)});
   }
   table.Print(out);
 }
@@ -293,25 +335,47 @@ void MeasurementTally::Add(const Measurement& measurement) {
     search_seconds_ += candidate.search_seconds();
     ++by_origin_[candidate.origin()];
   }
-  if (first_ <= 0 || IsBaselineName(candidate.origin())) return;
-  if (added && counted_[key.first] < first_) {
-    ++counted_[key.first];
-    within_first_.insert(key);
+  if (IsBaselineName(candidate.origin())) return;
+  if (cut_.seconds > 0 &&
+      measurement.finished_unix_ms() > submitted_unix_ms_ + static_cast<int64_t>(cut_.seconds * 1000)) {
+    return;
+  }
+  auto position = position_.find(key);
+  if (position == position_.end()) {
+    // Within a cut of `first` only a pipeline's first candidates count; a retry of one
+    // of them counts with it.
+    int& counted = counted_[key.first];
+    if (!added || (cut_.first > 0 && counted >= cut_.first)) return;
+    position = position_.emplace(key, ++counted).first;
   }
   const double median = measurement.stats().median_seconds();
-  if (measurement.status() != OK || !(median > 0) || within_first_.count(key) == 0) return;
-  double& best = best_of_first_[key.first];
-  if (best == 0 || median < best) best = median;
+  if (measurement.status() != OK || !(median > 0)) return;
+  results_[key.first].emplace_back(position->second, median);
 }
 
-double MeasurementTally::BestOfFirst(const std::string& pipeline_id) const {
-  const auto found = best_of_first_.find(pipeline_id);
-  return found == best_of_first_.end() ? 0 : found->second;
+double MeasurementTally::BestWithinCut(const std::string& pipeline_id) const {
+  const auto found = results_.find(pipeline_id);
+  if (found == results_.end()) return 0;
+  double best = 0;
+  for (const auto& [position, seconds] : found->second) {
+    if (best == 0 || seconds < best) best = seconds;
+  }
+  return best;
 }
 
 int MeasurementTally::CountedOf(const std::string& pipeline_id) const {
   const auto found = counted_.find(pipeline_id);
   return found == counted_.end() ? 0 : found->second;
+}
+
+int MeasurementTally::CandidatesToNearBest(const std::string& pipeline_id, double margin) const {
+  const double best = BestWithinCut(pipeline_id);
+  if (!(best > 0)) return 0;
+  int first = 0;
+  for (const auto& [position, seconds] : results_.at(pipeline_id)) {
+    if (seconds <= best * (1 + margin) && (first == 0 || position < first)) first = position;
+  }
+  return first;
 }
 
 bool MeasurementTally::BaselineFailed(const std::string& pipeline_id,
@@ -333,25 +397,31 @@ Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns) {
   comparison.rows = RowsOf(campaigns, comparison.baselines);
   comparison.campaigns = std::move(campaigns);
   SetGeomeans(&comparison);
+  SetTaskEstimates(&comparison);
   SetSpeedups(&comparison);
   return comparison;
 }
 
 namespace {
 
-// With a first N: what the runtimes are, and the campaigns that have fewer than N
-// candidates of a pipeline (so that their budgets there are not equal).
-void PrintFirstNote(const Comparison& comparison, std::ostream& out) {
-  if (comparison.campaigns.empty() || comparison.campaigns[0].tally.first() <= 0) return;
-  const int first = comparison.campaigns[0].tally.first();
-  out << "each campaign's best among the first " << first
-      << " candidates of each pipeline (baselines aside)\n";
-  for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
-    int fewest = first;
+// With a cut: what the runtimes are, and the campaigns that have fewer than N
+// candidates of a pipeline within it (so that their budgets there are not equal).
+void PrintCutNote(const Comparison& comparison, std::ostream& out) {
+  if (comparison.campaigns.empty() || !comparison.campaigns[0].tally.cut().any()) return;
+  const ComparisonCut& cut = comparison.campaigns[0].tally.cut();
+  out << "each campaign's best among "
+      << (cut.first > 0 ? "the first " + std::to_string(cut.first) + " candidates" : "the candidates")
+      << " of each pipeline (baselines aside)"
+      << (cut.seconds > 0 ? " measured in the first " + FormatElapsed(cut.seconds) +
+                                " after the campaign's submission"
+                          : "")
+      << "\n";
+  for (size_t c = 0; cut.first > 0 && c < comparison.campaigns.size(); ++c) {
+    int fewest = cut.first;
     for (const Comparison::Row& row : comparison.rows) {
       fewest = std::min(fewest, comparison.campaigns[c].tally.CountedOf(row.pipeline_id));
     }
-    if (fewest < first) {
+    if (fewest < cut.first) {
       out << "  " << comparison.headers[c] << " has only " << fewest
           << " candidates of some pipeline\n";
     }
@@ -365,7 +435,7 @@ std::string RenderComparison(const Comparison& comparison) {
   out << "best runtime per pipeline: " << Count(comparison.campaigns.size(), "campaign") << ", "
       << Count(comparison.baselines.size(), "baseline") << ", "
       << Count(comparison.rows.size(), "pipeline") << "\n";
-  PrintFirstNote(comparison, out);
+  PrintCutNote(comparison, out);
   PrintRuntimes(comparison, out);
   if (!comparison.baselines.empty()) {
     out << "speedup over the baselines (geomean over the pipelines where both have a runtime)\n";
@@ -384,16 +454,25 @@ Struct ComparisonToJson(const Comparison& comparison) {
     campaigns.push_back(CampaignValue(comparison, c));
   }
   for (const Comparison::Row& row : comparison.rows) {
-    std::vector<Value> seconds;
+    std::vector<Value> seconds, to_near_best;
     for (const ComparedRuntime& runtime : row.runtimes) seconds.push_back(RuntimeValue(runtime));
+    for (const int count : row.to_near_best) {
+      to_near_best.push_back(count > 0 ? NumberValue(count) : NullValue());
+    }
     Struct entry;
     (*entry.mutable_fields())["id"] = StringValue(row.pipeline_id);
     (*entry.mutable_fields())["name"] = StringValue(row.name);
+    (*entry.mutable_fields())["task_weight"] = NumberValue(row.task_weight);
     (*entry.mutable_fields())["seconds"] = ListValue(std::move(seconds));
+    (*entry.mutable_fields())["candidates_to_near_best"] = ListValue(std::move(to_near_best));
     pipelines.push_back(StructValue(std::move(entry)));
   }
   for (const double seconds : comparison.geomeans) {
     geomeans.push_back(seconds > 0 ? NumberValue(seconds) : NullValue());
+  }
+  std::vector<Value> task_estimates;
+  for (const double seconds : comparison.task_estimates) {
+    task_estimates.push_back(seconds > 0 ? NumberValue(seconds) : NullValue());
   }
   Struct geomean;
   (*geomean.mutable_fields())["seconds"] = ListValue(std::move(geomeans));
@@ -404,6 +483,7 @@ Struct ComparisonToJson(const Comparison& comparison) {
   f["campaigns"] = ListValue(std::move(campaigns));
   f["pipelines"] = ListValue(std::move(pipelines));
   f["geomean"] = StructValue(std::move(geomean));
+  f["task_estimates"] = ListValue(std::move(task_estimates));
   return json;
 }
 

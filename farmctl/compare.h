@@ -19,15 +19,24 @@
 
 namespace schedfarm {
 
+// Which candidates of a campaign compare weighs against the others: all of them, or
+// each pipeline's first `first` (baselines aside, in measurement order, failed ones
+// counted) and/or those measured within `seconds` of the campaign's submission: the
+// campaign at an equal budget of benchmarks or of wall time.
+struct ComparisonCut {
+  int first = 0;       // 0: no limit
+  double seconds = 0;  // 0: no limit
+
+  bool any() const { return first > 0 || seconds > 0; }
+};
+
 // What compare takes from a campaign's measurements. A candidate measured more than
 // once (a retry after a failed attempt) counts once.
 class MeasurementTally {
  public:
-  // `first` > 0: also the best runtime of each pipeline among its first `first`
-  // candidates other than baselines, in measurement order, failed ones counted: the
-  // campaign's best at that budget per pipeline, so that campaigns that ran different
-  // budgets compare at an equal one.
-  explicit MeasurementTally(int first = 0) : first_(first) {}
+  // `submitted_unix_ms`: the campaign's submission, where a cut in seconds starts.
+  explicit MeasurementTally(ComparisonCut cut = {}, int64_t submitted_unix_ms = 0)
+      : cut_(cut), submitted_unix_ms_(submitted_unix_ms) {}
 
   void Add(const Measurement& measurement);
 
@@ -38,17 +47,24 @@ class MeasurementTally {
   const std::map<std::string, int64_t>& candidates_by_origin() const { return by_origin_; }
   // Whether the autoscheduler `baseline` has a failed result on the pipeline.
   bool BaselineFailed(const std::string& pipeline_id, const std::string& baseline) const;
-  int first() const { return first_; }
-  // The pipeline's best runtime among its first `first` candidates (0: none OK).
-  double BestOfFirst(const std::string& pipeline_id) const;
-  // How many candidates of the pipeline (baselines aside) there are, at most `first`.
+  const ComparisonCut& cut() const { return cut_; }
+  // The pipeline's best runtime among its candidates within the cut (0: none OK).
+  double BestWithinCut(const std::string& pipeline_id) const;
+  // How many candidates of the pipeline (baselines aside) are within the cut.
   int CountedOf(const std::string& pipeline_id) const;
+  // The number of candidates (baselines aside, within the cut, in measurement order)
+  // the pipeline took to come within `margin` (0.05: 5%) of its best among them; 0
+  // when none is OK.
+  int CandidatesToNearBest(const std::string& pipeline_id, double margin) const;
 
  private:
-  int first_ = 0;
-  std::map<std::string, int> counted_;  // pipeline id -> candidates seen, baselines aside
-  std::set<std::pair<std::string, std::string>> within_first_;  // (pipeline id, hash)
-  std::map<std::string, double> best_of_first_;  // pipeline id -> seconds
+  ComparisonCut cut_;
+  int64_t submitted_unix_ms_ = 0;
+  std::map<std::string, int> counted_;  // pipeline id -> candidates within the cut
+  // (pipeline id, hash) -> its position among the pipeline's candidates within the cut
+  std::map<std::pair<std::string, std::string>, int> position_;
+  // pipeline id -> (position, runtime) of each OK result within the cut
+  std::map<std::string, std::vector<std::pair<int, double>>> results_;
   std::set<std::pair<std::string, std::string>> candidates_;  // (pipeline id, schedule hash)
   double search_seconds_ = 0;
   std::map<std::string, int64_t> by_origin_;
@@ -78,9 +94,14 @@ struct Comparison {
   struct Row {
     std::string pipeline_id;
     std::string name;
-    // One per column: the campaigns' best runtimes (among each pipeline's first
-    // candidates where the tallies count a first), then the baselines'.
+    // A network campaign's distinct task: its occurrences in the network; else 0.
+    int task_weight = 0;
+    // One per column: the campaigns' best runtimes (within the tallies' cut), then the
+    // baselines'.
     std::vector<ComparedRuntime> runtimes;
+    // One per campaign: the candidates it took to come within kNearBest of its best
+    // (CandidatesToNearBest); 0 without an OK one.
+    std::vector<int> to_near_best;
   };
 
   std::vector<ComparedCampaign> campaigns;
@@ -96,10 +117,16 @@ struct Comparison {
   // (0 when there is none), and how many pipelines those are.
   std::vector<double> geomeans;
   int geomean_pipelines = 0;
+  // Network campaigns: each column's sum of task weight x runtime over the tasks, when
+  // every task has a runtime in it (0 otherwise): the tasks' estimate of the network.
+  std::vector<double> task_estimates;
   // speedups[c][b]: the geometric mean of baseline b's runtime over campaign c's best
   // (the table's values), over the pipelines where both have one.
   std::vector<std::vector<MeanSpeedup>> speedups;
 };
+
+// How near a campaign's best a candidate must be for Row::to_near_best: 5%.
+inline constexpr double kNearBest = 0.05;
 
 // The geometric mean of positive values; 0 of none.
 double GeometricMeanOf(const std::vector<double>& values);
@@ -108,14 +135,17 @@ double GeometricMeanOf(const std::vector<double>& values);
 Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns);
 
 // The comparison as compare prints it: the table of runtimes with the geometric means
-// under it, the speedups over the baselines, and a table of the campaigns (id, name,
-// state, benchmarks finished / budget, failures, search time, candidates by origin).
+// (and a network's tasks' estimate) under it, the speedups over the baselines, and a
+// table of the campaigns (id, name, state, benchmarks finished / budget, failures,
+// search time, candidates by origin, candidates to come within 5% of the best: median
+// and most over the pipelines).
 std::string RenderComparison(const Comparison& comparison);
 
 // The comparison as data for `compare --json`: columns, pipelines (runtimes in seconds
 // by column, null for none, "failed" for a failed baseline), the geometric means, and
 // per campaign its column, counters, failures, search time, candidates by origin and
-// speedups.
+// speedups; per pipeline also its task weight and each campaign's candidates to come
+// within 5% of its best; the tasks' estimates.
 google::protobuf::Struct ComparisonToJson(const Comparison& comparison);
 
 }  // namespace schedfarm

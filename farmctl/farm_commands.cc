@@ -1,10 +1,11 @@
 #include "farmctl/commands.h"
 
-#include <cctype>
+#include <optional>
 #include <string>
 
-#include "common/log.h"
+#include "common/duration.h"
 #include "common/flags.h"
+#include "common/log.h"
 #include "farmctl/local.h"
 #include "farmctl/render.h"
 #include "farmctl/runner.h"
@@ -14,20 +15,6 @@
 #include "scheduler/autoscheduler_names.h"
 
 namespace schedfarm {
-namespace {
-
-// A duration as campaign files write it: a number, then ms, s, m or h (or nothing: s).
-bool IsDuration(const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
-    ++digits;
-  }
-  const std::string unit = text.substr(digits);
-  return digits > 0 && (unit.empty() || unit == "ms" || unit == "s" || unit == "m" || unit == "h");
-}
-
-}  // namespace
 
 int RunWorkers(Runner& r) {
   ClientRequest request;
@@ -80,7 +67,8 @@ int RunTuneCommand(Runner& r) {
   }
   if (r.inv().Has("--time")) {
     options.wall_time = r.inv().Get("--time");
-    if (!IsDuration(options.wall_time)) {
+    const std::optional<double> seconds = DurationSeconds(options.wall_time);
+    if (!seconds || !(*seconds > 0)) {
       return r.Fail(kExitUsage, "--time '" + options.wall_time +
                                     "' is not a duration (a number, then ms, s, m or h: 30m)");
     }

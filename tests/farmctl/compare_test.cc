@@ -20,6 +20,9 @@ using testing_support::Compared;
 using testing_support::CompareSamples;
 using testing_support::EmptyCampaign;
 using testing_support::GreedySample;
+using testing_support::kConvId;
+using testing_support::kFireId;
+using testing_support::kVggId;
 using testing_support::RandomSample;
 using testing_support::SampleCampaign;
 
@@ -52,8 +55,9 @@ TEST(FarmctlCompareTest, TallyCountsEachCandidateOnceAndFailedBaselines) {
 }
 
 Measurement Result(const std::string& hash, const std::string& origin, MeasurementStatus status,
-                   double median) {
+                   double median, int64_t finished_unix_ms = 0) {
   Measurement m;
+  m.set_finished_unix_ms(finished_unix_ms);
   m.mutable_candidate()->set_pipeline_id("p");
   m.mutable_candidate()->set_schedule_hash(hash);
   m.mutable_candidate()->set_origin(origin);
@@ -65,19 +69,81 @@ Measurement Result(const std::string& hash, const std::string& origin, Measureme
 // --first N: the best among each pipeline's first N candidates, baselines aside, a
 // failed candidate counted and its later successful retry taken.
 TEST(FarmctlCompareTest, TallyOfTheFirstCandidatesOfEachPipeline) {
-  MeasurementTally tally(2);
+  MeasurementTally tally(ComparisonCut{2});
   tally.Add(Result("li2018", "li2018", OK, 0.5));
   tally.Add(Result("a", "greedy", OK, 5.0));
   tally.Add(Result("b", "greedy", CRASH, 0));
   tally.Add(Result("c", "greedy", OK, 1.0));  // the third candidate: beyond the first 2
   tally.Add(Result("b", "greedy", OK, 3.0));  // the retry of the second
-  EXPECT_DOUBLE_EQ(tally.BestOfFirst("p"), 3.0);
+  EXPECT_DOUBLE_EQ(tally.BestWithinCut("p"), 3.0);
   EXPECT_EQ(tally.CountedOf("p"), 2);
-  EXPECT_EQ(tally.BestOfFirst("q"), 0);
+  EXPECT_EQ(tally.BestWithinCut("q"), 0);
   MeasurementTally all;
   all.Add(Result("a", "greedy", OK, 5.0));
-  EXPECT_EQ(all.first(), 0);
-  EXPECT_EQ(all.BestOfFirst("p"), 0) << "only counted with a first";
+  all.Add(Result("c", "greedy", OK, 1.0));
+  EXPECT_FALSE(all.cut().any());
+  EXPECT_EQ(all.BestWithinCut("p"), 1.0) << "without a cut every candidate counts";
+}
+
+// --time D: the candidates measured within D of the campaign's submission; a retry
+// that finished after it does not count, nor does a baseline.
+TEST(FarmctlCompareTest, TallyOfTheCandidatesMeasuredWithinATime) {
+  const int64_t submitted = 1'000'000;
+  MeasurementTally tally(ComparisonCut{0, 60}, submitted);
+  tally.Add(Result("li2018", "li2018", OK, 0.5, submitted + 5'000));
+  tally.Add(Result("a", "greedy", OK, 5.0, submitted + 10'000));
+  tally.Add(Result("b", "greedy", CRASH, 0, submitted + 50'000));
+  tally.Add(Result("c", "greedy", OK, 1.0, submitted + 70'000));  // after the minute
+  tally.Add(Result("b", "greedy", OK, 3.0, submitted + 80'000));  // the retry, after it too
+  EXPECT_DOUBLE_EQ(tally.BestWithinCut("p"), 5.0);
+  EXPECT_EQ(tally.CountedOf("p"), 2);
+  MeasurementTally both(ComparisonCut{1, 60}, submitted);
+  both.Add(Result("a", "greedy", OK, 5.0, submitted + 10'000));
+  both.Add(Result("d", "greedy", OK, 2.0, submitted + 20'000));  // the second: beyond 1
+  EXPECT_DOUBLE_EQ(both.BestWithinCut("p"), 5.0);
+}
+
+// The candidates a pipeline took to come within 5% of its best: a retried candidate
+// keeps the position of its first attempt.
+TEST(FarmctlCompareTest, CandidatesToComeNearTheBestCountFromTheFirstCandidate) {
+  MeasurementTally tally;
+  tally.Add(Result("a", "greedy", OK, 10.0));
+  tally.Add(Result("b", "greedy", CRASH, 0));
+  tally.Add(Result("c", "greedy", OK, 4.15));  // the third, within 5% of 4.0
+  tally.Add(Result("d", "greedy", OK, 4.0));
+  EXPECT_EQ(tally.CandidatesToNearBest("p", kNearBest), 3);
+  EXPECT_EQ(tally.CandidatesToNearBest("p", 0), 4);
+  tally.Add(Result("b", "greedy", OK, 4.1));  // the retry of the second
+  EXPECT_EQ(tally.CandidatesToNearBest("p", kNearBest), 2);
+  EXPECT_EQ(tally.CandidatesToNearBest("q", kNearBest), 0) << "no candidate";
+}
+
+// A network campaign's tasks (their weights) add up to the tasks' estimate of each
+// column that has every task; the assembly (weight 0) is not a task.
+TEST(FarmctlCompareTest, NetworkCampaignsShowTheTasksEstimate) {
+  SampleCampaign a = EmptyCampaign("c-a", "tune-net", "model-guided", {"libtorch"},
+                                   CAMPAIGN_DONE, 10, 10);
+  testing_support::AddProgress(&a, kVggId, "net.task0", 1e-3, {{"libtorch", 2e-3}});
+  testing_support::AddProgress(&a, kFireId, "net.task1", 3e-3, {{"libtorch", 1e-3}});
+  testing_support::AddProgress(&a, kConvId, "net.assembly", 6e-3, {{"libtorch", 4e-3}});
+  a.status.mutable_pipelines(0)->set_task_weight(2);
+  a.status.mutable_pipelines(1)->set_task_weight(1);
+  SampleCampaign b = EmptyCampaign("c-b", "tune-net", "random", {"libtorch"}, CAMPAIGN_DONE, 1, 10);
+  testing_support::AddProgress(&b, kVggId, "net.task0", 0.5e-3, {});
+  testing_support::AddProgress(&b, kFireId, "net.task1", 0, {});
+  b.status.mutable_pipelines(0)->set_task_weight(2);
+  b.status.mutable_pipelines(1)->set_task_weight(1);
+  const Comparison c = CompareCampaigns({Compared(a), Compared(b)});
+  ASSERT_EQ(c.task_estimates.size(), 3u);
+  EXPECT_NEAR(c.task_estimates[0], 5e-3, 1e-12);
+  EXPECT_EQ(c.task_estimates[1], 0) << "task1 has no runtime in c-b";
+  EXPECT_NEAR(c.task_estimates[2], 5e-3, 1e-12) << "libtorch: 2 x 2 ms + 1 ms";
+  const std::string text = RenderComparison(c);
+  EXPECT_EQ(RowOf(text, "tasks' estimate (weight x runtime)"),
+            (std::vector<std::string>{"5", "ms", "-", "5", "ms"}))
+      << text;
+  EXPECT_EQ(RenderComparison(CompareSamples()).find("tasks' estimate"), std::string::npos)
+      << "not a network";
 }
 
 TEST(FarmctlCompareTest, RowsHoldEachCampaignsBestAndTheBaselinesBestOverTheCampaigns) {
@@ -166,11 +232,11 @@ TEST(FarmctlCompareTest, TextShowsRuntimesGeomeansSpeedupsAndTheCampaigns) {
   const std::string campaigns = text.substr(text.find("\ncampaigns\n"));
   EXPECT_EQ(RowOf(campaigns, "random"),
             (std::vector<std::string>{"c-r", "quick-random", "done", "40/40", "CRASH", "2", "-",
-                                      "li2018", "4,", "mullapudi2016", "3,", "random", "3"}))
+                                      "-", "li2018", "4,", "mullapudi2016", "3,", "random", "3"}))
       << text;
   EXPECT_EQ(RowOf(campaigns, "greedy"),
             (std::vector<std::string>{"c-g", "quick-greedy", "running", "12/30", "none", "1.5", "s",
-                                      "greedy", "4,", "li2018", "4"}))
+                                      "-", "greedy", "4,", "li2018", "4"}))
       << text;
 }
 
