@@ -25,7 +25,7 @@ struct StageRows {
 StageRows Rows(const std::vector<const PipelineFeatures*>& features,
                const StackedStages& stacked, const StageStats& stats) {
   StageRows out;
-  out.rows = torch::cat({stats.Invariant(stacked), stats.Dependent(stacked)}, 1);
+  out.rows = StageInputs(stacked, stats);
   out.first_stage.push_back(0);
   for (const PipelineFeatures* f : features) {
     out.first_stage.push_back(out.first_stage.back() + f->num_stages);
@@ -54,6 +54,10 @@ std::map<int, std::vector<int64_t>> ByStageCount(
 }
 
 }  // namespace
+
+torch::Tensor StageInputs(const StackedStages& stacked, const StageStats& stats) {
+  return torch::cat({stats.Invariant(stacked), stats.Dependent(stacked)}, 1);
+}
 
 BilstmNetImpl::BilstmNetImpl(int64_t inputs, int64_t embedding, int64_t latent) {
   embed = register_module("embed", torch::nn::Linear(inputs, embedding));

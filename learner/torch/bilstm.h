@@ -34,6 +34,10 @@ void ForEachOption(BilstmOptions& o, Visit visit) {
 
 namespace torch_models {
 
+// The network's input rows of stacked stages [stages, inputs]: each stage's normalized
+// invariant and dependent features and its scheduled flag.
+torch::Tensor StageInputs(const StackedStages& stacked, const StageStats& stats);
+
 class BilstmNetImpl : public torch::nn::Module {
  public:
   BilstmNetImpl(int64_t inputs, int64_t embedding, int64_t latent);
@@ -60,6 +64,12 @@ class BilstmModel : public StageEnsembleModel<BilstmOptions, BilstmNet> {
   BilstmNet NewNet(const BilstmOptions& options) const override;
   Status TrainMembers(const std::vector<Sample>& train, const MemberPlan& plan) override;
   torch::Tensor PredictMembers(const std::vector<const PipelineFeatures*>& features) const override;
+  // The variants' forward recurrence from the first stage any of them changes and the
+  // backward one from the last, each starting from the base's states there
+  // (bilstm_variants.cc).
+  torch::Tensor PredictVariantMembers(
+      const PipelineFeatures& base,
+      const std::vector<const PipelineFeatures*>& variants) const override;
 };
 
 }  // namespace torch_models

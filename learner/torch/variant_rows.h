@@ -1,9 +1,9 @@
-// Internal to learner/torch/: the rows that variants of one state change, for the graph
-// models that score a search step's options incrementally (PredictVariantMembers of
-// the GCN and GraphSAGE). Level 0 holds the input rows in which each variant differs
-// from the base (compared bit for bit); level l the rows that messages from level
-// l - 1 reach (a row stays reached: the reach includes each stage itself). Rows are
-// flat over all variants, each variant's rows together.
+// Internal to learner/torch/: the rows that variants of one state change, for the
+// models that score a search step's options incrementally (PredictVariantMembers of the
+// GCN, GraphSAGE and the BiLSTM). Level 0 holds the input rows in which each variant
+// differs from the base (compared bit for bit); level l the rows that messages from
+// level l - 1 reach (a row stays reached: the reach includes each stage itself). Rows
+// are flat over all variants, each variant's rows together.
 #pragma once
 
 #include <torch/torch.h>

@@ -774,10 +774,17 @@ TEST(TorchModelsTest, SageVariantsScoreAsWholeStates) {
   ExpectVariantsScoreAsWholeStates("sage", PartialMeaning::kDefaultCompletion);
 }
 
+// The BiLSTM as a cost model (default completion) and as a value function (partial
+// states as they are: an option changes its own stage's row only).
+TEST(TorchModelsTest, BilstmVariantsScoreAsWholeStates) {
+  ExpectVariantsScoreAsWholeStates("bilstm", PartialMeaning::kDefaultCompletion);
+  ExpectVariantsScoreAsWholeStates("bilstm", PartialMeaning::kBestReachable);
+}
+
 // A step with one option: the only variant is the base, and no row changes.
 TEST(TorchModelsTest, AVariantEqualToTheBaseScoresAsTheBase) {
   const Dataset data = ZooDataset(12, 6, 31);
-  for (const char* kind : {"gcn", "sage"}) {
+  for (const char* kind : {"gcn", "sage", "bilstm"}) {
     std::unique_ptr<PerformanceModel> model = Make(kind);
     ASSERT_TRUE(model->Train(data.train, Fast(2, 2)).ok());
     const PipelineFeatures& base = data.train.front().features;
