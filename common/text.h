@@ -1,4 +1,4 @@
-// Small string helpers every layer uses: joining, suffixes, lower case.
+// Small string helpers every layer uses: joining, suffixes, lower and upper case.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +26,13 @@ inline bool EndsWith(const std::string& s, const std::string& suffix) {
 inline std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// ASCII upper case.
+inline std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return s;
 }
 

@@ -210,6 +210,12 @@ int RunRounds(Runner& r) {
   std::optional<std::vector<Measurement>> measurements = CampaignMeasurements(r, campaign, &code);
   if (!measurements) return code;
   report.measurements = std::move(*measurements);
+  const std::optional<std::vector<PipelineSpec>> pipelines = CampaignPipelines(r, campaign, &code);
+  if (!pipelines) return code;
+  const auto& ids = report.status.campaign().pipeline_ids();
+  for (int i = 0; i < ids.size() && i < static_cast<int>(pipelines->size()); ++i) {
+    report.sources[ids[i]] = (*pipelines)[i].source();
+  }
   r.out() << RenderValueRounds(report);
   return kExitOk;
 }

@@ -134,16 +134,12 @@ int RunDataset(Runner& r) {
   const std::optional<std::vector<CampaignStatus>> named = CampaignsNamed(r, {target}, &code);
   if (!named) return code;
   const Campaign& campaign = named->front().campaign();
-  ClientRequest pipelines;
-  pipelines.mutable_pipelines()->set_campaign(campaign.id());
-  const auto pipelines_reply = r.Call(pipelines, &ClientReply::has_pipelines, "pipelines", &code);
-  if (!pipelines_reply) return code;
+  const std::optional<std::vector<PipelineSpec>> specs = CampaignPipelines(r, campaign.id(), &code);
+  if (!specs) return code;
   std::optional<std::vector<Measurement>> measurements =
       CampaignMeasurements(r, campaign.id(), &code);
   if (!measurements) return code;
-  const std::vector<PipelineSpec> specs(pipelines_reply->pipelines().pipelines().begin(),
-                                        pipelines_reply->pipelines().pipelines().end());
-  Status added = AddDatasetPart(campaign, specs, *measurements, UnixMillis(), &dataset);
+  Status added = AddDatasetPart(campaign, *specs, *measurements, UnixMillis(), &dataset);
   if (!added.ok()) return r.Fail(kExitFailed, "dataset pack: " + added.message());
   const std::string output = r.inv().Get("--output");
   Status written = WriteDataset(output, dataset);

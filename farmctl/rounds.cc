@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <utility>
 
+#include "common/text.h"
 #include "farmctl/compare.h"
 #include "farmctl/render.h"
 #include "protocol/state_names.h"
@@ -67,6 +69,28 @@ struct MethodRow {
   std::vector<double> seconds;
   double search_seconds = 0;
 };
+
+// The kind of a pipeline's source as the figure groups it: "generator" for the random
+// pipelines, else the source's own kind ("zoo", "yaml", "onnx"); "" when unknown.
+std::string SourceKind(const ValueIterationReport& report, const std::string& pipeline_id) {
+  const auto found = report.sources.find(pipeline_id);
+  if (found == report.sources.end()) return "";
+  const std::string kind = found->second.substr(0, found->second.find(':'));
+  return kind == "random" ? "generator" : kind;
+}
+
+// The geometric mean of one random schedule's runtime over the row's, over the
+// pipelines `columns` where both have one; "-" with none.
+std::string RatioText(const MethodRow& row, const MethodRow& one_random,
+                      const std::vector<size_t>& columns) {
+  std::vector<double> ratios;
+  for (const size_t i : columns) {
+    if (row.seconds[i] > 0 && one_random.seconds[i] > 0) {
+      ratios.push_back(one_random.seconds[i] / row.seconds[i]);
+    }
+  }
+  return ratios.empty() ? "-" : FormatNumber("%.2fx", GeometricMeanOf(ratios));
+}
 
 void PrintFigure(const ValueIterationReport& report, std::ostream& out) {
   // The held-out pipelines: those the evaluations search, in campaign order.
@@ -134,30 +158,45 @@ void PrintFigure(const ValueIterationReport& report, std::ostream& out) {
     rows.push_back(std::move(row));
   }
 
+  // The held-out pipelines by kind of source, in order of first appearance.
+  std::vector<std::pair<std::string, std::vector<size_t>>> kinds;
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    const std::string kind = SourceKind(report, pipelines[i]->pipeline_id());
+    auto at = std::find_if(kinds.begin(), kinds.end(),
+                           [&](const auto& entry) { return entry.first == kind; });
+    if (at == kinds.end()) at = kinds.insert(kinds.end(), {kind, {}});
+    at->second.push_back(i);
+  }
+  if (kinds.size() < 2) kinds.clear();
+  std::vector<size_t> all(pipelines.size());
+  std::iota(all.begin(), all.end(), 0);
+
   std::vector<std::string> header = {"SEARCH"};
   for (const PipelineProgress* p : pipelines) header.push_back(PipelineDisplayName(*p));
   header.push_back("GEOMEAN");
   header.push_back("VS ONE RANDOM");
+  for (const auto& [kind, columns] : kinds) {
+    header.push_back(Upper(kind.empty() ? "other" : kind) + " (" + std::to_string(columns.size()) +
+                     ")");
+  }
   header.push_back("SEARCH TIME");
   std::vector<bool> right(header.size(), true);
   right[0] = false;
   TextTable table(header, right);
   for (const MethodRow& row : rows) {
     std::vector<std::string> cells = {row.name};
-    std::vector<double> present, ratios;
+    std::vector<double> present;
     for (size_t i = 0; i < row.seconds.size(); ++i) {
       cells.push_back(FormatDuration(row.seconds[i]));
       if (row.seconds[i] > 0) present.push_back(row.seconds[i]);
-      if (row.seconds[i] > 0 && one_random.seconds[i] > 0) {
-        ratios.push_back(one_random.seconds[i] / row.seconds[i]);
-      }
     }
     const std::string of = present.size() == row.seconds.size()
                                ? ""
                                : " (" + std::to_string(present.size()) + " of " +
                                      std::to_string(row.seconds.size()) + ")";
     cells.push_back(FormatDuration(GeometricMeanOf(present)) + of);
-    cells.push_back(ratios.empty() ? "-" : FormatNumber("%.2fx", GeometricMeanOf(ratios)));
+    cells.push_back(RatioText(row, one_random, all));
+    for (const auto& [kind, columns] : kinds) cells.push_back(RatioText(row, one_random, columns));
     cells.push_back(row.search_seconds > 0 ? FormatNumber("%.2f s", row.search_seconds) : "-");
     table.Add(cells);
   }
@@ -188,7 +227,9 @@ std::string RenderValueRounds(const ValueIterationReport& report) {
       << "\n\n";
   PrintRounds(report, out);
   out << "\nheld-out pipelines: the schedule greedy and beam search find under each value "
-         "function, as measured (search time: the mean wall time of one search)\n";
+         "function, as measured (vs one random: the geometric mean of one random schedule's "
+         "runtime over the row's; held-out pipelines of more than one kind of source also per "
+         "kind; search time: the mean wall time of one search)\n";
   PrintFigure(report, out);
   return out.str();
 }

@@ -185,6 +185,16 @@ std::optional<std::vector<Model>> CampaignModels(Runner& r, const std::string& c
   return std::vector<Model>(reply->models().models().begin(), reply->models().models().end());
 }
 
+std::optional<std::vector<PipelineSpec>> CampaignPipelines(Runner& r, const std::string& campaign,
+                                                           int* code) {
+  ClientRequest request;
+  request.mutable_pipelines()->set_campaign(campaign);
+  const auto reply = r.Call(request, &ClientReply::has_pipelines, "pipelines", code);
+  if (!reply) return std::nullopt;
+  return std::vector<PipelineSpec>(reply->pipelines().pipelines().begin(),
+                                   reply->pipelines().pipelines().end());
+}
+
 std::optional<std::vector<Measurement>> CampaignMeasurements(Runner& r,
                                                              const std::string& campaign,
                                                              int* code) {

@@ -90,6 +90,10 @@ std::optional<CampaignStatus> OneCampaignStatus(Runner& r, const std::string& re
 std::optional<std::vector<Model>> CampaignModels(Runner& r, const std::string& campaign,
                                                  int* code);
 
+// The pipelines of `campaign`, in the campaign's order.
+std::optional<std::vector<PipelineSpec>> CampaignPipelines(Runner& r, const std::string& campaign,
+                                                           int* code);
+
 // Every measurement of `campaign`, in seq order (ForEachMeasurement, kept).
 std::optional<std::vector<Measurement>> CampaignMeasurements(Runner& r,
                                                              const std::string& campaign,

@@ -22,6 +22,16 @@ Measurement Measured(const std::string& pipeline, const std::string& hash,
   return m;
 }
 
+// The words of the line of `text` that holds `start`, from it on; none without one.
+std::vector<std::string> WordsFrom(const std::string& text, const std::string& start) {
+  const size_t at = text.find(start);
+  if (at == std::string::npos) return {};
+  std::istringstream cells(text.substr(at, text.find('\n', at) - at));
+  std::vector<std::string> words;
+  for (std::string cell; cells >> cell;) words.push_back(cell);
+  return words;
+}
+
 ValueIterationReport Report() {
   ValueIterationReport report;
   report.status.mutable_campaign()->set_id("vi-1");
@@ -90,14 +100,9 @@ TEST(RoundsRenderTest, ShowsRoundsAndTheValueFunctionsOnHeldOutPipelines) {
   EXPECT_NE(text.find("V_{i-1}'s own prediction takes no part"), std::string::npos) << text;
   // Round 1: 1 pipeline, 3 prefixes of which 2 have targets, 12 s to plan, 1m05s to
   // fit, and the fitted model's held-out metrics.
-  const size_t round1 = text.find("1  fitted  bilstm-v1");
-  ASSERT_NE(round1, std::string::npos) << text;
-  std::istringstream cells(text.substr(round1, text.find('\n', round1) - round1));
-  std::vector<std::string> row;
-  for (std::string cell; cells >> cell;) row.push_back(cell);
   const std::vector<std::string> expected = {"1",   "fitted", "bilstm-v1", "1",    "3", "2",
                                              "12s", "1m05s",  "12.5%",     "0.61", "-"};
-  EXPECT_EQ(row, expected) << text;
+  EXPECT_EQ(WordsFrom(text, "1  fitted  bilstm-v1"), expected) << text;
   // One random schedule is the geometric mean of the warm-up's OK runtimes.
   EXPECT_NE(text.find("random (one schedule)"), std::string::npos) << text;
   EXPECT_NE(text.find("4 ms"), std::string::npos) << text;
@@ -117,6 +122,26 @@ TEST(RoundsRenderTest, ShowsRoundsAndTheValueFunctionsOnHeldOutPipelines) {
       << text;
   EXPECT_NE(text.find("li2018"), std::string::npos) << text;
   EXPECT_EQ(text.find("train  "), std::string::npos) << "only held-out pipelines are compared";
+}
+
+// Held-out pipelines of two kinds of source (the generator's and a zoo block): the
+// comparison with one random schedule over each kind too.
+TEST(RoundsRenderTest, ComparesPerKindOfSourceWhenTheHeldOutAreOfMoreThanOne) {
+  ValueIterationReport report = Report();
+  EXPECT_EQ(RenderValueRounds(report).find("GENERATOR"), std::string::npos) << "no sources";
+  report.sources = {{"id_train", "random:1"}, {"id_held_a", "random:2"}, {"id_held_b", "zoo:x"}};
+  const std::string text = RenderValueRounds(report);
+  EXPECT_NE(text.find("GENERATOR (1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("ZOO (1)"), std::string::npos) << text;
+  // V1 greedy: 4x on held_a (4 ms / 1 ms), 4x on held_b (10 ms / 2.5 ms).
+  const std::vector<std::string> expected = {"V1", "greedy", "1",     "ms",    "2.5",  "ms", "1.58",
+                                             "ms", "4.00x",  "4.00x", "4.00x", "0.50", "s"};
+  EXPECT_EQ(WordsFrom(text, "V1 greedy"), expected) << text;
+  // V1 beam failed on held_b (the zoo block): no ratio there.
+  const std::vector<std::string> beam_expected = {"V1",    "beam",  "2",  "ms",   "-",
+                                                  "2",     "ms",    "(1", "of",   "2)",
+                                                  "2.00x", "2.00x", "-",  "1.50", "s"};
+  EXPECT_EQ(WordsFrom(text, "V1 beam"), beam_expected) << text;
 }
 
 TEST(RoundsRenderTest, SaysWhenNothingIsTrainedYet) {
