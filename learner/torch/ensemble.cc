@@ -27,10 +27,8 @@ bool AllFinite(const std::vector<float>& values) {
 // Sets Torch's intra-op threads for the lifetime of the object, then restores them.
 class ThreadScope {
  public:
-  explicit ThreadScope(int threads) : previous_(at::get_num_threads()) {
-    if (threads > 0) at::set_num_threads(threads);
-  }
-  ~ThreadScope() { at::set_num_threads(previous_); }
+  explicit ThreadScope(int threads) : previous_(TorchThreads()) { SetTorchThreads(threads); }
+  ~ThreadScope() { SetTorchThreads(previous_); }
 
  private:
   int previous_;

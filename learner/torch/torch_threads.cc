@@ -1,6 +1,7 @@
-// The threads Torch computes with.
+// The threads Torch computes with, and its BLAS library's pool.
 #include <ATen/Parallel.h>
 
+#include "common/blas_threads.h"
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
@@ -8,7 +9,9 @@ namespace schedfarm {
 int TorchThreads() { return at::get_num_threads(); }
 
 void SetTorchThreads(int threads) {
-  if (threads > 0) at::set_num_threads(threads);
+  if (threads <= 0) return;
+  at::set_num_threads(threads);
+  SetBlasThreads(threads);
 }
 
 }  // namespace schedfarm

@@ -5,6 +5,7 @@
 // on held-out pipelines whatever the noise of this machine.
 #include "learner/torch/torch_models.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -643,6 +644,20 @@ TEST(TorchModelsTest, TrainSetsThreadsAndRestoresThem) {
   options.threads = 1;
   ASSERT_TRUE(model->Train(data.train, options).ok());
   EXPECT_EQ(TorchThreads(), 2);
+}
+
+// OpenBLAS's own pool follows Torch's thread count (common/blas_threads.h): one thread
+// means one cpu, not a spinning BLAS thread per cpu beside it.
+TEST(TorchModelsTest, TheBlasPoolFollowsTorchsThreads) {
+  using GetThreads = int (*)();
+  const auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (get == nullptr) GTEST_SKIP() << "the BLAS library loaded is not OpenBLAS";
+  SetTorchThreads(1);
+  EXPECT_EQ(get(), 1);
+  SetTorchThreads(2);
+  EXPECT_EQ(get(), 2);
+  SetTorchThreads(1);
+  EXPECT_EQ(get(), 1);
 }
 
 // ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/blas_threads.h"
 #include "common/elapsed.h"
 #include "pipeline/graph.h"
 #include "pipeline/torch/torch_eval.h"
@@ -65,6 +66,7 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
                              settings);
   }
   at::set_num_threads(std::max(1, settings.threads()));
+  SetBlasThreads(std::max(1, settings.threads()));
   const std::vector<HostTensor> inputs = DeterministicInputs(graph->spec());
 
   std::vector<TorchLayout> layouts = {TorchLayout::kAsImported};
