@@ -163,8 +163,8 @@ int RunCompare(Runner& r) {
     const std::string text = r.inv().Get("--time");
     const std::optional<double> seconds = DurationSeconds(text);
     if (!seconds || !(*seconds > 0)) {
-      return r.Fail(kExitUsage, "--time '" + text +
-                                    "' is not a duration (a number, then ms, s, m or h: 7.5m)");
+      return r.Fail(kExitUsage,
+                    "--time '" + text + "' is not a duration (a number, then ms, s, m or h: 7.5m)");
     }
     cut.seconds = *seconds;
   }

@@ -336,8 +336,8 @@ void MeasurementTally::Add(const Measurement& measurement) {
     ++by_origin_[candidate.origin()];
   }
   if (IsBaselineName(candidate.origin())) return;
-  if (cut_.seconds > 0 &&
-      measurement.finished_unix_ms() > submitted_unix_ms_ + static_cast<int64_t>(cut_.seconds * 1000)) {
+  if (cut_.seconds > 0 && measurement.finished_unix_ms() >
+                              submitted_unix_ms_ + static_cast<int64_t>(cut_.seconds * 1000)) {
     return;
   }
   auto position = position_.find(key);
@@ -410,7 +410,8 @@ void PrintCutNote(const Comparison& comparison, std::ostream& out) {
   if (comparison.campaigns.empty() || !comparison.campaigns[0].tally.cut().any()) return;
   const ComparisonCut& cut = comparison.campaigns[0].tally.cut();
   out << "each campaign's best among "
-      << (cut.first > 0 ? "the first " + std::to_string(cut.first) + " candidates" : "the candidates")
+      << (cut.first > 0 ? "the first " + std::to_string(cut.first) + " candidates"
+                        : "the candidates")
       << " of each pipeline (baselines aside)"
       << (cut.seconds > 0 ? " measured in the first " + FormatElapsed(cut.seconds) +
                                 " after the campaign's submission"

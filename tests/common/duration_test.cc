@@ -16,7 +16,8 @@ TEST(DurationTest, ANumberThenItsUnit) {
 }
 
 TEST(DurationTest, AnythingElseIsNone) {
-  for (const char* text : {"", "m", "ms", "5 m", " 5m", "5min", "five", "5mm", "inf", "nan", "1e999s"}) {
+  for (const char* text :
+       {"", "m", "ms", "5 m", " 5m", "5min", "five", "5mm", "inf", "nan", "1e999s"}) {
     EXPECT_FALSE(DurationSeconds(text).has_value()) << "'" << text << "'";
   }
 }

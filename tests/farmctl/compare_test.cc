@@ -121,8 +121,8 @@ TEST(FarmctlCompareTest, CandidatesToComeNearTheBestCountFromTheFirstCandidate) 
 // A network campaign's tasks (their weights) add up to the tasks' estimate of each
 // column that has every task; the assembly (weight 0) is not a task.
 TEST(FarmctlCompareTest, NetworkCampaignsShowTheTasksEstimate) {
-  SampleCampaign a = EmptyCampaign("c-a", "tune-net", "model-guided", {"libtorch"},
-                                   CAMPAIGN_DONE, 10, 10);
+  SampleCampaign a =
+      EmptyCampaign("c-a", "tune-net", "model-guided", {"libtorch"}, CAMPAIGN_DONE, 10, 10);
   testing_support::AddProgress(&a, kVggId, "net.task0", 1e-3, {{"libtorch", 2e-3}});
   testing_support::AddProgress(&a, kFireId, "net.task1", 3e-3, {{"libtorch", 1e-3}});
   testing_support::AddProgress(&a, kConvId, "net.assembly", 6e-3, {{"libtorch", 4e-3}});
