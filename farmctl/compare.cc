@@ -79,7 +79,7 @@ std::vector<Comparison::Row> RowsOf(const std::vector<ComparedCampaign>& campaig
       std::vector<ComparedRuntime>& runtimes = row.runtimes;
       const MeasurementTally& tally = campaigns[c].tally;
       runtimes[c].seconds =
-          tally.cut().any() ? tally.BestWithinCut(p.pipeline_id()) : p.best_seconds();
+          tally.cut().any() ? tally.BestWithinCut(p.pipeline_id()) : p.farm_best_seconds();
       row.to_near_best[c] = tally.CandidatesToNearBest(p.pipeline_id(), kNearBest);
       for (size_t b = 0; b < baselines.size(); ++b) {
         ComparedRuntime& baseline = runtimes[campaigns.size() + b];

@@ -96,8 +96,9 @@ struct Comparison {
     std::string name;
     // A network campaign's distinct task: its occurrences in the network; else 0.
     int task_weight = 0;
-    // One per column: the campaigns' best runtimes (within the tallies' cut), then the
-    // baselines'.
+    // One per column: the campaigns' best runtimes of their own schedules, baselines
+    // aside (PipelineProgress.farm_best_seconds; within the tallies' cut where they
+    // have one), then the baselines'.
     std::vector<ComparedRuntime> runtimes;
     // One per campaign: the candidates it took to come within kNearBest of its best
     // (CandidatesToNearBest); 0 without an OK one.

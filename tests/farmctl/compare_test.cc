@@ -85,6 +85,18 @@ TEST(FarmctlCompareTest, TallyOfTheFirstCandidatesOfEachPipeline) {
   EXPECT_EQ(all.BestWithinCut("p"), 1.0) << "without a cut every candidate counts";
 }
 
+// A campaign's column is the best of its own schedules: a baseline faster than all of
+// them is in the baseline's column only.
+TEST(FarmctlCompareTest, ACampaignsBestIsOfItsOwnSchedules) {
+  SampleCampaign a = EmptyCampaign("c-a", "a", "random", {"libtorch"}, CAMPAIGN_DONE, 3, 3);
+  testing_support::AddProgress(&a, kVggId, "vgg_block", 1e-3, {{"libtorch", 1e-3}});
+  a.status.mutable_pipelines(0)->set_farm_best_seconds(2e-3);
+  const Comparison c = CompareCampaigns({Compared(a)});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].runtimes[0].seconds, 2e-3);
+  EXPECT_EQ(c.rows[0].runtimes[1].seconds, 1e-3);
+}
+
 // --time D: the candidates measured within D of the campaign's submission; a retry
 // that finished after it does not count, nor does a baseline.
 TEST(FarmctlCompareTest, TallyOfTheCandidatesMeasuredWithinATime) {

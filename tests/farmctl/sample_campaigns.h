@@ -61,6 +61,7 @@ inline void AddProgress(SampleCampaign* sample, const std::string& id, const std
   p->set_pipeline_id(id);
   p->set_name(name);
   p->set_best_seconds(best);
+  p->set_farm_best_seconds(best);
   for (const auto& [baseline, seconds] : baselines)
     (*p->mutable_baseline_seconds())[baseline] = seconds;
 }
