@@ -1,6 +1,8 @@
 #include "dataset/dataset.h"
 
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -24,6 +26,18 @@ std::string ListOf(const google::protobuf::RepeatedPtrField<std::string>& items)
 
 std::string DatasetId(const std::string& file_bytes) {
   return Sha256Hex(file_bytes).substr(0, 32);
+}
+
+std::string PortableSource(const std::string& source) {
+  for (const char* kind : {"onnx:", "yaml:"}) {
+    const size_t at = source.find(kind);
+    if (at == std::string::npos) continue;
+    const size_t path = at + std::strlen(kind);
+    const std::filesystem::path file(source.substr(path));
+    const std::filesystem::path folder = file.parent_path().filename();
+    return source.substr(0, path) + (folder.empty() ? file.filename() : folder / file.filename()).string();
+  }
+  return source;
 }
 
 std::string DatasetKey(const std::string& pipeline_id, const std::string& schedule_hash) {
@@ -114,7 +128,10 @@ Status AddDatasetPart(const Campaign& campaign, const std::vector<PipelineSpec>&
   for (const PipelineSpec& spec : pipelines) {
     StatusOr<PipelineGraph> graph = PipelineGraph::Build(spec);
     if (!graph.ok()) return graph.status().WithContext(what + ", pipeline '" + spec.name() + "'");
-    if (known.insert(PipelineId(*graph)).second) *dataset->add_pipelines() = spec;
+    if (!known.insert(PipelineId(*graph)).second) continue;
+    PipelineSpec* kept = dataset->add_pipelines();
+    *kept = spec;
+    kept->set_source(PortableSource(spec.source()));
   }
   DatasetPart part;
   part.set_campaign_id(campaign.id());

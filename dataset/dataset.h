@@ -46,9 +46,15 @@ Status CheckDataset(const Dataset& dataset, std::vector<std::string>* pipeline_i
 // Halide target); else what differs, e.g. "cpu_model 'AMD EPYC' against 'Intel Xeon'".
 std::string HostKindDifference(const HostFingerprint& a, const HostFingerprint& b);
 
+// A pipeline's source (PipelineSpec.source) as a dataset keeps it: a file, "onnx:PATH"
+// or "yaml:PATH" (also inside a task's "task N of onnx:PATH"), named by its folder and
+// name only ("onnx:resnet18/model.onnx"), so that a dataset, which outlives the machine
+// that packed it, holds none of that machine's paths.
+std::string PortableSource(const std::string& source);
+
 // Adds one campaign's measurements (in the order taken) and the pipelines they measured
-// to `dataset`. Measurements the coordinator made without a host (a lost worker) are
-// left out. The first part sets the dataset's host; an error for a measurement taken on
+// to `dataset`, their sources portable. Measurements the coordinator made without a
+// host (a lost worker) are left out. The first part sets the dataset's host; an error for a measurement taken on
 // another kind of host (naming it and the difference), for a campaign packed already,
 // or for a measurement of a pipeline the campaign does not hold.
 Status AddDatasetPart(const Campaign& campaign, const std::vector<PipelineSpec>& pipelines,

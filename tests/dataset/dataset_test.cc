@@ -13,6 +13,7 @@
 #include "common/files.h"
 #include "learner/features.h"
 #include "pipeline/graph.h"
+#include "pipeline/random_pipeline.h"
 #include "scheduler/schedule_space.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/synthetic_dataset.h"
@@ -172,9 +173,30 @@ TEST(DatasetParts, RefuseACampaignTwiceAndSkipCoordinatorMadeResults) {
   EXPECT_EQ(dataset.parts(1).measurements(), 1);
 }
 
+// A file's source keeps its folder and name, never the packing machine's path.
+TEST(DatasetParts, KeepPipelineSourcesPortable) {
+  EXPECT_EQ(PortableSource("task 3 of onnx:/home/someone/nets/resnet18/model.onnx"),
+            "task 3 of onnx:resnet18/model.onnx");
+  EXPECT_EQ(PortableSource("yaml:/srv/pipelines/conv.yaml"), "yaml:pipelines/conv.yaml");
+  EXPECT_EQ(PortableSource("onnx:model.onnx"), "onnx:model.onnx");
+  EXPECT_EQ(PortableSource("random:19"), "random:19");
+  EXPECT_EQ(PortableSource("zoo:vgg_block"), "zoo:vgg_block");
+
+  Dataset dataset = SyntheticDataset(1, 2);
+  Campaign other;
+  other.set_id("other-1");
+  RandomPipelineOptions options;
+  options.max_ops = 4;
+  PipelineSpec spec = RandomPipeline(42, options).value();
+  spec.set_source("task 0 of onnx:/var/tmp/export/net/model.onnx");
+  ASSERT_TRUE(AddDatasetPart(other, {spec}, {}, 1, &dataset).ok());
+  EXPECT_EQ(dataset.pipelines(dataset.pipelines_size() - 1).source(),
+            "task 0 of onnx:net/model.onnx");
+}
+
 // The learner featurizes every OK measurement of the repository's datasets, including
 // schedules of spaces before a rule was added (ScheduleSpace::CheckMeasured): a replay
-// of them trains on all of them.
+// of them trains on all of them. No pipeline source holds a path of a machine.
 TEST(RepositoryDatasets, EveryMeasuredScheduleIsFeaturized) {
   const std::filesystem::path dir = std::filesystem::path(SCHEDFARM_SOURCE_DIR) / "data/datasets";
   int files = 0;
@@ -183,6 +205,10 @@ TEST(RepositoryDatasets, EveryMeasuredScheduleIsFeaturized) {
     ++files;
     StatusOr<LoadedDataset> dataset = ReadDataset(entry.path().string());
     ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+    for (const PipelineSpec& spec : dataset->data.pipelines()) {
+      EXPECT_EQ(spec.source(), PortableSource(spec.source()))
+          << entry.path().filename() << ": a path of the machine that packed it";
+    }
     std::map<std::string, std::unique_ptr<PipelineGraph>> graphs;
     std::map<std::string, std::unique_ptr<ScheduleSpace>> spaces;
     for (size_t p = 0; p < dataset->pipeline_ids.size(); ++p) {
