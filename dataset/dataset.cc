@@ -35,7 +35,8 @@ std::string PortableSource(const std::string& source) {
     const size_t path = at + std::strlen(kind);
     const std::filesystem::path file(source.substr(path));
     const std::filesystem::path folder = file.parent_path().filename();
-    return source.substr(0, path) + (folder.empty() ? file.filename() : folder / file.filename()).string();
+    return source.substr(0, path) +
+           (folder.empty() ? file.filename() : folder / file.filename()).string();
   }
   return source;
 }

@@ -54,9 +54,10 @@ std::string PortableSource(const std::string& source);
 
 // Adds one campaign's measurements (in the order taken) and the pipelines they measured
 // to `dataset`, their sources portable. Measurements the coordinator made without a
-// host (a lost worker) are left out. The first part sets the dataset's host; an error for a measurement taken on
-// another kind of host (naming it and the difference), for a campaign packed already,
-// or for a measurement of a pipeline the campaign does not hold.
+// host (a lost worker) are left out. The first part sets the dataset's host; an error
+// for a measurement taken on another kind of host (naming it and the difference), for a
+// campaign packed already, or for a measurement of a pipeline the campaign does not
+// hold.
 Status AddDatasetPart(const Campaign& campaign, const std::vector<PipelineSpec>& pipelines,
                       const std::vector<Measurement>& measurements, int64_t packed_unix_ms,
                       Dataset* dataset);
