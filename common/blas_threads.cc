@@ -8,7 +8,8 @@ void SetBlasThreads(int threads) {
   using SetThreads = void (*)(int);
   // Looked up at run time: the BLAS behind libblas.so.3 is chosen by Debian's
   // alternatives, and only OpenBLAS has this function.
-  const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  static const auto set =
+      reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   if (set != nullptr && threads >= 1) set(threads);
 }
 

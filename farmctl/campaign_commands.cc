@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "campaign/campaign_yaml.h"
-#include "common/duration.h"
 #include "common/files.h"
 #include "farmctl/compare.h"
 #include "farmctl/render.h"
@@ -160,12 +159,8 @@ int RunCompare(Runner& r) {
     cut.first = *n;
   }
   if (r.inv().Has("--time")) {
-    const std::string text = r.inv().Get("--time");
-    const std::optional<double> seconds = DurationSeconds(text);
-    if (!seconds || !(*seconds > 0)) {
-      return r.Fail(kExitUsage,
-                    "--time '" + text + "' is not a duration (a number, then ms, s, m or h: 7.5m)");
-    }
+    const StatusOr<double> seconds = ParsePositiveDuration("--time", r.inv().Get("--time"), "7.5m");
+    if (!seconds.ok()) return r.Fail(kExitUsage, seconds.status().message());
     cut.seconds = *seconds;
   }
   std::vector<ComparedCampaign> campaigns;

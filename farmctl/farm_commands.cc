@@ -1,9 +1,7 @@
 #include "farmctl/commands.h"
 
-#include <optional>
 #include <string>
 
-#include "common/duration.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "farmctl/local.h"
@@ -67,11 +65,8 @@ int RunTuneCommand(Runner& r) {
   }
   if (r.inv().Has("--time")) {
     options.wall_time = r.inv().Get("--time");
-    const std::optional<double> seconds = DurationSeconds(options.wall_time);
-    if (!seconds || !(*seconds > 0)) {
-      return r.Fail(kExitUsage, "--time '" + options.wall_time +
-                                    "' is not a duration (a number, then ms, s, m or h: 30m)");
-    }
+    const StatusOr<double> seconds = ParsePositiveDuration("--time", options.wall_time, "30m");
+    if (!seconds.ok()) return r.Fail(kExitUsage, seconds.status().message());
   }
   if (options.benchmarks == 0 && options.wall_time.empty()) options.wall_time = "30m";
   if (r.inv().Has("--baselines")) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
+#include "common/duration.h"
 #include "common/text.h"
 #include "farmctl/render.h"
 #include "protocol/security.h"
@@ -214,6 +216,16 @@ StatusOr<int> ParsePositiveInt(const std::string& flag, const std::string& text)
     return Status::Error("flag " + flag + ": expected a positive integer, got '" + text + "'");
   }
   return static_cast<int>(v);
+}
+
+StatusOr<double> ParsePositiveDuration(const std::string& flag, const std::string& text,
+                                       const std::string& example) {
+  const std::optional<double> seconds = DurationSeconds(text);
+  if (!seconds || !(*seconds > 0)) {
+    return Status::Error(flag + " '" + text + "' is not a duration (a number, then ms, s, m or h: " +
+                         example + ")");
+  }
+  return *seconds;
 }
 
 }  // namespace schedfarm

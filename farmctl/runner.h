@@ -102,4 +102,9 @@ std::optional<std::vector<Measurement>> CampaignMeasurements(Runner& r,
 // A positive integer flag value (at most 1,000,000); the error names the flag.
 StatusOr<int> ParsePositiveInt(const std::string& flag, const std::string& text);
 
+// A positive duration flag value (common/duration.h) in seconds; the error names the
+// flag and gives `example`.
+StatusOr<double> ParsePositiveDuration(const std::string& flag, const std::string& text,
+                                       const std::string& example);
+
 }  // namespace schedfarm

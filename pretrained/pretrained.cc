@@ -106,9 +106,7 @@ Status CheckPretrainedFits(const PretrainedModel& model, const std::string& kind
   const std::string what = "pretrained model '" + model.name() + "'";
   if (model.model().kind() != kind) {
     return Status::Error(what + " is a " + model.model().kind() +
-                         " model, and the campaign "
-                         "scores with " +
-                         kind);
+                         " model, and the campaign scores with " + kind);
   }
   if (model.model().feature_schema_version() != schema_version) {
     return Status::Error(what + " was trained on feature schema " +
