@@ -11,7 +11,8 @@
 //            each prefix's target is the least runtime measured of the campaign's
 //            complete schedules that extend it (V_{i-1}'s own prediction takes no part),
 //            and V_i is V_{i-1} trained further on the complete schedules and the
-//            prefixes of rounds 1..i; the round is stored again (fitted);
+//            prefixes of rounds 1..i (read as they are, or with read_at_defaults at
+//            their default completion, as V0 reads them); the round is stored again;
 //   every V_i greedy and beam search under it on each held-out pipeline, benchmarked;
 //   the end once the last round is fitted and its evaluations are final, the learner
 //            completes the campaign.
@@ -46,6 +47,7 @@ struct ValueSettings {
   int64_t options = 0;
   int held_out = 0;
   int warmup = 0;
+  bool read_at_defaults = false;
 };
 
 ValueSettings SettingsOf(const Strategy& strategy) {
@@ -59,6 +61,7 @@ ValueSettings SettingsOf(const Strategy& strategy) {
   v.options = static_cast<int64_t>(s.at("options"));
   v.held_out = static_cast<int>(s.at("held_out"));
   v.warmup = static_cast<int>(s.at("warmup"));
+  v.read_at_defaults = s.at("read_at_defaults") != 0;
   return v;
 }
 
@@ -84,10 +87,13 @@ TrainingJob ValueJob(const CampaignData& data, const ValueSettings& settings, in
   return job;
 }
 
-// What V_i's predictions of partial schedules mean: V0 as its kind was trained, every
-// later V_i the best runtime reachable.
-PartialMeaning MeaningOf(const TrainedModel& value, int round) {
-  return round == 0 ? FindModelKind(value.model->kind())->partial : PartialMeaning::kBestReachable;
+// How V_i reads a partial schedule: V0 as its kind was trained; every later V_i, which
+// predicts the best runtime reachable, from the prefix itself, or with
+// read_at_defaults from the prefix completed with the space's defaults, as V0 reads it.
+PartialMeaning MeaningOf(const TrainedModel& value, int round, const ValueSettings& settings) {
+  if (round == 0) return FindModelKind(value.model->kind())->partial;
+  return settings.read_at_defaults ? PartialMeaning::kDefaultCompletion
+                                   : PartialMeaning::kBestReachable;
 }
 
 // The random warm-up: the first `count` schedules of each pipeline's random stream.
@@ -235,7 +241,7 @@ Status LearnerDaemon::State::Evaluate(CampaignData& data, const TrainedModel& va
   for (size_t p = FirstHeldOut(data, settings); p < data.pipelines.size(); ++p) {
     const CampaignData::PipelineData& pipeline = data.pipelines[p];
     PerformanceCostModel model(value.model, value.version, *pipeline.featurizer,
-                               MeaningOf(value, round->round()));
+                               MeaningOf(value, round->round(), settings));
     const WalkScoring scoring = {&model, exploit.get(), 0, settings.options};
     for (const std::string search : {"greedy", "beam"}) {
       SpaceRng rng(MixSeed(MixSeed(data.config.strategy().seed(), round->round()), p));
@@ -318,7 +324,7 @@ Status LearnerDaemon::State::PlanRound(CampaignData& data, int round_index) {
     const ScheduleSpace& space = *pipeline.space;
     round.add_pipeline_ids(pipeline.id);
     PerformanceCostModel model(start.model, start.version, *pipeline.featurizer,
-                               MeaningOf(start, round_index - 1));
+                               MeaningOf(start, round_index - 1, settings));
     const WalkScoring scoring = {&model, exploit.get(), 0, settings.options};
     const ScheduleSpec empty = space.Empty();
     SCHEDFARM_ASSIGN_OR_RETURN(std::vector<RuntimePrediction> empty_value, model.Predict({&empty}));
@@ -407,7 +413,10 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
       sample.schedule_hash = ScheduleHash(*pipeline.space, prefix.prefix());
       sample.seconds = prefix.target_seconds();
       sample.stddev_seconds = prefix.target_stddev_seconds();
-      pipeline.featurizer->FeaturizeLegal(prefix.prefix(), &sample.features);
+      pipeline.featurizer->FeaturizeLegal(settings.read_at_defaults
+                                              ? pipeline.space->WithDefaults(prefix.prefix())
+                                              : prefix.prefix(),
+                                          &sample.features);
       job.train.push_back(std::move(sample));
       ++prefix_samples;
     }
@@ -429,6 +438,7 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
             {"prefixes", std::to_string(round.prefixes_size())},
             {"targets", std::to_string(targets)},
             {"prefix_samples", std::to_string(prefix_samples)},
+            {"prefixes_read", settings.read_at_defaults ? "at_defaults" : "as_is"},
             {"complete_samples", std::to_string(job.train.size() - prefix_samples)}});
   return Status::Ok();
 }

@@ -305,6 +305,9 @@ TEST(CampaignYamlErrorTest, ValueIterationSettings) {
               5, 52, {"strategy.settings.beam must be between 1 and 1024, got 0"});
   ExpectError(kName + eight + kBudget + "strategy: {name: value-iteration, settings: {rounds: 0}}\n",
               5, 54, {"strategy.settings.rounds must be between 1 and 10, got 0"});
+  ExpectError(kName + eight + kBudget +
+                  "strategy: {name: value-iteration, settings: {read_at_defaults: 2}}\n",
+              5, 64, {"strategy.settings.read_at_defaults must be between 0 and 1, got 2"});
   ExpectError(kName + kPipelines + kBudget +
                   "strategy: {name: value-iteration, settings: {pipelines_per_round: 3}}\n",
               5, 67, {"pipelines_per_round (3) plus held_out (2) is more than the campaign's 1"});
@@ -349,10 +352,11 @@ TEST(CampaignYamlTest, ValueIterationDefaults) {
   EXPECT_EQ(strategy.acquisition(), "exploit");
   std::map<std::string, double> settings;
   for (const StrategySetting& s : strategy.settings()) settings[s.name()] = s.value();
-  EXPECT_EQ(settings.size(), 8u);
+  EXPECT_EQ(settings.size(), 9u);
   EXPECT_EQ(settings["rounds"], 2);
   EXPECT_EQ(settings["warmup"], 0);
   EXPECT_EQ(settings["held_out"], 2);
+  EXPECT_EQ(settings["read_at_defaults"], 0) << "the paper's reading by default";
 }
 
 TEST(CampaignYamlTest, DefaultsFilled) {

@@ -5,7 +5,8 @@
 // measurements, and the campaign runs to its end: V0, V1 and V2 fitted and stored,
 // each round starting from the previous one's model, every target the fastest OK
 // measurement extending its prefix, the held-out pipeline evaluated under every V_i,
-// and no schedule measured twice.
+// and no schedule measured twice; with every V_i reading prefixes as they are, and at
+// their default completion (read_at_defaults).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -29,17 +30,21 @@ using testing_support::ChildProcess;
 using testing_support::CoordinatorProcess;
 using testing_support::TestClient;
 
-// Four small random pipelines: three take turns in the rounds, the last is held out.
-constexpr char kCampaign[] = R"(name: vi
+// Four small random pipelines: three take turns in the rounds, the last is held out;
+// every V_i reads prefixes as they are, or at their default completion.
+std::string CampaignYaml(bool read_at_defaults) {
+  return std::string(R"(name: vi
 pipelines:
   - random: {seeds: [1, 4], max_ops: 3, max_elements: 4096, max_flops: 1e6}
 strategy:
   name: value-iteration
   settings: {seed: 3, rounds: 2, pipelines_per_round: 2, rollouts: 2, noise: 0.3, beam: 2,
-             options: 12, held_out: 1, warmup: 8}
+             options: 12, held_out: 1, warmup: 8, read_at_defaults: )") +
+         (read_at_defaults ? "1" : "0") + R"(}
 budget: {benchmarks: 400}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
+}
 
 std::unique_ptr<ChildProcess> StartLearner(const std::string& endpoint) {
   return std::make_unique<ChildProcess>(
@@ -55,7 +60,11 @@ std::vector<ValueRound> Rounds(TestClient& client, const std::string& campaign) 
   return {reply->value_rounds().rounds().begin(), reply->value_rounds().rounds().end()};
 }
 
-TEST(ValueIterationTest, RoundsResumeAfterTheLearnerIsKilledAndTheCampaignRunsToItsEnd) {
+class ValueIterationTest : public testing::TestWithParam<bool> {};
+
+TEST_P(ValueIterationTest, RoundsResumeAfterTheLearnerIsKilledAndTheCampaignRunsToItsEnd) {
+  const bool read_at_defaults = GetParam();
+  const std::string yaml = CampaignYaml(read_at_defaults);
   ScratchDir dir;
   CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
   ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
@@ -63,10 +72,10 @@ TEST(ValueIterationTest, RoundsResumeAfterTheLearnerIsKilledAndTheCampaignRunsTo
                                         "--compile-slots", "1", "--children", "1"});
   TestClient client(coordinator.endpoint());
 
-  StatusOr<CampaignConfig> config = ParseCampaignYaml(kCampaign, "vi.yaml");
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "vi.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
   ClientRequest submit;
-  submit.mutable_submit()->set_yaml_source(kCampaign);
+  submit.mutable_submit()->set_yaml_source(yaml);
   submit.mutable_submit()->set_file_name("vi.yaml");
   const RandomPipelines& random = config->pipelines(0).random();
   for (uint64_t seed = random.first_seed(); seed < random.first_seed() + random.count(); ++seed) {
@@ -113,6 +122,9 @@ TEST(ValueIterationTest, RoundsResumeAfterTheLearnerIsKilledAndTheCampaignRunsTo
   ASSERT_TRUE(done) << "first learner:\n" << first_log << "\nsecond learner:\n" << learner->Log();
   EXPECT_NE(learner->Log().find("event=value_rounds_loaded"), std::string::npos);
   EXPECT_NE(learner->Log().find("event=value_iteration_done"), std::string::npos);
+  EXPECT_NE(
+      learner->Log().find(read_at_defaults ? "prefixes_read=at_defaults" : "prefixes_read=as_is"),
+      std::string::npos);
 
   // Measurements: each OK schedule once; their runtimes by pipeline and hash.
   std::map<std::string, double> seconds;  // pipeline + hash -> median
@@ -188,6 +200,11 @@ TEST(ValueIterationTest, RoundsResumeAfterTheLearnerIsKilledAndTheCampaignRunsTo
     EXPECT_EQ(rounds[1].prefixes(k).completion_hash(), planned.prefixes(k).completion_hash());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(PrefixReadings, ValueIterationTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "AtDefaults" : "AsIs";
+                         });
 
 }  // namespace
 }  // namespace schedfarm
