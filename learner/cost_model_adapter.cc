@@ -4,6 +4,13 @@
 
 namespace schedfarm {
 
+ScheduleSpec ScheduleAsRead(const ScheduleSpace& space, const ScheduleSpec& schedule,
+                            PartialMeaning meaning) {
+  const bool partial = static_cast<size_t>(schedule.stages_size()) < space.decision_order().size();
+  if (partial && meaning == PartialMeaning::kDefaultCompletion) return space.WithDefaults(schedule);
+  return schedule;
+}
+
 PerformanceCostModel::PerformanceCostModel(std::shared_ptr<const PerformanceModel> model,
                                            std::string version, const Featurizer& featurizer,
                                            PartialMeaning meaning)
@@ -18,12 +25,7 @@ void PerformanceCostModel::FeaturizeInto(size_t i, const ScheduleSpec& schedule)
 }
 
 ScheduleSpec PerformanceCostModel::AsRead(const ScheduleSpec& schedule) const {
-  const ScheduleSpace& space = featurizer_.space();
-  const bool partial = static_cast<size_t>(schedule.stages_size()) < space.decision_order().size();
-  if (partial && meaning_ == PartialMeaning::kDefaultCompletion) {
-    return space.WithDefaults(schedule);
-  }
-  return schedule;
+  return ScheduleAsRead(featurizer_.space(), schedule, meaning_);
 }
 
 StatusOr<std::vector<RuntimePrediction>> PerformanceCostModel::Predict(

@@ -20,6 +20,11 @@
 
 namespace schedfarm {
 
+// The schedule a model whose partial predictions mean `meaning` reads for `schedule`:
+// a partial schedule default-completed under kDefaultCompletion, else the schedule itself.
+ScheduleSpec ScheduleAsRead(const ScheduleSpace& space, const ScheduleSpec& schedule,
+                            PartialMeaning meaning);
+
 class PerformanceCostModel : public CostModel {
  public:
   // `model` is shared by the pipelines of a campaign; `featurizer` outlives this.
@@ -39,7 +44,7 @@ class PerformanceCostModel : public CostModel {
  private:
   // Featurizes the schedule into features_[i].
   void FeaturizeInto(size_t i, const ScheduleSpec& schedule);
-  // The schedule the model reads for `schedule`: itself, or default-completed.
+  // ScheduleAsRead under this model's space and meaning.
   ScheduleSpec AsRead(const ScheduleSpec& schedule) const;
 
   std::shared_ptr<const PerformanceModel> model_;

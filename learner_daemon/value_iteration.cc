@@ -398,7 +398,10 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
     targets += prefix.target_seconds() > 0 ? 1 : 0;
   }
   TrainingJob job = ValueJob(data, settings, round.round());
-  job.start = value.values.at(round.round() - 1).model.get();
+  const TrainedModel& start = value.values.at(round.round() - 1);
+  job.start = start.model.get();
+  // V_i is fitted to its prefixes as it will read them.
+  const PartialMeaning reading = MeaningOf(start, round.round(), settings);
   // The partial prefixes of every round so far, with the targets they were fitted to
   // (complete prefixes are among the complete schedules already).
   int prefix_samples = 0;
@@ -413,9 +416,7 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
       sample.schedule_hash = ScheduleHash(*pipeline.space, prefix.prefix());
       sample.seconds = prefix.target_seconds();
       sample.stddev_seconds = prefix.target_stddev_seconds();
-      pipeline.featurizer->FeaturizeLegal(settings.read_at_defaults
-                                              ? pipeline.space->WithDefaults(prefix.prefix())
-                                              : prefix.prefix(),
+      pipeline.featurizer->FeaturizeLegal(ScheduleAsRead(*pipeline.space, prefix.prefix(), reading),
                                           &sample.features);
       job.train.push_back(std::move(sample));
       ++prefix_samples;
