@@ -115,6 +115,22 @@ ClientReply ControlApi::Handle(const ClientRequest& request, bool* deferred) {
       reply.set_error("the request has no body");
       break;
   }
+  // A reply that shows the farm's state in memory waits, as the writes' replies do,
+  // until everything before it is durable: a client never sees a result the store could
+  // still lose, and an export sent after a status finds every record the status counted.
+  switch (request.body_case()) {
+    case ClientRequest::kStatus:
+    case ClientRequest::kWorkers:
+    case ClientRequest::kBest:
+    case ClientRequest::kPipelines:
+    case ClientRequest::kModels:
+    case ClientRequest::kValueRounds:
+    case ClientRequest::kCandidates:
+      *deferred = true;
+      break;
+    default:
+      break;
+  }
   reply.set_request_id(request.request_id());
   return reply;
 }

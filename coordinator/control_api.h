@@ -28,7 +28,8 @@ class ControlApi {
       : farm_(farm), writes_(writes), store_(store), clock_(clock) {}
 
   // The reply to `request` (its request id set). *deferred: send it only once this
-  // turn's writes are durable.
+  // turn's writes are durable (every write's reply, and every reply that shows the
+  // farm's state, so that what a client sees is durable).
   ClientReply Handle(const ClientRequest& request, bool* deferred);
 
  private:

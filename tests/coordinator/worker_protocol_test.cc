@@ -16,6 +16,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "coordinator/control_api.h"
 #include "coordinator/host_audit.h"
 #include "protocol/wire.h"
 #include "storage/keys.h"
@@ -277,6 +278,31 @@ TEST_F(WorkerProtocolTest, LeasesAgainstCreditsAndAcknowledgesEachResultAfterIts
   StatusOr<std::optional<WorkerRecord>> worker = store_->GetWorker("a");
   ASSERT_TRUE(worker.ok() && worker->has_value());
   EXPECT_EQ((*worker)->results_ok(), 1) << "counts are written with their results";
+}
+
+// A status asked in the turn that recorded a campaign's last result shows the campaign
+// done before its write; its reply is released with that write, so a client that reads
+// the export next finds the result.
+TEST_F(WorkerProtocolTest, AStatusIsAnsweredOnlyOnceWhatItShowsIsDurable) {
+  CampaignRun& run = AddCampaign(1);
+  Register("peer-a", "a", "i1", 1);
+  Turn();
+  Receive("peer-a", ResultOf(Leases("peer-a").at(0), OK));
+  ControlApi control(farm_, writes_, *store_, clock_);
+  ClientRequest request;
+  request.mutable_status()->set_campaign(run.id());
+  bool deferred = false;
+  Envelope reply;
+  *reply.mutable_client_reply() = control.Handle(request, &deferred);
+  ASSERT_EQ(reply.client_reply().status().campaigns_size(), 1);
+  EXPECT_EQ(reply.client_reply().status().campaigns(0).campaign().state(), CAMPAIGN_DONE);
+  EXPECT_TRUE(StoredMeasurements(run).empty()) << "the result is not written yet";
+  EXPECT_TRUE(deferred) << "a status must wait for the write of what it shows";
+  writes_.DeferToClient("client", reply);
+  Turn();
+  ASSERT_EQ(released_.size(), 2u) << "the worker's Ack and the client's status";
+  EXPECT_EQ(released_[1].to, "client");
+  EXPECT_EQ(StoredMeasurements(run).size(), 1u);
 }
 
 TEST_F(WorkerProtocolTest, ADuplicateResultIsAcknowledgedAndNotRecordedTwice) {
