@@ -9,7 +9,7 @@
 # four campaigns into one file. With --next, the second run: the campaigns of
 # configs/campaigns/dataset_layouts_next.yaml (the next 200 random pipelines), other
 # random schedules of the networks' tasks, every campaign named with "-next" and ending
-# at 95 minutes; pack its campaigns --into the first run's file.
+# at 75 minutes; pack its campaigns --into the first run's file.
 #
 #   ops/collect_dataset.sh [--next] [DIR]      DIR defaults to ./schedfarm-dataset
 #   farm-coordinator --store DIR/store --endpoint tcp://127.0.0.1:5555 &
@@ -21,7 +21,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SCHEDFARM_BUILD_DIR:-$root/build}"
 campaign=dataset_layouts suffix="" seed=21 wall_time=110m
 if [ "${1:-}" = --next ]; then
-  campaign=dataset_layouts_next suffix=-next seed=22 wall_time=95m
+  campaign=dataset_layouts_next suffix=-next seed=22 wall_time=75m
   shift
 fi
 work="$(realpath -m "${1:-./schedfarm-dataset}")"
