@@ -153,9 +153,10 @@ const std::vector<StrategyInfo>& SearchStrategies() {
         {"warmup", 0, 10000, 16, true,
          "random schedules benchmarked per pipeline first: V0's training set, the held-out "
          "metrics and the random baseline"},
-        {"read_at_defaults", 0, 1, 0, true,
+        {"read_at_defaults", 0, 1, 1, true,
          "1: every V_i reads a prefix as V0 does, its undecided stages at the space's "
-         "defaults; 0: V_i (i >= 1) reads the prefix itself, undecided stages as zeros"}},
+         "defaults; 0: V_i (i >= 1) reads the prefix itself, undecided stages as zeros, "
+         "as the paper's value function"}},
        nullptr,
        "bilstm",
        CheckValueIteration},

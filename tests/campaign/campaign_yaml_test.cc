@@ -356,7 +356,7 @@ TEST(CampaignYamlTest, ValueIterationDefaults) {
   EXPECT_EQ(settings["rounds"], 2);
   EXPECT_EQ(settings["warmup"], 0);
   EXPECT_EQ(settings["held_out"], 2);
-  EXPECT_EQ(settings["read_at_defaults"], 0) << "the paper's reading by default";
+  EXPECT_EQ(settings["read_at_defaults"], 1) << "prefixes read at their default completion";
 }
 
 TEST(CampaignYamlTest, DefaultsFilled) {
