@@ -11,8 +11,8 @@
 //            each prefix's target is the least runtime measured of the campaign's
 //            complete schedules that extend it (V_{i-1}'s own prediction takes no part),
 //            and V_i is V_{i-1} trained further on the complete schedules and the
-//            prefixes of rounds 1..i (read as they are, or with read_at_defaults at
-//            their default completion, as V0 reads them); the round is stored again;
+//            prefixes of rounds 1..i (at their default completion, as V0 reads them,
+//            or with read_at_defaults: 0 as they are); the round is stored again;
 //   every V_i greedy and beam search under it on each held-out pipeline, benchmarked;
 //   the end once the last round is fitted and its evaluations are final, the learner
 //            completes the campaign.
@@ -88,8 +88,8 @@ TrainingJob ValueJob(const CampaignData& data, const ValueSettings& settings, in
 }
 
 // How V_i reads a partial schedule: V0 as its kind was trained; every later V_i, which
-// predicts the best runtime reachable, from the prefix itself, or with
-// read_at_defaults from the prefix completed with the space's defaults, as V0 reads it.
+// predicts the best runtime reachable, from the prefix completed with the space's
+// defaults as V0 reads it, or with read_at_defaults: 0 from the prefix itself.
 PartialMeaning MeaningOf(const TrainedModel& value, int round, const ValueSettings& settings) {
   if (round == 0) return FindModelKind(value.model->kind())->partial;
   return settings.read_at_defaults ? PartialMeaning::kDefaultCompletion
@@ -439,7 +439,8 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
             {"prefixes", std::to_string(round.prefixes_size())},
             {"targets", std::to_string(targets)},
             {"prefix_samples", std::to_string(prefix_samples)},
-            {"prefixes_read", settings.read_at_defaults ? "at_defaults" : "as_is"},
+            {"prefixes_read",
+             reading == PartialMeaning::kDefaultCompletion ? "at_defaults" : "as_is"},
             {"complete_samples", std::to_string(job.train.size() - prefix_samples)}});
   return Status::Ok();
 }
