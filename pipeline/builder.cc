@@ -80,16 +80,7 @@ std::string PipelineBuilder::ConstantParameter(const std::string& name, const Sh
   p->mutable_tensor()->set_name(unique);
   p->mutable_tensor()->set_dtype(dtype_);
   SetRepeated(p->mutable_tensor()->mutable_shape(), shape);
-  std::string raw;
-  for (double v : values) {
-    if (dtype_ == FLOAT32) {
-      float f = static_cast<float>(v);
-      raw.append(reinterpret_cast<const char*>(&f), sizeof(f));
-    } else {
-      raw.append(reinterpret_cast<const char*>(&v), sizeof(v));
-    }
-  }
-  p->set_raw_data(std::move(raw));
+  p->set_raw_data(EncodeRawData(values, dtype_));
   shapes_[unique] = shape;
   return unique;
 }

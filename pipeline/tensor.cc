@@ -70,6 +70,30 @@ StatusOr<HostTensor> MaterializeParameter(const Parameter& param) {
   return t;
 }
 
+std::string EncodeRawData(const std::vector<double>& values, DataType dtype) {
+  std::string raw;
+  raw.reserve(values.size() * static_cast<size_t>(BytesPerElement(dtype)));
+  for (double v : values) {
+    if (dtype == FLOAT32) {
+      const float f = static_cast<float>(v);
+      raw.append(reinterpret_cast<const char*>(&f), sizeof(f));
+    } else {
+      raw.append(reinterpret_cast<const char*>(&v), sizeof(v));
+    }
+  }
+  return raw;
+}
+
+PipelineSpec WithMaterializedParameters(const PipelineSpec& spec) {
+  PipelineSpec result = spec;
+  for (Parameter& param : *result.mutable_parameters()) {
+    if (param.init_case() != Parameter::kRandom) continue;
+    const HostTensor values = *MaterializeParameter(param);  // random values never fail
+    param.set_raw_data(EncodeRawData(values.data, values.dtype));
+  }
+  return result;
+}
+
 Tolerance DefaultTolerance(DataType dtype) {
   if (dtype == FLOAT64) return {1e-9, 1e-10};
   return {1e-3, 1e-4};

@@ -38,6 +38,14 @@ std::vector<HostTensor> DeterministicInputs(const PipelineSpec& spec);
 // wrong length.
 StatusOr<HostTensor> MaterializeParameter(const Parameter& param);
 
+// Parameter.raw_data of `values` in `dtype`: little-endian, float32 values rounded.
+std::string EncodeRawData(const std::vector<double>& values, DataType dtype);
+
+// `spec` with every RandomInit parameter replaced by raw_data of the values
+// MaterializeParameter gives it: the same function, as a reader of the parameters'
+// values (an exported ONNX model's initializers) sees it. Raw data is kept as it is.
+PipelineSpec WithMaterializedParameters(const PipelineSpec& spec);
+
 // Rounds v to the precision of dtype (float32: nearest float).
 double RoundToDtype(double v, DataType dtype);
 

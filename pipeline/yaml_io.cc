@@ -23,6 +23,7 @@
 #include "google/protobuf/descriptor.h"
 #include "pipeline/graph.h"
 #include "pipeline/ops.h"
+#include "pipeline/tensor.h"
 #include "pipeline/yaml_reader.h"
 
 namespace schedfarm {
@@ -368,19 +369,14 @@ Status Reader::ReadParameter(const YAML::Node& n, DataType default_dtype, Pipeli
     return ErrorAt(data, named + ": data has " + std::to_string(data.size()) + " values, shape " +
                              ShapeToString(shape) + " needs " + std::to_string(NumElements(shape)));
   }
-  std::string raw;
-  raw.reserve(data.size() * static_cast<size_t>(BytesPerElement(t->dtype())));
+  std::vector<double> values;
+  values.reserve(data.size());
   for (size_t i = 0; i < data.size(); ++i) {
     SCHEDFARM_ASSIGN_OR_RETURN(double v,
                                Double(data[i], named + " data[" + std::to_string(i) + "]"));
-    if (t->dtype() == FLOAT32) {
-      const float x = static_cast<float>(v);
-      raw.append(reinterpret_cast<const char*>(&x), sizeof(x));
-    } else {
-      raw.append(reinterpret_cast<const char*>(&v), sizeof(v));
-    }
+    values.push_back(v);
   }
-  p->set_raw_data(std::move(raw));
+  p->set_raw_data(EncodeRawData(values, t->dtype()));
   return Status::Ok();
 }
 

@@ -63,6 +63,45 @@ TEST(TensorTest, RawDataRoundTripsAndLengthIsChecked) {
   EXPECT_FALSE(MaterializeParameter(p).ok());
 }
 
+TEST(TensorTest, EncodedRawDataReadsBackRounded) {
+  Parameter p;
+  p.mutable_tensor()->set_dtype(FLOAT32);
+  p.mutable_tensor()->add_shape(3);
+  p.set_raw_data(EncodeRawData({0.1, -2.5, 1e30}, FLOAT32));
+  EXPECT_EQ(p.raw_data().size(), 12u);
+  StatusOr<HostTensor> t = MaterializeParameter(p);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->data,
+            (std::vector<double>{static_cast<float>(0.1), -2.5, static_cast<float>(1e30)}));
+  p.mutable_tensor()->set_dtype(FLOAT64);
+  p.set_raw_data(EncodeRawData({0.1, -2.5, 1e30}, FLOAT64));
+  t = MaterializeParameter(p);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->data, (std::vector<double>{0.1, -2.5, 1e30}));
+}
+
+TEST(TensorTest, MaterializedParametersKeepTheirValues) {
+  PipelineSpec spec;
+  Parameter* random = spec.add_parameters();
+  random->mutable_tensor()->set_name("w");
+  random->mutable_tensor()->set_dtype(FLOAT32);
+  random->mutable_tensor()->add_shape(5);
+  random->mutable_random()->set_seed(3);
+  random->mutable_random()->set_scale(2.0);
+  Parameter* raw = spec.add_parameters();
+  raw->mutable_tensor()->set_name("c");
+  raw->mutable_tensor()->set_dtype(FLOAT64);
+  raw->mutable_tensor()->add_shape(1);
+  raw->set_raw_data(EncodeRawData({7.0}, FLOAT64));
+  const PipelineSpec materialized = WithMaterializedParameters(spec);
+  ASSERT_EQ(materialized.parameters_size(), 2);
+  const Parameter& w = materialized.parameters(0);
+  EXPECT_EQ(w.tensor().name(), "w");
+  ASSERT_EQ(w.init_case(), Parameter::kRawData);
+  EXPECT_EQ(MaterializeParameter(w)->data, MaterializeParameter(*random)->data);
+  EXPECT_EQ(materialized.parameters(1).raw_data(), raw->raw_data());
+}
+
 TEST(TensorTest, CompareUsesRelativeAndScaledAbsoluteTolerance) {
   HostTensor expected{FLOAT32, {3}, {100.0, 0.0, -5.0}};
   HostTensor actual = expected;
