@@ -928,23 +928,8 @@ Status Importer::SoftmaxOp(const NodeContext& ctx) {
 // --- handlers: elementwise ------------------------------------------------------------
 
 Status Importer::UnaryOp(const NodeContext& ctx) {
-  static const std::map<std::string, UnaryFn> kFns = {{"Relu", RELU},
-                                                      {"Sigmoid", SIGMOID},
-                                                      {"Tanh", TANH},
-                                                      {"Exp", EXP},
-                                                      {"Log", LOG},
-                                                      {"Sqrt", SQRT},
-                                                      {"Reciprocal", RECIPROCAL},
-                                                      {"Neg", NEG},
-                                                      {"Abs", ABS},
-                                                      {"Erf", ERF},
-                                                      {"Floor", FLOOR},
-                                                      {"Ceil", CEIL},
-                                                      {"Sin", SIN},
-                                                      {"Cos", COS},
-                                                      {"Sign", SIGN},
-                                                      {"Softplus", SOFTPLUS},
-                                                      {"HardSwish", HARD_SWISH}};
+  static const std::map<std::string, UnaryFn> kFns(onnx_import::UnaryOperators().begin(),
+                                                   onnx_import::UnaryOperators().end());
   SCHEDFARM_ASSIGN_OR_RETURN(std::string x, Data(ctx, 0));
   return SetData(ctx, 0, b_.Unary(kFns.at(ctx.op()), x));
 }

@@ -1,13 +1,15 @@
 // Internals of the ONNX importer shared by its .cc files: tensors known at import
 // time (decoded from TensorProto or computed by folding), a node's attributes with
-// error context, shape helpers that follow ONNX's rules, and the constant folder.
-// Not a public header: only pipeline/onnx/*.cc include it.
+// error context, shape helpers that follow ONNX's rules, the constant folder, and the
+// operator names the writer shares with it. Not a public header: only
+// pipeline/onnx/*.cc include it.
 #pragma once
 
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -87,6 +89,9 @@ class NodeContext {
   int index_;
   int64_t opset_;
 };
+
+// ONNX operators without attributes that are exactly one UNARY stage, both ways.
+const std::vector<std::pair<std::string, UnaryFn>>& UnaryOperators();
 
 // An allowed attribute of an op: its name and onnx.AttributeProto type.
 struct AttrSpec {

@@ -1,5 +1,6 @@
 // Constant tensors decoded from onnx.TensorProto, node attributes and the shape
-// rules of ONNX shared by the importer and the constant folder.
+// rules of ONNX shared by the importer and the constant folder; the unary operators
+// the importer and the writer map alike.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -39,6 +40,28 @@ const char* ElemTypeName(int32_t elem_type) {
   if (!TensorProto::DataType_IsValid(elem_type)) return "INVALID";
   // The generated name table is static, so the pointer stays valid.
   return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(elem_type)).c_str();
+}
+
+const std::vector<std::pair<std::string, UnaryFn>>& UnaryOperators() {
+  static const auto* operators =
+      new std::vector<std::pair<std::string, UnaryFn>>{{"Relu", RELU},
+                                                       {"Sigmoid", SIGMOID},
+                                                       {"Tanh", TANH},
+                                                       {"Exp", EXP},
+                                                       {"Log", LOG},
+                                                       {"Sqrt", SQRT},
+                                                       {"Neg", NEG},
+                                                       {"Abs", ABS},
+                                                       {"Reciprocal", RECIPROCAL},
+                                                       {"Erf", ERF},
+                                                       {"Floor", FLOOR},
+                                                       {"Ceil", CEIL},
+                                                       {"Sin", SIN},
+                                                       {"Cos", COS},
+                                                       {"Sign", SIGN},
+                                                       {"Softplus", SOFTPLUS},
+                                                       {"HardSwish", HARD_SWISH}};
+  return *operators;
 }
 
 int64_t ConstTensor::AsInt(int64_t k) const {
