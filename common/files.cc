@@ -17,6 +17,13 @@ StatusOr<std::string> ReadFileBytes(const std::string& path) {
   return bytes.str();
 }
 
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
   const std::string partial = path + ".partial";
   std::ofstream out(partial, std::ios::binary | std::ios::trunc);

@@ -1,15 +1,13 @@
 #include "timing/run_phase.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <new>
 
+#include "common/caches.h"
 #include "common/elapsed.h"
 #include "common/log.h"
 
@@ -32,36 +30,9 @@ void Put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
 
-int64_t ParseCacheSize(const std::string& text) {  // "32K", "1024K", "32M"
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (value <= 0) return 0;
-  if (*end == 'K') return value << 10;
-  if (*end == 'M') return value << 20;
-  if (*end == 'G') return value << 30;
-  return value;
-}
-
 int64_t ReadLastLevelCacheBytes() {
-  int best_level = 0;
-  int64_t best_size = 0;
-  for (int index = 0;; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream level_file(dir + "/level"), size_file(dir + "/size");
-    int level = 0;
-    std::string size;
-    if (!(level_file >> level) || !(size_file >> size)) break;
-    if (level >= best_level && ParseCacheSize(size) > 0) {
-      best_level = level;
-      best_size = ParseCacheSize(size);
-    }
-  }
-  if (best_size > 0) return best_size;
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    const long size = sysconf(name);
-    if (size > 0) return size;
-  }
-  return 32LL << 20;  // neither sysfs nor sysconf knows: assume a large cache
+  const int64_t bytes = DetectHostCaches().LastLevel().bytes;
+  return bytes > 0 ? bytes : 32LL << 20;  // no source knows: assume a large cache
 }
 
 }  // namespace

@@ -11,20 +11,15 @@
 #include <thread>
 #include <vector>
 
+#include "common/caches.h"
 #include "common/cpus.h"
+#include "common/files.h"
 #include "common/sha256.h"
 #include "pipeline/halide/runner.h"
 #include "timing/peak.h"
 
 namespace schedfarm {
 namespace {
-
-std::string ReadFirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 std::string Hostname() {
   char name[256] = {};
@@ -56,28 +51,16 @@ bool IsTimingRelevantFlag(const std::string& flag) {
   return kFlags.count(flag) > 0 || flag.rfind("avx512", 0) == 0 || flag.rfind("amx", 0) == 0;
 }
 
-// "48K", "1024K", "32M" as bytes.
-int64_t ParseCacheSize(const std::string& text) {
-  if (text.empty()) return 0;
-  int64_t value = 0;
-  size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9')
-    value = value * 10 + (text[i++] - '0');
-  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) value <<= 10;
-  if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) value <<= 20;
-  return value;
-}
-
 void FillCaches(HostFingerprint& host) {
-  for (int index = 0; index < 16; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    const std::string level = ReadFirstLine(dir + "/level");
-    if (level.empty()) break;
-    const std::string type = ReadFirstLine(dir + "/type");
-    const int64_t bytes = ParseCacheSize(ReadFirstLine(dir + "/size"));
-    if (level == "1" && type == "Data") host.set_l1d_bytes(bytes);
-    if (level == "2") host.set_l2_bytes(bytes);
-    if (level == "3") host.set_l3_bytes(bytes);
+  const HostCaches caches = DetectHostCaches();
+  host.set_l1d_bytes(caches.l1d.bytes);
+  host.set_l2_bytes(caches.l2.bytes);
+  host.set_l3_bytes(caches.l3.bytes);
+  auto& sources = *host.mutable_cache_sources();
+  for (const auto& [name, level] : {std::pair<const char*, const CacheSize&>{"l1d", caches.l1d},
+                                    {"l2", caches.l2},
+                                    {"l3", caches.l3}}) {
+    if (!level.source.empty()) sources[name] = level.source;
   }
 }
 

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -14,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/caches.h"
 #include "common/elapsed.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
@@ -22,7 +22,7 @@
 namespace schedfarm {
 namespace {
 
-// Halide's MachineParams::generic() last-level cache, used when sysfs has none.
+// Halide's MachineParams::generic() last-level cache, used when no source knows one.
 constexpr uint64_t kGenericCacheBytes = 16ull * 1024 * 1024;
 
 // The plugin of an autoscheduler.
@@ -106,50 +106,18 @@ int ResolveThreads(int threads) {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-std::optional<std::string> ReadLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
-}
-
-// "48K", "2048K", "32M" -> bytes.
-std::optional<uint64_t> ParseCacheSize(const std::string& text) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str()) return std::nullopt;
-  const std::string unit(end);
-  if (unit.empty()) return v;
-  if (unit == "K") return v * 1024;
-  if (unit == "M") return v * 1024 * 1024;
-  if (unit == "G") return v * 1024 * 1024 * 1024;
-  return std::nullopt;
-}
-
 }  // namespace
 
 HostMachineParams DetectMachineParams(int threads) {
   HostMachineParams params;
   params.parallelism = ResolveThreads(threads);
-  const std::string dir = "/sys/devices/system/cpu/cpu0/cache";
-  int best_level = 0;
-  for (int i = 0; i < 16; ++i) {
-    const std::string index = dir + "/index" + std::to_string(i);
-    const std::optional<std::string> level = ReadLine(index + "/level");
-    const std::optional<std::string> type = ReadLine(index + "/type");
-    const std::optional<std::string> size = ReadLine(index + "/size");
-    if (!level || !type || !size) continue;
-    if (*type != "Data" && *type != "Unified") continue;
-    const int l = std::atoi(level->c_str());
-    const std::optional<uint64_t> bytes = ParseCacheSize(*size);
-    if (!bytes || l <= best_level) continue;
-    best_level = l;
-    params.last_level_cache_bytes = *bytes;
-    params.cache_source = "L" + std::to_string(l) + " " + *type + " cache of cpu0 (" + *size + ")";
-  }
-  if (best_level == 0) {
+  const CacheSize& cache = DetectHostCaches().LastLevel();
+  if (cache.bytes > 0) {
+    params.last_level_cache_bytes = static_cast<uint64_t>(cache.bytes);
+    params.cache_source = cache.source + " (" + std::to_string(cache.bytes >> 10) + " KiB)";
+  } else {
     params.last_level_cache_bytes = kGenericCacheBytes;
-    params.cache_source = "no cache size in " + dir + ": Halide's generic 16 MiB";
+    params.cache_source = "no cache size known (sysfs, cpuid): Halide's generic 16 MiB";
   }
   return params;
 }

@@ -27,9 +27,8 @@ struct HostMachineParams {
   std::string cache_source;  // where the cache size came from
 };
 // `threads` cores (0: std::thread::hardware_concurrency()). The last-level cache is
-// the largest-level data or unified cache of cpu0 in /sys/devices/system/cpu/cpu0/cache;
-// when that cannot be read, Halide's generic value (16 MiB) is used and cache_source
-// says so.
+// the host's largest known cache level (common/caches.h: sysfs, else cpuid); when no
+// source knows one, Halide's generic value (16 MiB) is used and cache_source says so.
 HostMachineParams DetectMachineParams(int threads = 0);
 // Halide's string form "parallelism,cache,balance".
 std::string MachineParamsString(const HostMachineParams& params);

@@ -90,6 +90,7 @@ TEST(WorkerDaemon, RegistersWithItsFingerprintAndAsksForWork) {
   EXPECT_GE(registration.host().cores(), 1);
   EXPECT_NE(registration.host().halide_target().find("x86-64"), std::string::npos);
   EXPECT_GT(registration.host().l1d_bytes(), 0);
+  EXPECT_FALSE(registration.host().cache_sources().at("l1d").empty());
   EXPECT_EQ(registration.host().library_versions().count("halide"), 1u);
   EXPECT_EQ(registration.host().library_versions().count("zeromq"), 1u);
   EXPECT_EQ(registration.credits(), 3);  // 2 children + 1 prefetch
