@@ -236,6 +236,10 @@ void CampaignRun::CountFarmBest(const std::string& hash, double estimate, Progre
     progress.set_farm_best_seconds(estimate);
     state->farm_best_hash = hash;
   }
+  // Its origin and its hosts' peak, whichever schedule is the farm's best now.
+  const auto best = state->runtimes.find(state->farm_best_hash);
+  progress.set_farm_best_origin(best == state->runtimes.end() ? "" : best->second.origin);
+  progress.set_farm_best_peak_gflops(best == state->runtimes.end() ? 0 : best->second.PeakGflops());
 }
 
 const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {

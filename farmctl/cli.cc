@@ -107,7 +107,7 @@ const char kUsage[] =
     "       [--dir DIR]       to DIR/tune.yaml (default ./schedfarm-tune) and run as local\n"
     "       [--baselines L]   runs it, ending with the network's end-to-end table and its\n"
     "                         assembled schedule; L the baselines (default\n"
-    "                         li2018,mullapudi2016,adams2019,libtorch)\n"
+    "                         li2018,mullapudi2016,adams2019,libtorch,onnxruntime)\n"
     "       [--layout X]      X the layout the tasks exchange tensors in: channels_last\n"
     "                         (default) or nchw\n"
     "       [--model-from M]  what the search starts under (campaign model_from):\n"

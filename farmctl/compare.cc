@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -152,6 +153,17 @@ void SetSpeedups(Comparison* comparison) {
       }
       speedups.push_back({GeometricMeanOf(ratios), static_cast<int>(ratios.size())});
     }
+    std::vector<double> ratios;
+    for (const Comparison::Row& row : comparison->rows) {
+      std::map<std::string, double> baselines;
+      for (size_t b = 0; b < comparison->baselines.size(); ++b) {
+        baselines[comparison->baselines[b]] = row.runtimes[campaigns + b].seconds;
+      }
+      const double fastest = FastestContender(baselines).seconds;
+      const double best = row.runtimes[c].seconds;
+      if (best > 0 && fastest > 0) ratios.push_back(fastest / best);
+    }
+    comparison->over_fastest.push_back({GeometricMeanOf(ratios), static_cast<int>(ratios.size())});
   }
 }
 
@@ -209,12 +221,14 @@ void PrintRuntimes(const Comparison& comparison, std::ostream& out) {
 void PrintSpeedups(const Comparison& comparison, std::ostream& out) {
   std::vector<std::string> header = {"CAMPAIGN"};
   header.insert(header.end(), comparison.baselines.begin(), comparison.baselines.end());
+  header.push_back("FASTEST CONTENDER");
   std::vector<bool> right(header.size(), true);
   right[0] = false;
   TextTable table(header, right);
   for (size_t c = 0; c < comparison.campaigns.size(); ++c) {
     std::vector<std::string> cells = {comparison.headers[c]};
     for (const MeanSpeedup& speedup : comparison.speedups[c]) cells.push_back(SpeedupText(speedup));
+    cells.push_back(SpeedupText(comparison.over_fastest[c]));
     table.Add(cells);
   }
   table.Print(out);
@@ -284,6 +298,15 @@ Value RuntimeValue(const ComparedRuntime& runtime) {
   return runtime.seconds > 0 ? NumberValue(runtime.seconds) : NullValue();
 }
 
+// {"geomean": the mean or null, "pipelines": how many it is over}.
+Value SpeedupValue(const MeanSpeedup& speedup) {
+  Struct entry;
+  (*entry.mutable_fields())["geomean"] =
+      speedup.pipelines > 0 ? NumberValue(speedup.value) : NullValue();
+  (*entry.mutable_fields())["pipelines"] = NumberValue(speedup.pipelines);
+  return StructValue(std::move(entry));
+}
+
 Value CampaignValue(const Comparison& comparison, size_t c) {
   const ComparedCampaign& compared = comparison.campaigns[c];
   const Campaign& campaign = compared.status.campaign();
@@ -299,13 +322,9 @@ Value CampaignValue(const Comparison& comparison, size_t c) {
   }
   Struct speedups;
   for (size_t b = 0; b < comparison.baselines.size(); ++b) {
-    const MeanSpeedup& speedup = comparison.speedups[c][b];
-    Struct entry;
-    (*entry.mutable_fields())["geomean"] =
-        speedup.pipelines > 0 ? NumberValue(speedup.value) : NullValue();
-    (*entry.mutable_fields())["pipelines"] = NumberValue(speedup.pipelines);
-    (*speedups.mutable_fields())[comparison.baselines[b]] = StructValue(std::move(entry));
+    (*speedups.mutable_fields())[comparison.baselines[b]] = SpeedupValue(comparison.speedups[c][b]);
   }
+  (*speedups.mutable_fields())["fastest contender"] = SpeedupValue(comparison.over_fastest[c]);
   Struct fields;
   auto& f = *fields.mutable_fields();
   f["column"] = StringValue(comparison.headers[c]);

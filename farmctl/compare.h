@@ -124,6 +124,9 @@ struct Comparison {
   // speedups[c][b]: the geometric mean of baseline b's runtime over campaign c's best
   // (the table's values), over the pipelines where both have one.
   std::vector<std::vector<MeanSpeedup>> speedups;
+  // over_fastest[c]: the same against the fastest contender of each pipeline (the least
+  // runtime of its baselines, the reference schedule left out).
+  std::vector<MeanSpeedup> over_fastest;
 };
 
 // How near a campaign's best a candidate must be for Row::to_near_best: 5%.
@@ -136,7 +139,8 @@ double GeometricMeanOf(const std::vector<double>& values);
 Comparison CompareCampaigns(std::vector<ComparedCampaign> campaigns);
 
 // The comparison as compare prints it: the table of runtimes with the geometric means
-// (and a network's tasks' estimate) under it, the speedups over the baselines, and a
+// (and a network's tasks' estimate) under it, the speedups over the baselines and over
+// the fastest contender, and a
 // table of the campaigns (id, name, state, benchmarks finished / budget, failures,
 // search time, candidates by origin, candidates to come within 5% of the best: median
 // and most over the pipelines).
@@ -145,8 +149,8 @@ std::string RenderComparison(const Comparison& comparison);
 // The comparison as data for `compare --json`: columns, pipelines (runtimes in seconds
 // by column, null for none, "failed" for a failed baseline), the geometric means, and
 // per campaign its column, counters, failures, search time, candidates by origin and
-// speedups; per pipeline also its task weight and each campaign's candidates to come
-// within 5% of its best; the tasks' estimates.
+// speedups (the fastest contender's under "fastest contender"); per pipeline also its task weight
+// and each campaign's candidates to come within 5% of its best; the tasks' estimates.
 google::protobuf::Struct ComparisonToJson(const Comparison& comparison);
 
 }  // namespace schedfarm

@@ -52,57 +52,29 @@ std::string WorkersLine(const StatusReply& reply) {
   return line;
 }
 
-// The pipelines of a campaign: best so far, origin, baselines with the speedup over them.
+// The pipelines of a campaign (PipelineTableCells) as a text table.
 void PrintPipelines(const CampaignStatus& status, int max_pipelines, std::ostream& out) {
-  std::set<std::string> baselines;
-  for (const PipelineProgress& p : status.pipelines()) {
-    for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
-  }
-  std::vector<std::string> header = {"PIPELINE", "ID",   "MEASURED", "BEST",
-                                     "GFLOP/S",  "PEAK", "ORIGIN"};
-  std::vector<bool> right = {false, false, true, true, true, true, false};
-  for (const std::string& name : baselines) {
-    header.push_back(name);
-    right.push_back(true);
-  }
-  TextTable table(header, right);
-  const int shown = max_pipelines > 0 ? std::min(max_pipelines, status.pipelines_size())
-                                      : status.pipelines_size();
-  for (int i = 0; i < shown; ++i) {
-    const PipelineProgress& p = status.pipelines(i);
-    const Throughput best = BestThroughput(p);
-    std::vector<std::string> row = {PipelineDisplayName(p),
-                                    ShortId(p.pipeline_id()),
-                                    std::to_string(p.measured()),
-                                    FormatDuration(p.best_seconds()),
-                                    FormatGflops(best.gflops),
-                                    FormatPeakShare(best.peak_share),
-                                    p.best_origin().empty() ? "-" : p.best_origin()};
-    for (const std::string& name : baselines) {
-      const auto it = p.baseline_seconds().find(name);
-      row.push_back(it == p.baseline_seconds().end()
-                        ? "-"
-                        : FormatDuration(it->second) + Speedup(it->second, p.best_seconds()));
-    }
-    table.Add(row);
-  }
+  const PipelineCells cells = PipelineTableCells(status, max_pipelines);
+  TextTable table(cells.header, cells.right_aligned);
+  for (const std::vector<std::string>& row : cells.rows) table.Add(row);
   table.Print(out);
-  if (shown < status.pipelines_size()) {
-    out << "  ... " << status.pipelines_size() - shown << " more pipelines (farmctl status "
-        << status.campaign().id() << ")\n";
+  if (static_cast<int>(cells.rows.size()) < status.pipelines_size()) {
+    out << "  ... " << status.pipelines_size() - cells.rows.size()
+        << " more pipelines (farmctl status " << status.campaign().id() << ")\n";
   }
 }
 
 // A network campaign's end-to-end table: the network under its reference schedule and
-// each baseline, and the farm's best assembled schedule, with how much faster the farm's
-// best is than each.
+// each baseline, the fastest contender marked, and the farm's best assembled schedule,
+// with how much faster the farm's best is than each.
 void PrintNetwork(const CampaignStatus& status, std::ostream& out) {
   const Campaign& campaign = status.campaign();
   StatusOr<CampaignConfig> config = CampaignConfigFromJson(campaign.config_json());
   if (!config.ok() || !config->has_network() || status.pipelines_size() < 2) return;
   const PipelineProgress& network = status.pipelines(0);
   const PipelineProgress& assembly = status.pipelines(1);
-  const double farm = assembly.best_seconds();
+  const double farm = assembly.farm_best_seconds();
+  const Contender fastest = FastestContender(network);
   out << "\ncampaign " << campaign.id() << " (" << campaign.name() << "): the network end to end ("
       << status.pipelines_size() - 2 << " distinct tasks)\n";
   TextTable table({"SCHEDULE", "RUNTIME", "FARM'S SPEEDUP"}, {false, true, true});
@@ -111,11 +83,16 @@ void PrintNetwork(const CampaignStatus& status, std::ostream& out) {
   for (const std::string& name : rows) {
     const auto it = network.baseline_seconds().find(name);
     const double seconds = it == network.baseline_seconds().end() ? 0 : it->second;
-    table.Add({name, seconds > 0 ? FormatDuration(seconds) : "no result",
+    table.Add({name + (name == fastest.name ? " (fastest contender)" : ""),
+               seconds > 0 ? FormatDuration(seconds) : "no result",
                seconds > 0 && farm > 0 ? FormatNumber("%.2fx", seconds / farm) : "-"});
   }
   table.Add({"farm's best (assembled)", farm > 0 ? FormatDuration(farm) : "not yet", ""});
   table.Print(out);
+  if (fastest.seconds > 0 && farm > 0) {
+    out << "the farm's best against the fastest contender: " << VersusFastest(fastest, farm)
+        << "\n";
+  }
 }
 
 // A network campaign's task table (farmctl/task_table.h): per distinct task its weight,
@@ -231,6 +208,63 @@ std::string TestScaleNote(const HostFingerprint& host) {
 std::string Speedup(double baseline_seconds, double best_seconds) {
   if (!(baseline_seconds > 0) || !(best_seconds > 0)) return "";
   return " (" + FormatNumber("%.2fx", baseline_seconds / best_seconds) + ")";
+}
+
+Contender FastestContender(const std::map<std::string, double>& baseline_seconds) {
+  Contender fastest;
+  for (const auto& [name, seconds] : baseline_seconds) {
+    if (name == kReferenceOrigin || !(seconds > 0)) continue;
+    if (fastest.seconds == 0 || seconds < fastest.seconds) fastest = {name, seconds};
+  }
+  return fastest;
+}
+
+Contender FastestContender(const PipelineProgress& pipeline) {
+  return FastestContender(Sorted(pipeline.baseline_seconds()));
+}
+
+std::string VersusFastest(const Contender& fastest, double farm_seconds) {
+  if (!(fastest.seconds > 0) || !(farm_seconds > 0)) return "-";
+  return FormatNumber("%.2fx ", fastest.seconds / farm_seconds) + fastest.name;
+}
+
+PipelineCells PipelineTableCells(const CampaignStatus& status, int max_pipelines) {
+  std::set<std::string> baselines;
+  for (const PipelineProgress& p : status.pipelines()) {
+    for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
+  }
+  PipelineCells cells;
+  cells.header = {"PIPELINE", "ID", "MEASURED", "FARM'S BEST", "GFLOP/S", "PEAK", "ORIGIN"};
+  cells.right_aligned = {false, false, true, true, true, true, false};
+  for (const std::string& name : baselines) {
+    cells.header.push_back(name);
+    cells.right_aligned.push_back(true);
+  }
+  cells.header.push_back("VS FASTEST");
+  cells.right_aligned.push_back(true);
+  const int shown = max_pipelines > 0 ? std::min(max_pipelines, status.pipelines_size())
+                                      : status.pipelines_size();
+  for (int i = 0; i < shown; ++i) {
+    const PipelineProgress& p = status.pipelines(i);
+    const double farm = p.farm_best_seconds();
+    const Throughput best = FarmBestThroughput(p);
+    std::vector<std::string> row = {PipelineDisplayName(p),
+                                    ShortId(p.pipeline_id()),
+                                    std::to_string(p.measured()),
+                                    FormatDuration(farm),
+                                    FormatGflops(best.gflops),
+                                    FormatPeakShare(best.peak_share),
+                                    p.farm_best_origin().empty() ? "-" : p.farm_best_origin()};
+    for (const std::string& name : baselines) {
+      const auto it = p.baseline_seconds().find(name);
+      row.push_back(it == p.baseline_seconds().end()
+                        ? "-"
+                        : FormatDuration(it->second) + Speedup(it->second, farm));
+    }
+    row.push_back(VersusFastest(FastestContender(p), farm));
+    cells.rows.push_back(std::move(row));
+  }
+  return cells;
 }
 
 std::string FormatDuration(double seconds) {
@@ -460,8 +494,14 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
         << c.schedule_hash()
         << (c.repeat() > 0 ? " (measured again: repeat " + std::to_string(c.repeat()) + ")" : "")
         << ", worker " << m.host().worker_id() << "\n";
+    if (c.origin() == kOnnxRuntimeBaseline) {
+      out << "// ONNX Runtime's run of the pipeline written as an ONNX model: no Halide schedule"
+          << (m.runtime_version().empty() ? "" : " (" + m.runtime_version() + ")") << "\n";
+      continue;
+    }
     if (c.origin() == kLibtorchBaseline) {
-      out << "// libtorch's eager run of the pipeline: no Halide schedule";
+      out << "// libtorch's run of the pipeline: no Halide schedule";
+      if (!m.runtime_version().empty()) out << " (" << m.runtime_version() << ")";
       if (!m.torch_layout().empty()) out << "; layout " << m.torch_layout();
       std::string layouts;
       for (const TorchLayoutRun& run : m.torch_layouts()) {

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "schedfarm.pb.h"
@@ -32,6 +34,34 @@ std::string FormatPeakShare(std::optional<double> share);
 // A campaign's failed results by class, "COMPILE_ERROR 1, CRASH 3", or "none".
 std::string FailuresText(const CampaignStatus& status);
 
+// The fastest contender measured on a pipeline: of the campaign's baselines measured on
+// it (Halide's autoschedulers and the runtimes a user would deploy instead; the reference
+// schedule is the farm's own starting point, not a contender), the one with the least
+// time. `seconds` 0: none measured yet.
+struct Contender {
+  std::string name;
+  double seconds = 0;
+};
+Contender FastestContender(const PipelineProgress& pipeline);
+// The same of baseline name -> time.
+Contender FastestContender(const std::map<std::string, double>& baseline_seconds);
+// The farm's ratio to the fastest contender as the tables show it, "0.66x onnxruntime":
+// the contender's time over the farm's (above 1 where the farm is faster), and its name;
+// "-" when either time is missing.
+std::string VersusFastest(const Contender& fastest, double farm_seconds);
+
+// The pipelines of a campaign as `farmctl status` and `farmctl report` show them, one
+// row each: the farm's best (PipelineProgress.farm_best_seconds) with its GFLOP/s, their
+// share of the measuring hosts' fp32 peak and its origin; each baseline's runtime with
+// the farm's speedup over it; and the farm's ratio to the fastest contender.
+// `max_pipelines` > 0 keeps the first that many rows.
+struct PipelineCells {
+  std::vector<std::string> header;
+  std::vector<bool> right_aligned;
+  std::vector<std::vector<std::string>> rows;
+};
+PipelineCells PipelineTableCells(const CampaignStatus& status, int max_pipelines = 0);
+
 // How much of a campaign's budget is used: the benchmarks finished against their
 // limit ("325/1000"; "325" when only a wall time bounds it) and the run time against
 // the wall time ("12m05s/30m00s"; empty without one); `fraction` is the nearer of the
@@ -52,12 +82,10 @@ BudgetUse BudgetUseOf(const Campaign& campaign);
 std::string RenderCampaignLine(const Campaign& campaign);
 
 // The campaigns of a status reply as a table (state, budget used (BudgetUseOf),
-// counters, results/s), the workers by state, then for each campaign its pipelines:
-// best runtime so far, its GFLOP/s and their share of the measuring hosts' fp32 peak
-// (storage/throughput.h's BestThroughput, "-" when unknown), its origin, and each
-// baseline's runtime with the speedup of the best over it; a network campaign then its
-// network end to end and its task table (farmctl/task_table.h). `max_pipelines` > 0 shows
-// at most that many pipelines (and tasks) per campaign.
+// counters, results/s), the workers by state, then for each campaign its pipelines
+// (PipelineTableCells); a network campaign then its network end to end against every
+// baseline, the fastest contender named, and its task table (farmctl/task_table.h).
+// `max_pipelines` > 0 shows at most that many pipelines (and tasks) per campaign.
 std::string RenderStatus(const StatusReply& reply, int max_pipelines = 0);
 
 // The live view of the first campaign of `reply`: a progress bar of the budget used

@@ -13,7 +13,6 @@
 #include "farmctl/task_table.h"
 #include "protocol/state_names.h"
 #include "scheduler/autoscheduler_names.h"
-#include "storage/throughput.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {
@@ -85,39 +84,27 @@ std::string Summary(const ReportInput& input, const CampaignConfig* config) {
   return html.str();
 }
 
-// Per pipeline: results, the best so far with its GFLOP/s and their share of the
-// measuring hosts' fp32 peak ("-" when unknown), and each baseline's runtime with the
-// best's speedup over it.
-std::string PipelineTable(const CampaignStatus& status) {
-  std::set<std::string> baselines;
-  for (const PipelineProgress& p : status.pipelines()) {
-    for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
-  }
+// An HTML table of text cells; `attributes` go into its opening tag.
+std::string HtmlTable(const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& rows,
+                      const std::string& attributes = "") {
   std::ostringstream html;
-  html << "<table>\n<tr><th>pipeline</th><th>measured</th><th>best</th><th>GFLOP/s</th>"
-          "<th>share of peak</th><th>origin</th>";
-  for (const std::string& b : baselines) html << "<th>" << XmlEscaped(b) << "</th>";
+  html << "<table" << attributes << ">\n<tr>";
+  for (const std::string& cell : header) html << "<th>" << XmlEscaped(cell) << "</th>";
   html << "</tr>\n";
-  for (const PipelineProgress& p : status.pipelines()) {
-    const Throughput best = BestThroughput(p);
-    html << "<tr><td>" << XmlEscaped(PipelineDisplayName(p)) << "</td><td>" << p.measured()
-         << "</td><td>" << FormatDuration(p.best_seconds()) << "</td><td>"
-         << FormatGflops(best.gflops) << "</td><td>" << FormatPeakShare(best.peak_share)
-         << "</td><td>" << XmlEscaped(p.best_origin()) << "</td>";
-    for (const std::string& b : baselines) {
-      const auto it = p.baseline_seconds().find(b);
-      html << "<td>";
-      if (it != p.baseline_seconds().end()) {
-        html << FormatDuration(it->second) << Speedup(it->second, p.best_seconds());
-      } else {
-        html << "-";
-      }
-      html << "</td>";
-    }
+  for (const std::vector<std::string>& row : rows) {
+    html << "<tr>";
+    for (const std::string& cell : row) html << "<td>" << XmlEscaped(cell) << "</td>";
     html << "</tr>\n";
   }
   html << "</table>\n";
   return html.str();
+}
+
+// Per pipeline, the columns of `farmctl status` (PipelineTableCells).
+std::string PipelineTable(const CampaignStatus& status) {
+  const PipelineCells cells = PipelineTableCells(status);
+  return HtmlTable(cells.header, cells.rows);
 }
 
 // A network campaign's distinct tasks (farmctl/task_table.h), with the same columns as
@@ -125,19 +112,14 @@ std::string PipelineTable(const CampaignStatus& status) {
 std::string TaskTable(const CampaignStatus& status) {
   const std::vector<TaskRow> rows = NetworkTaskRows(status);
   if (rows.empty()) return "";
-  std::ostringstream html;
-  html << "<h2>Tasks</h2>\n<table id=\"tasks\">\n<tr>";
-  for (const TaskColumn& column : TaskColumns())
-    html << "<th>" << XmlEscaped(column.header) << "</th>";
-  html << "</tr>\n";
+  std::vector<std::string> header;
+  for (const TaskColumn& column : TaskColumns()) header.push_back(column.header);
+  std::vector<std::vector<std::string>> cells;
   for (const TaskRow& row : rows) {
-    html << "<tr>";
-    for (const TaskColumn& column : TaskColumns())
-      html << "<td>" << XmlEscaped(column.cell(row)) << "</td>";
-    html << "</tr>\n";
+    cells.emplace_back();
+    for (const TaskColumn& column : TaskColumns()) cells.back().push_back(column.cell(row));
   }
-  html << "</table>\n";
-  return html.str();
+  return "<h2>Tasks</h2>\n" + HtmlTable(header, cells, " id=\"tasks\"");
 }
 
 // One best-so-far chart: the search's best median so far in milliseconds against the

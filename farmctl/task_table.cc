@@ -4,13 +4,15 @@
 
 #include "campaign/campaign_yaml.h"
 #include "farmctl/render.h"
+#include "network/tasks.h"
 #include "scheduler/autoscheduler_names.h"
 #include "tools/text_table.h"
 
 namespace schedfarm {
 
-double TaskRow::LibtorchOverFarm() const {
-  return farm_seconds > 0 && libtorch_seconds > 0 ? libtorch_seconds / farm_seconds : 0;
+double TaskRow::BaselineSeconds(const std::string& name) const {
+  const auto it = baseline_seconds.find(name);
+  return it == baseline_seconds.end() ? 0 : it->second;
 }
 
 double TaskRow::FarmGflops() const {
@@ -31,7 +33,8 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
   std::vector<TaskRow> rows;
   TaskRow all;
   all.name = "all tasks";
-  bool farm_complete = true, libtorch_complete = true;
+  bool farm_complete = true;
+  std::map<std::string, int> tasks_with;  // baseline -> tasks that have it
   for (int i = 2; i < status.pipelines_size(); ++i) {
     const PipelineProgress& p = status.pipelines(i);
     TaskRow row;
@@ -40,14 +43,19 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
     row.weight = p.task_weight();
     row.flops = p.flops();
     row.farm_seconds = p.farm_best_seconds();
-    row.peak_gflops = p.best_peak_gflops();
+    row.peak_gflops = p.farm_best_peak_gflops();
     if (row.peak_gflops > 0) all.peak_gflops = row.peak_gflops;
-    const auto libtorch = p.baseline_seconds().find(kLibtorchBaseline);
-    if (libtorch != p.baseline_seconds().end()) row.libtorch_seconds = libtorch->second;
+    for (const auto& [name, seconds] : p.baseline_seconds()) {
+      if (name == kReferenceOrigin || !(seconds > 0)) continue;
+      row.baseline_seconds[name] = seconds;
+      all.baseline_seconds[name] += row.weight * seconds;
+      ++tasks_with[name];
+    }
     // The faster layout is the one whose best is libtorch's best; the other is listed
     // beside it.
+    const double libtorch = row.BaselineSeconds(kLibtorchBaseline);
     for (const auto& [layout, seconds] : p.libtorch_layout_seconds()) {
-      if (row.libtorch_layout.empty() && seconds == row.libtorch_seconds) {
+      if (row.libtorch_layout.empty() && seconds == libtorch) {
         row.libtorch_layout = layout;
       } else {
         row.other_layout = layout;
@@ -57,13 +65,13 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
     all.weight += row.weight;
     all.flops += row.weight * row.flops;
     all.farm_seconds += row.weight * row.farm_seconds;
-    all.libtorch_seconds += row.weight * row.libtorch_seconds;
     farm_complete = farm_complete && row.farm_seconds > 0;
-    libtorch_complete = libtorch_complete && row.libtorch_seconds > 0;
     rows.push_back(std::move(row));
   }
   if (!farm_complete) all.farm_seconds = 0;
-  if (!libtorch_complete) all.libtorch_seconds = 0;
+  for (const auto& [name, count] : tasks_with) {
+    if (count < static_cast<int>(rows.size())) all.baseline_seconds.erase(name);
+  }
   rows.push_back(std::move(all));
   return rows;
 }
@@ -74,7 +82,8 @@ const std::vector<TaskColumn>& TaskColumns() {
       {"WEIGHT", true, [](const TaskRow& r) { return std::to_string(r.weight); }},
       {"FLOPS", true, [](const TaskRow& r) { return FormatFlops(r.flops); }},
       {"FARM'S BEST", true, [](const TaskRow& r) { return FormatDuration(r.farm_seconds); }},
-      {"LIBTORCH", true, [](const TaskRow& r) { return FormatDuration(r.libtorch_seconds); }},
+      {"LIBTORCH", true,
+       [](const TaskRow& r) { return FormatDuration(r.BaselineSeconds(kLibtorchBaseline)); }},
       {"LAYOUT", false,
        [](const TaskRow& r) {
          if (r.libtorch_layout.empty()) return std::string("-");
@@ -83,10 +92,11 @@ const std::vector<TaskColumn>& TaskColumns() {
                      ? std::string()
                      : " (" + r.other_layout + " " + FormatDuration(r.other_layout_seconds) + ")");
        }},
-      {"LIBTORCH/FARM", true,
+      {"ONNXRUNTIME", true,
+       [](const TaskRow& r) { return FormatDuration(r.BaselineSeconds(kOnnxRuntimeBaseline)); }},
+      {"VS FASTEST", true,
        [](const TaskRow& r) {
-         const double ratio = r.LibtorchOverFarm();
-         return ratio > 0 ? FormatNumber("%.2fx", ratio) : std::string("-");
+         return VersusFastest(FastestContender(r.baseline_seconds), r.farm_seconds);
        }},
       {"GFLOP/S", true,
        [](const TaskRow& r) {

@@ -1,16 +1,19 @@
 // A network campaign's distinct tasks as `farmctl status` and `farmctl report` show
 // them (docs/NETWORKS.md): each task's weight and FLOPs, the farm's best schedule, the
-// libtorch baseline on the task (the faster of its layouts), how many times faster the
-// farm is than libtorch and the farm's GFLOP/s. The columns are defined once
+// runtimes a user would deploy instead on the task (libtorch in the faster of its
+// layouts, ONNX Runtime), the farm's ratio to the fastest contender (FastestContender:
+// any baseline measured on the task) and the farm's GFLOP/s. The columns are defined once
 // (TaskColumns) for the text table and the HTML table alike; a column added there, such
 // as a share of the host's peak once the workers report it, appears in both. Pure
 // functions of a status reply.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "farmctl/render.h"
 #include "schedfarm.pb.h"
 
 namespace schedfarm {
@@ -21,24 +24,26 @@ struct TaskRow {
   int weight = 0;               // occurrences in the network
   double flops = 0;             // per run of the task
   double farm_seconds = 0;      // the farm's best (PipelineProgress.farm_best_seconds); 0: none
-  double libtorch_seconds = 0;  // the libtorch baseline's faster layout; 0: none
-  std::string libtorch_layout;  // that layout; empty when unknown
+  // Each baseline measured on the task (the reference schedule left out), by name;
+  // libtorch's is its faster layout's.
+  std::map<std::string, double> baseline_seconds;
+  std::string libtorch_layout;  // libtorch's faster layout; empty when unknown
   std::string other_layout;     // the other layout libtorch ran in, and its time
   double other_layout_seconds = 0;
   // The fp32 peak of the hosts that measured the pipeline's best
   // (PipelineProgress.best_peak_gflops); 0: unknown. A farm of one kind of host has one.
   double peak_gflops = 0;
 
-  // libtorch / farm: above 1 where the farm is faster; 0 when either is missing.
-  double LibtorchOverFarm() const;
+  // A baseline's time; 0 when it was not measured.
+  double BaselineSeconds(const std::string& name) const;
   // The farm's best as floating-point operations per second, in GFLOP/s; 0: none.
   double FarmGflops() const;
 };
 
 // The distinct tasks of a network campaign's status (its pipelines from the third on),
 // in the campaign's order; empty for any other campaign. The last row, named "all
-// tasks", sums weight x runtime (and weight x FLOPs) over the tasks, each runtime only
-// when every task has one: the tasks' estimate of the network.
+// tasks", sums weight x runtime (and weight x FLOPs) over the tasks, the farm's and each
+// baseline's, each only when every task has one: the tasks' estimate of the network.
 std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status);
 
 struct TaskColumn {
@@ -46,7 +51,8 @@ struct TaskColumn {
   bool right_aligned = true;
   std::function<std::string(const TaskRow&)> cell;
 };
-// TASK, WEIGHT, FLOPS, FARM'S BEST, LIBTORCH, LAYOUT, LIBTORCH/FARM, GFLOP/S.
+// TASK, WEIGHT, FLOPS, FARM'S BEST, LIBTORCH, LAYOUT, ONNXRUNTIME, VS FASTEST, GFLOP/S,
+// PEAK.
 const std::vector<TaskColumn>& TaskColumns();
 
 // "2.31 GFLOP", "118 MFLOP", "950 kFLOP"; "-" when not positive.

@@ -1,9 +1,9 @@
 // `farmctl tune MODEL`: a whole network tuned on a local farm (docs/NETWORKS.md). It
 // writes a network campaign for MODEL into DIR/tune.yaml (model-guided schedules under
 // the GBT, starting from the pretrained GBT of the host kind where there is one;
-// Halide's three autoschedulers, libtorch and the reference schedule as baselines; the
-// given budget and thread count) and runs it as `farmctl local` does, ending with the
-// network's end-to-end table and its assembled schedule as Halide source.
+// Halide's three autoschedulers, libtorch, ONNX Runtime and the reference schedule as
+// baselines; the given budget and thread count) and runs it as `farmctl local` does,
+// ending with the network's end-to-end table and its assembled schedule as Halide source.
 #pragma once
 
 #include <string>
@@ -22,7 +22,8 @@ struct TuneOptions {
   std::string wall_time;       // a duration as campaign files write it; empty: none
   int threads = 2;             // threads of every timed run, baselines included
   // The baselines timed on the whole network, beside its reference schedule.
-  std::vector<std::string> baselines = {"li2018", "mullapudi2016", "adams2019", "libtorch"};
+  std::vector<std::string> baselines = {"li2018", "mullapudi2016", "adams2019", "libtorch",
+                                        "onnxruntime"};
   std::string dir = "schedfarm-tune";
   // The layout the network's tasks exchange 4-D tensors in (campaign `layout`).
   std::string layout = "channels_last";

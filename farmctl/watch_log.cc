@@ -39,18 +39,34 @@ std::vector<std::string> WatchLog::Update(const CampaignStatus& status, double s
                     ", " + use.Text() + " (" + use.Share() + "), " +
                     std::to_string(c.pipeline_ids_size()) + " pipelines");
     tenths_ = static_cast<int>(use.fraction * 10);
-    for (const PipelineProgress& p : status.pipelines()) best_seconds_[p.pipeline_id()] = p.best_seconds();
+    for (const PipelineProgress& p : status.pipelines()) {
+      best_seconds_[p.pipeline_id()] = p.farm_best_seconds();
+      for (const auto& [name, seconds] : p.baseline_seconds()) {
+        baselines_seen_.insert(p.pipeline_id() + "/" + name);
+      }
+    }
     for (const auto& [name, count] : status.failures_by_status()) failures_[name] = count;
     return lines;
   }
   for (const PipelineProgress& p : status.pipelines()) {
-    double& known = best_seconds_[p.pipeline_id()];
-    if (p.best_seconds() > 0 && known > 0 && p.best_seconds() < known * (1 - kBestImprovement)) {
-      lines.push_back(c.name() + ": " + PipelineDisplayName(p) + " best " +
-                      FormatDuration(p.best_seconds()) + " (was " + FormatDuration(known) +
-                      "), origin " + p.best_origin());
+    const std::map<std::string, double> baselines(p.baseline_seconds().begin(),
+                                                  p.baseline_seconds().end());
+    for (const auto& [name, seconds] : baselines) {
+      if (baselines_seen_.insert(p.pipeline_id() + "/" + name).second) {
+        lines.push_back(c.name() + ": " + PipelineDisplayName(p) + " baseline " + name + " " +
+                        FormatDuration(seconds));
+      }
     }
-    if (p.best_seconds() > 0) known = p.best_seconds();
+    double& known = best_seconds_[p.pipeline_id()];
+    const double best = p.farm_best_seconds();
+    if (best > 0 && known > 0 && best < known * (1 - kBestImprovement)) {
+      const Contender fastest = FastestContender(p);
+      lines.push_back(c.name() + ": " + PipelineDisplayName(p) + " farm's best " +
+                      FormatDuration(best) + " (was " + FormatDuration(known) + "), origin " +
+                      p.farm_best_origin() +
+                      (fastest.seconds > 0 ? ", vs fastest " + VersusFastest(fastest, best) : ""));
+    }
+    if (best > 0) known = best;
   }
   for (const auto& [name, count] : status.failures_by_status()) {
     int64_t& known = failures_[name];

@@ -26,6 +26,12 @@ PACKAGES=(
   iproute2
 )
 
+# node and npm run ONNX Runtime, the onnxruntime baseline's runtime: Debian's, unless
+# another package (such as NodeSource's nodejs, which carries npm) already provides both.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
+
 PACKAGES+=("$@")
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -56,4 +62,19 @@ if [ ! -x "$kube_dir/usr/bin/kubectl" ]; then
   mkdir -p "$kube_dir"
   dpkg-deb -x "$download"/kubernetes-client_*.deb "$kube_dir"
   rm -rf "$download"
+fi
+
+# ONNX Runtime's CPU runtime, as the npm package onnxruntime-node ships it, for the
+# onnxruntime baseline (worker/onnxruntime/). Its install script only fetches GPU extras,
+# so it is skipped. A failure leaves the baseline unavailable (its results say so, its
+# tests skip), not the set-up failed.
+ort_version=1.30.0
+ort_dir="${XDG_CACHE_HOME:-$HOME/.cache}/schedfarm/onnxruntime"
+if ! grep -qs "\"version\": \"$ort_version\"" "$ort_dir/node_modules/onnxruntime-node/package.json"; then
+  echo "setup: installing onnxruntime-node@$ort_version into $ort_dir"
+  mkdir -p "$ort_dir"
+  if ! (cd "$ort_dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
+          "onnxruntime-node@$ort_version" >/dev/null); then
+    echo "setup: warning: npm could not install onnxruntime-node; the onnxruntime baseline is unavailable" >&2
+  fi
 fi

@@ -1,6 +1,8 @@
 // The names of the baselines as schedfarm uses them (campaign baselines,
-// Candidate.origin): Halide's autoschedulers and libtorch. Halide-free, for code that only names them; running them is
-// scheduler/autoschedule/autoschedulers.h.
+// Candidate.origin): Halide's autoschedulers, and the runtimes a user would deploy
+// instead (libtorch, ONNX Runtime). Halide-free, for code that only names them; running
+// the autoschedulers is scheduler/autoschedule/autoschedulers.h, the runtimes worker/torch/
+// and worker/onnxruntime/.
 #pragma once
 
 #include <algorithm>
@@ -26,12 +28,27 @@ inline bool IsAutoschedulerName(const std::string& name) {
 // The libtorch baseline: the pipeline run by libtorch's eager operators in a process of
 // its own (worker/torch/), timed by the same protocol as the Halide schedules.
 inline constexpr char kLibtorchBaseline[] = "libtorch";
+// The ONNX Runtime baseline: the pipeline written as an ONNX model and run by ONNX
+// Runtime's CPU runtime in a process of its own (worker/onnxruntime/), timed alike.
+inline constexpr char kOnnxRuntimeBaseline[] = "onnxruntime";
 
-// Every baseline a campaign may name: the autoschedulers, then libtorch.
+// The runtime contenders: baselines that run the pipeline in another runtime rather
+// than schedule it in Halide.
+inline const std::vector<std::string>& RuntimeContenderNames() {
+  static const std::vector<std::string> kNames = {kLibtorchBaseline, kOnnxRuntimeBaseline};
+  return kNames;
+}
+
+inline bool IsRuntimeContender(const std::string& name) {
+  const std::vector<std::string>& names = RuntimeContenderNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Every baseline a campaign may name: the autoschedulers, then the runtimes.
 inline const std::vector<std::string>& BaselineNames() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> names = AutoschedulerNames();
-    names.push_back(kLibtorchBaseline);
+    names.insert(names.end(), RuntimeContenderNames().begin(), RuntimeContenderNames().end());
     return names;
   }();
   return kNames;

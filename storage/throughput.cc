@@ -36,10 +36,10 @@ Throughput MeasurementThroughput(const Measurement& measurement, double flops) {
                       PeakGflops(measurement.host(), MeasuredThreads(measurement.settings())));
 }
 
-Throughput BestThroughput(const PipelineProgress& pipeline) {
-  return ThroughputOf(pipeline.flops(), pipeline.best_seconds(),
-                      Positive(pipeline.best_peak_gflops())
-                          ? std::optional<double>(pipeline.best_peak_gflops())
+Throughput FarmBestThroughput(const PipelineProgress& pipeline) {
+  return ThroughputOf(pipeline.flops(), pipeline.farm_best_seconds(),
+                      Positive(pipeline.farm_best_peak_gflops())
+                          ? std::optional<double>(pipeline.farm_best_peak_gflops())
                           : std::nullopt);
 }
 

@@ -32,8 +32,8 @@ Throughput ThroughputOf(double flops, double seconds, std::optional<double> peak
 // nothing for a failed one.
 Throughput MeasurementThroughput(const Measurement& measurement, double flops);
 
-// A status's best of a pipeline: PipelineProgress.flops over best_seconds, against
-// best_peak_gflops.
-Throughput BestThroughput(const PipelineProgress& pipeline);
+// The farm's best of a pipeline in a status: PipelineProgress.flops over
+// farm_best_seconds, against farm_best_peak_gflops.
+Throughput FarmBestThroughput(const PipelineProgress& pipeline);
 
 }  // namespace schedfarm

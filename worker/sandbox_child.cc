@@ -5,20 +5,21 @@
 #include <malloc.h>
 #include <sched.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "common/cpus.h"
+#include "common/fd_io.h"
 #include "common/files.h"
 #include "common/flags.h"
 #include "pipeline/builder.h"
@@ -44,30 +46,6 @@ namespace {
 
 constexpr int kRequestFd = 3;
 constexpr int kEventFd = 4;
-
-bool ReadFully(int fd, char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = read(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool WriteFully(int fd, const std::string& bytes) {
-  const char* data = bytes.data();
-  size_t size = bytes.size();
-  while (size > 0) {
-    const ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 enum class ReadResult { kOk, kClosed, kInvalid };
 
@@ -211,31 +189,39 @@ bool ReportCompiledAndAwaitRun(double compile_seconds) {
   return true;
 }
 
-// farm-torch-baseline beside this farm-worker, or in the build tree's worker/torch/;
-// empty when neither holds it.
-std::string TorchBaselineBinary() {
+// The program that runs a runtime contender (IsRuntimeContender) for the child.
+const char* ContenderProgram(const std::string& baseline) {
+  return baseline == kOnnxRuntimeBaseline ? "farm-onnxruntime-baseline" : "farm-torch-baseline";
+}
+
+// `program` beside this farm-worker, or in the build tree's worker/torch/ or
+// worker/onnxruntime/; empty when none holds it.
+std::string ContenderBinary(const std::string& program) {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return "";
   self[n] = '\0';
   const std::filesystem::path dir = std::filesystem::path(self).parent_path();
   for (const std::filesystem::path& path :
-       {dir / "farm-torch-baseline", dir / "torch" / "farm-torch-baseline"}) {
+       {dir / program, dir / "torch" / program, dir / "onnxruntime" / program}) {
     if (access(path.c_str(), X_OK) == 0) return path.string();
   }
   return "";
 }
 
-// Runs farm-torch-baseline for the child, which may not start programs once it is
-// confined: a process forked before that, while the child has one thread. A request
-// is CPUS, JOB, REFERENCE and RESULT each ended by a NUL byte (CPUS as CpuList writes it),
-// then a newline; the reply the program's wait status, 4 bytes. The launcher dies with the child and ends when its request pipe
-// closes; the program dies with the launcher.
-class TorchLauncher {
+// Runs the runtime contenders' programs for the child, which may not start programs
+// once it is confined: a process forked before that, while the child has one thread,
+// which starts only the programs it was given then (by baseline name). A request is
+// BASELINE, CPUS, JOB, REFERENCE and RESULT each ended by a NUL byte (CPUS as CpuList
+// writes it), then a newline; the reply the program's wait status, 4 bytes (exit status
+// 127 when the launcher has no program for BASELINE). The launcher dies with the child
+// and ends when its request pipe closes; a program dies with the launcher.
+class ContenderLauncher {
  public:
-  bool Start(const std::string& binary) {
+  // `programs`: baseline name -> program path, those that were found.
+  bool Start(const std::map<std::string, std::string>& programs) {
     int requests[2], replies[2];
-    if (binary.empty() || pipe2(requests, O_CLOEXEC) != 0) return false;
+    if (pipe2(requests, O_CLOEXEC) != 0) return false;
     if (pipe2(replies, O_CLOEXEC) != 0) {
       close(requests[0]);
       close(requests[1]);
@@ -248,7 +234,7 @@ class TorchLauncher {
       close(kEventFd);
       close(requests[1]);
       close(replies[0]);
-      Serve(binary, requests[0], replies[1]);
+      Serve(programs, requests[0], replies[1]);
       _exit(0);
     }
     close(requests[0]);
@@ -258,11 +244,12 @@ class TorchLauncher {
     return pid > 0;
   }
 
-  // farm-torch-baseline's wait status, or nullopt when the launcher is gone.
-  std::optional<int> Run(const std::vector<int>& cpus, const std::string& job,
-                         const std::string& reference, const std::string& result) const {
-    const std::string request =
-        CpuList(cpus) + '\0' + job + '\0' + reference + '\0' + result + '\0' + '\n';
+  // The program's wait status, or nullopt when the launcher is gone.
+  std::optional<int> Run(const std::string& baseline, const std::vector<int>& cpus,
+                         const std::string& job, const std::string& reference,
+                         const std::string& result) const {
+    const std::string request = baseline + '\0' + CpuList(cpus) + '\0' + job + '\0' + reference +
+                                '\0' + result + '\0' + '\n';
     int status = 0;
     if (request_fd_ < 0 || !WriteFully(request_fd_, request) ||
         !ReadFully(reply_fd_, reinterpret_cast<char*>(&status), sizeof(status))) {
@@ -272,7 +259,7 @@ class TorchLauncher {
   }
 
  private:
-  static void Serve(const std::string& binary, int requests, int replies) {
+  static void Serve(const std::map<std::string, std::string>& programs, int requests, int replies) {
     std::string pending;
     char buffer[4096];
     for (ssize_t n; (n = read(requests, buffer, sizeof(buffer))) > 0;) {
@@ -280,10 +267,13 @@ class TorchLauncher {
       for (size_t end; (end = pending.find('\n')) != std::string::npos;) {
         std::istringstream line(pending.substr(0, end));
         pending.erase(0, end + 1);
-        std::string cpus, job, reference, result;
-        for (std::string* field : {&cpus, &job, &reference, &result}) std::getline(line, *field, '\0');
-        int status = -1;
-        const pid_t pid = fork();
+        std::string baseline, cpus, job, reference, result;
+        for (std::string* field : {&baseline, &cpus, &job, &reference, &result}) {
+          std::getline(line, *field, '\0');
+        }
+        int status = 127 << 8;  // as a shell reports a program it cannot start
+        const auto program = programs.find(baseline);
+        const pid_t pid = program == programs.end() ? -1 : fork();
         if (pid == 0) {
           prctl(PR_SET_PDEATHSIG, SIGKILL);
           std::vector<int> allowed;
@@ -292,7 +282,8 @@ class TorchLauncher {
           }
           if (!allowed.empty()) SetAllowedCpus(allowed);
           dup2(STDERR_FILENO, STDOUT_FILENO);
-          execl(binary.c_str(), binary.c_str(), job.c_str(), reference.c_str(), result.c_str(),
+          const char* path = program->second.c_str();
+          execl(path, path, job.c_str(), reference.c_str(), result.c_str(),
                 static_cast<char*>(nullptr));
           _exit(127);
         }
@@ -309,14 +300,16 @@ class TorchLauncher {
   int reply_fd_ = -1;
 };
 
-// The libtorch baseline in its own process (worker/torch/torch_baseline.h), on the
+// A runtime contender (worker/torch/, worker/onnxruntime/) in its own process, on the
 // benchmark cpus: the job and the reference go to files of a folder in the child's
-// scratch folder, the measurement comes back in a third.
-Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& settings,
-                             const ReferenceOutputs& reference, const TorchLauncher& launcher,
-                             const std::string& scratch_dir, const std::vector<int>& cpus) {
+// scratch folder (which the program may use for files of its own), the measurement
+// comes back in a third.
+Measurement RunContender(const SandboxJob& job, const MeasurementSettings& settings,
+                         const ReferenceOutputs& reference, const ContenderLauncher& launcher,
+                         const std::string& scratch_dir, const std::vector<int>& cpus) {
   static int runs = 0;
-  const std::string dir = scratch_dir + "/torch-" + std::to_string(++runs);
+  const std::string program = ContenderProgram(job.autoscheduler());
+  const std::string dir = scratch_dir + "/contender-" + std::to_string(++runs);
   std::error_code made;
   if (!std::filesystem::create_directory(dir, made)) {
     return FailedMeasurement(RUNTIME_ERROR, "cannot make '" + dir + "': " + made.message(),
@@ -332,24 +325,23 @@ Measurement RunTorchBaseline(const SandboxJob& job, const MeasurementSettings& s
   if (!written.ok()) {
     m = FailedMeasurement(RUNTIME_ERROR, written.message(), settings);
   } else if (const std::optional<int> status =
-                 launcher.Run(cpus, job_file, reference_file, result_file);
+                 launcher.Run(job.autoscheduler(), cpus, job_file, reference_file, result_file);
              !status) {
-    m = FailedMeasurement(RUNTIME_ERROR,
-                          "farm-torch-baseline is not installed beside farm-worker, or its "
-                          "launcher died",
-                          settings);
+    m = FailedMeasurement(RUNTIME_ERROR, program + "'s launcher died", settings);
   } else {
     StatusOr<std::string> result = ReadFileBytes(result_file);
     if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && result.ok() &&
         m.ParseFromString(*result)) {
-      // the measurement as farm-torch-baseline took it
+      // the measurement as the program took it
     } else if (WIFSIGNALED(*status)) {
-      m = FailedMeasurement(CRASH, "farm-torch-baseline died of signal " +
-                                       std::to_string(WTERMSIG(*status)),
+      m = FailedMeasurement(CRASH, program + " died of signal " + std::to_string(WTERMSIG(*status)),
+                            settings);
+    } else if (WIFEXITED(*status) && WEXITSTATUS(*status) == 127) {
+      m = FailedMeasurement(RUNTIME_ERROR, program + " is not installed beside farm-worker",
                             settings);
     } else {
       m = FailedMeasurement(RUNTIME_ERROR,
-                            "farm-torch-baseline failed (exit status " +
+                            program + " failed (exit status " +
                                 std::to_string(WIFEXITED(*status) ? WEXITSTATUS(*status) : -1) +
                                 "; its message is in the worker's log)",
                             settings);
@@ -366,7 +358,7 @@ struct ChildContext {
   int adams2019_beam = 32;
   std::string scratch_dir;
   ReferenceCache* cache = nullptr;
-  TorchLauncher launcher;
+  ContenderLauncher launcher;
 };
 
 // Runs one job; false when the pool broke the protocol or went away. A baseline job
@@ -400,10 +392,10 @@ bool HandleJob(const SandboxJob& job, ChildContext& context) {
     started.mutable_compile_started();
     Send(started);
     if (fault_in_compile) InjectFault(job.fault());
-    if (autoscheduler == kLibtorchBaseline) {  // nothing to compile: libtorch runs eagerly
+    if (IsRuntimeContender(autoscheduler)) {  // nothing to compile: the runtime runs it
       if (!ReportCompiledAndAwaitRun(0)) return false;
-      Measurement measurement = RunTorchBaseline(job, settings, **reference, context.launcher,
-                                                 context.scratch_dir, cpus.benchmark);
+      Measurement measurement = RunContender(job, settings, **reference, context.launcher,
+                                             context.scratch_dir, cpus.benchmark);
       if (measurement.status() != OK) measurement.set_error(where + measurement.error());
       SendFinished(measurement);
       return true;
@@ -483,7 +475,12 @@ int RunSandboxChild(int argc, char** argv) {
       return 2;
     }
   }
-  context.launcher.Start(TorchBaselineBinary());  // while this process has one thread
+  std::map<std::string, std::string> contenders;
+  for (const std::string& baseline : RuntimeContenderNames()) {
+    const std::string binary = ContenderBinary(ContenderProgram(baseline));
+    if (!binary.empty()) contenders[baseline] = binary;
+  }
+  context.launcher.Start(contenders);  // while this process has one thread
   // Fixed malloc thresholds. Left dynamic, glibc raises its mmap threshold (up to
   // 32 MiB) as a process frees large blocks, so the buffers of a realization stop
   // costing page faults and the same schedule times faster in an older sandbox

@@ -442,7 +442,8 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   PipelineProgress progress = run->Progress()[0];
   EXPECT_EQ(progress.flops(), flops);
   EXPECT_EQ(progress.best_peak_gflops(), 190) << "the peak at 2 threads, not at 1";
-  Throughput best = BestThroughput(progress);
+  EXPECT_EQ(progress.farm_best_peak_gflops(), 190) << "the best is the farm's";
+  Throughput best = FarmBestThroughput(progress);
   ASSERT_TRUE(best.gflops && best.peak_share);
   EXPECT_NEAR(*best.gflops, flops / 1.0e-3 / 1e9, 1e-9 * *best.gflops);
   EXPECT_NEAR(*best.peak_share, *best.gflops / 190, 1e-12);
@@ -455,7 +456,8 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   progress = run->Progress()[0];
   EXPECT_EQ(progress.best_schedule_hash(), leased_second.candidate().schedule_hash());
   EXPECT_EQ(progress.best_peak_gflops(), 0);
-  best = BestThroughput(progress);
+  EXPECT_EQ(progress.farm_best_peak_gflops(), 0);
+  best = FarmBestThroughput(progress);
   ASSERT_TRUE(best.gflops);
   EXPECT_NEAR(*best.gflops, flops / 0.9e-3 / 1e9, 1e-9 * *best.gflops);
   EXPECT_FALSE(best.peak_share);
@@ -475,6 +477,7 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   EXPECT_EQ(progress.best_schedule_hash(), leased_first.candidate().schedule_hash());
   EXPECT_NEAR(progress.best_seconds(), std::sqrt(1.0e-3 * 0.5e-3), 1e-15);
   EXPECT_NEAR(progress.best_peak_gflops(), std::sqrt(190.0 * 160.0), 1e-9);
+  EXPECT_NEAR(progress.farm_best_peak_gflops(), std::sqrt(190.0 * 160.0), 1e-9);
   // Without host c's results the first schedule is back at 1 ms, the second is best, and
   // the best has no peak.
   const PipelineProgress trusted = run->Progress({"c"})[0];
@@ -616,6 +619,7 @@ TEST(CampaignRunTest, TheFarmsBestLeavesTheBaselinesOutAndLibtorchKeepsEachLayou
   EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.0e-3);
   EXPECT_EQ(progress.best_origin(), kLibtorchBaseline);
   EXPECT_DOUBLE_EQ(progress.farm_best_seconds(), 1.5e-3);
+  EXPECT_EQ(progress.farm_best_origin(), "model-guided");
 
   // The first schedule measured again, slower: it stands for sqrt(1.5 x 2.0) = 1.73 ms,
   // and the farm's best is the second's 1.6 ms.
@@ -628,6 +632,7 @@ TEST(CampaignRunTest, TheFarmsBestLeavesTheBaselinesOutAndLibtorchKeepsEachLayou
             CampaignRun::ResultOutcome::kRecorded);
   progress = run->Progress()[0];
   EXPECT_DOUBLE_EQ(progress.farm_best_seconds(), 1.6e-3);
+  EXPECT_EQ(progress.farm_best_origin(), "model-guided");
   EXPECT_DOUBLE_EQ(progress.best_seconds(), 1.0e-3);
 }
 

@@ -204,6 +204,15 @@ TEST(FarmctlCompareTest, SpeedupsAreGeomeansOverThePipelinesWhereBothHaveARuntim
   EXPECT_NEAR(c.speedups[1][0].value, std::pow(4 * 3.8 * 3 * 8, 0.25), 1e-9);
   EXPECT_EQ(c.speedups[1][0].pipelines, 4);
   EXPECT_NEAR(c.speedups[1][1].value, 4, 1e-9);
+  // Over the fastest contender of each pipeline: li2018 everywhere but conv_relu, where
+  // mullapudi2016's 1 ms is the fastest. random: 200/100, 38/20, 1/1; greedy: 200/50,
+  // 38/10, 90/30, 1/0.5.
+  ASSERT_EQ(c.over_fastest.size(), 2u);
+  EXPECT_NEAR(c.over_fastest[0].value, std::cbrt(2 * 1.9 * 1), 1e-9);
+  EXPECT_EQ(c.over_fastest[0].pipelines, 3);
+  EXPECT_NEAR(c.over_fastest[1].value, std::pow(4 * 3.8 * 3 * 2, 0.25), 1e-9);
+  EXPECT_EQ(c.over_fastest[1].pipelines, 4);
+  EXPECT_NE(RenderComparison(c).find("FASTEST CONTENDER"), std::string::npos);
 }
 
 TEST(FarmctlCompareTest, SharedStrategiesAreHeadedByNameThenById) {
@@ -235,10 +244,12 @@ TEST(FarmctlCompareTest, TextShowsRuntimesGeomeansSpeedupsAndTheCampaigns) {
             (std::vector<std::string>{"316", "us", "158", "us", "894", "us", "632", "us"}))
       << text;
   EXPECT_EQ(RowOf(text, "random"),
-            (std::vector<std::string>{"2.48x", "(3", "pipelines)", "2.00x", "(2", "pipelines)"}))
+            (std::vector<std::string>{"2.48x", "(3", "pipelines)", "2.00x", "(2", "pipelines)",
+                                      "1.56x", "(3", "pipelines)"}))
       << text;
   EXPECT_EQ(RowOf(text, "greedy"),
-            (std::vector<std::string>{"4.37x", "(4", "pipelines)", "4.00x", "(2", "pipelines)"}))
+            (std::vector<std::string>{"4.37x", "(4", "pipelines)", "4.00x", "(2", "pipelines)",
+                                      "3.09x", "(4", "pipelines)"}))
       << text;
   // The campaigns table: the rows after the "campaigns" line.
   const std::string campaigns = text.substr(text.find("\ncampaigns\n"));
@@ -293,6 +304,9 @@ TEST(FarmctlCompareTest, JsonCarriesTheComparison) {
   const auto& li2018 = greedy.at("speedups").struct_value().fields().at("li2018").struct_value();
   EXPECT_NEAR(li2018.fields().at("geomean").number_value(), std::pow(4 * 3.8 * 3 * 8, 0.25), 1e-9);
   EXPECT_EQ(li2018.fields().at("pipelines").number_value(), 4);
+  const auto& fastest =
+      greedy.at("speedups").struct_value().fields().at("fastest contender").struct_value();
+  EXPECT_NEAR(fastest.fields().at("geomean").number_value(), std::pow(4 * 3.8 * 3 * 2, 0.25), 1e-9);
   const auto& random = f.at("campaigns").list_value().values(0).struct_value().fields();
   EXPECT_EQ(random.at("failures").struct_value().fields().at("CRASH").number_value(), 2);
   EXPECT_EQ(random.at("failures").struct_value().fields().count("OK"), 0u);

@@ -214,8 +214,8 @@ TEST(FarmctlCoordinatorTest, WorkerResultsReachWatchBestAndExport) {
   const double peak = host.peak_gflops().at(1);
   const PipelineProgress& vgg = done.pipelines(0);
   EXPECT_GT(vgg.flops(), 0);
-  EXPECT_NEAR(vgg.best_peak_gflops(), peak, 1e-9 * peak);
-  const Throughput best_throughput = BestThroughput(vgg);
+  EXPECT_NEAR(vgg.farm_best_peak_gflops(), peak, 1e-9 * peak);
+  const Throughput best_throughput = FarmBestThroughput(vgg);
   ASSERT_TRUE(best_throughput.gflops && best_throughput.peak_share);
   EXPECT_GT(*best_throughput.peak_share, 0);
   EXPECT_LT(*best_throughput.peak_share, 1);

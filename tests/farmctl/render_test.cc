@@ -46,6 +46,8 @@ PipelineProgress Progress(const std::string& id, const std::string& name, int64_
   p.set_measured(measured);
   p.set_best_seconds(best);
   p.set_best_origin(best > 0 ? "random" : "");
+  p.set_farm_best_seconds(best);
+  p.set_farm_best_origin(best > 0 ? "random" : "");
   for (const auto& [name, seconds] : baselines) (*p.mutable_baseline_seconds())[name] = seconds;
   return p;
 }
@@ -130,12 +132,32 @@ TEST(FarmctlRenderTest, StatusShowsBudgetBestAndSpeedups) {
   EXPECT_TRUE(Contains(vgg, "1.23 ms")) << vgg;
   EXPECT_TRUE(Contains(vgg, "2.5 ms (2.03x)")) << vgg;
   EXPECT_TRUE(Contains(vgg, "1.23 ms (1.00x)")) << vgg;
+  EXPECT_EQ(vgg.substr(vgg.size() - 12), "1.00x li2018") << "the fastest contender: " << vgg;
   // Nothing measured yet: no best, no speedup, and the missing baseline is "-".
   const std::string fire = LineWith(text, "squeezenet_fire");
   EXPECT_TRUE(Contains(fire, "4 ms")) << fire;
   EXPECT_FALSE(Contains(fire, "x)")) << fire;
   const std::string header = LineWith(text, "PIPELINE");
   EXPECT_LT(header.find("adams2019"), header.find("li2018")) << header;
+  EXPECT_LT(header.find("li2018"), header.find("VS FASTEST")) << header;
+}
+
+// A baseline faster than every schedule of the farm is a contender, never the farm's
+// best: the farm's best and its origin stay the farm's, and the farm's ratio to the
+// fastest contender says it is behind.
+TEST(FarmctlRenderTest, AFasterBaselineIsTheFastestContenderNotTheFarmsBest) {
+  StatusReply reply = SampleStatus();
+  PipelineProgress& vgg = *reply.mutable_campaigns(0)->mutable_pipelines(0);
+  (*vgg.mutable_baseline_seconds())["onnxruntime"] = 0.000615;
+  vgg.set_best_seconds(0.000615);
+  vgg.set_best_origin("onnxruntime");
+  const std::string row = LineWith(RenderStatus(reply), "vgg_block");
+  EXPECT_TRUE(Contains(row, " 1.23 ms ")) << row;
+  EXPECT_TRUE(Contains(row, " random ")) << row;
+  EXPECT_TRUE(Contains(row, "615 us (0.50x)")) << row;
+  EXPECT_EQ(row.substr(row.size() - 17), "0.50x onnxruntime") << row;
+  EXPECT_EQ(FastestContender(vgg).name, "onnxruntime");
+  EXPECT_EQ(VersusFastest(FastestContender(vgg), 0), "-");
 }
 
 // The best's GFLOP/s (the pipeline's FLOPs over its runtime) and their share of the
@@ -145,7 +167,7 @@ TEST(FarmctlRenderTest, StatusShowsGflopsAndTheShareOfThePeak) {
   CampaignStatus& running = *reply.mutable_campaigns(0);
   PipelineProgress& vgg = *running.mutable_pipelines(0);
   vgg.set_flops(41.5e9 * vgg.best_seconds());    // 41.5 GFLOP/s
-  vgg.set_best_peak_gflops(132.1);               // 31.4% of it
+  vgg.set_farm_best_peak_gflops(132.1);          // 31.4% of it
   running.mutable_pipelines(1)->set_flops(1e9);  // nothing measured yet
   PipelineProgress no_peak = Progress("aaaa5555bbbb6666", "mlp", 2, 0.002, {{"adams2019", 0.003}});
   no_peak.set_flops(1e8);  // 50 GFLOP/s, a host without a peak at the campaign's threads
@@ -203,15 +225,17 @@ StatusReply NetworkStatus() {
   CampaignConfig config;
   config.mutable_network()->set_yaml_path("net.yaml");
   config.add_baselines("libtorch");
+  config.add_baselines("onnxruntime");
   c->set_config_json(CampaignConfigToJson(config));
-  *status->add_pipelines() = Progress("net0", "net", 2, 0.01, {{"libtorch", 0.003}});
+  *status->add_pipelines() =
+      Progress("net0", "net", 2, 0.01, {{"libtorch", 0.003}, {"onnxruntime", 0.002}});
   *status->add_pipelines() = Progress("asm0", "net.assembled", 1, 0.005, {});
   PipelineProgress a = Progress("taska", "net.task0", 5, 0.0009, {{"libtorch", 0.002}});
   a.set_best_origin("libtorch");
   a.set_farm_best_seconds(0.001);
   a.set_task_weight(2);
   a.set_flops(2e7);
-  a.set_best_peak_gflops(100);
+  a.set_farm_best_peak_gflops(100);
   (*a.mutable_libtorch_layout_seconds())["channels_last"] = 0.002;
   (*a.mutable_libtorch_layout_seconds())["nchw"] = 0.003;
   *status->add_pipelines() = a;
@@ -223,12 +247,31 @@ StatusReply NetworkStatus() {
   return reply;
 }
 
+// The network end to end: every baseline with the farm's speedup over it, the fastest
+// contender named, and the farm's best (the assembled network) against it.
+TEST(FarmctlRenderTest, StatusShowsTheNetworkEndToEndAgainstTheFastestContender) {
+  const std::string status = RenderStatus(NetworkStatus());
+  const size_t table = status.find("campaign n-1 (net): the network end to end (2 distinct tasks)");
+  ASSERT_NE(table, std::string::npos) << status;
+  const std::string text = status.substr(table);
+  EXPECT_TRUE(Contains(LineWith(text, "  reference "), "no result")) << text;
+  const std::string libtorch = LineWith(text, "  libtorch ");
+  EXPECT_TRUE(Contains(libtorch, "3 ms")) << libtorch;
+  EXPECT_TRUE(Contains(libtorch, "0.60x")) << libtorch;
+  const std::string onnxruntime = LineWith(text, "  onnxruntime (fastest contender) ");
+  EXPECT_TRUE(Contains(onnxruntime, "2 ms")) << text;
+  EXPECT_TRUE(Contains(onnxruntime, "0.40x")) << onnxruntime;
+  EXPECT_TRUE(Contains(LineWith(text, "farm's best (assembled)"), "5 ms")) << text;
+  EXPECT_TRUE(Contains(text, "the farm's best against the fastest contender: 0.40x onnxruntime"))
+      << text;
+}
+
 TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   const std::string text = RenderStatus(NetworkStatus());
   ASSERT_TRUE(Contains(text, "campaign n-1 (net): the distinct tasks")) << text;
-  const std::string header = LineWith(text, "LIBTORCH/FARM");
-  for (const char* column :
-       {"TASK", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT", "GFLOP/S", "PEAK"}) {
+  const std::string header = LineWith(text.substr(text.find("the distinct tasks")), "VS FASTEST");
+  for (const char* column : {"TASK", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT",
+                             "ONNXRUNTIME", "GFLOP/S", "PEAK"}) {
     EXPECT_TRUE(Contains(header, column)) << header;
   }
   const std::string task_a = LineWith(text.substr(text.find("the distinct tasks")), "net.task0");
@@ -236,12 +279,12 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   EXPECT_TRUE(Contains(task_a, "20 MFLOP")) << task_a;
   EXPECT_TRUE(Contains(task_a, "1 ms")) << "the farm's own best, not libtorch's: " << task_a;
   EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms)")) << task_a;
-  EXPECT_TRUE(Contains(task_a, "2.00x")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "2.00x libtorch")) << task_a;
   EXPECT_TRUE(Contains(task_a, " 20 ")) << "20 MFLOP in 1 ms: " << task_a;
   EXPECT_EQ(task_a.substr(task_a.size() - 4), " 20%") << "of a 100 GFLOP/s peak: " << task_a;
   const std::string task_b = LineWith(text.substr(text.find("the distinct tasks")), "net.task1");
   EXPECT_TRUE(Contains(task_b, "6 MFLOP")) << task_b;
-  EXPECT_FALSE(Contains(task_b, "x ")) << "no libtorch, no ratio: " << task_b;
+  EXPECT_FALSE(Contains(task_b, "x ")) << "no contender, no ratio: " << task_b;
   EXPECT_EQ(task_b.back(), '-') << "no peak, no share: " << task_b;
   // All tasks: weight 3, 46 MFLOP, 2 x 1 ms + 2 ms = 4 ms, 11.5 GFLOP/s; libtorch's sum
   // waits for task B.
@@ -255,9 +298,10 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].libtorch_layout, "channels_last");
   EXPECT_EQ(rows[0].other_layout, "nchw");
-  EXPECT_DOUBLE_EQ(rows[0].LibtorchOverFarm(), 2.0);
+  EXPECT_DOUBLE_EQ(rows[0].BaselineSeconds("libtorch"), 0.002);
+  EXPECT_EQ(FastestContender(rows[0].baseline_seconds).name, "libtorch");
   EXPECT_DOUBLE_EQ(rows[1].FarmGflops(), 3.0);
-  EXPECT_EQ(rows[2].libtorch_seconds, 0);
+  EXPECT_EQ(rows[2].BaselineSeconds("libtorch"), 0) << "task B has none: no sum";
   EXPECT_TRUE(NetworkTaskRows(SampleStatus().campaigns(0)).empty()) << "not a network campaign";
 
   const std::string limited = RenderStatus(NetworkStatus(), 1);
@@ -454,11 +498,22 @@ TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
     run->set_status(OK);
     run->mutable_stats()->set_median_seconds(seconds);
   }
+  m.set_runtime_version("libtorch 1.13.0");
   *reply.add_best() = libtorch;
+  StoredMeasurementRecord onnxruntime =
+      Record(4, PipelineId(*graph), ScheduleSpec(), "onnxruntime", 0.0015);
+  onnxruntime.mutable_measurement()->set_runtime_version("onnxruntime 1.30.0");
+  *reply.add_best() = onnxruntime;
   StatusOr<std::string> text = RenderBest(reply);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
-  EXPECT_TRUE(
-      Contains(*text, "no Halide schedule; layout channels_last (nchw 2 ms, channels_last 1 ms)"))
+  EXPECT_TRUE(Contains(*text,
+                       "no Halide schedule (libtorch 1.13.0); layout channels_last (nchw 2 ms, "
+                       "channels_last 1 ms)"))
+      << *text;
+  EXPECT_TRUE(Contains(*text, "// #2: median 1.5 ms")) << *text;
+  EXPECT_TRUE(Contains(*text,
+                       "// ONNX Runtime's run of the pipeline written as an ONNX model: no "
+                       "Halide schedule (onnxruntime 1.30.0)\n"))
       << *text;
 }
 

@@ -3,8 +3,9 @@
 // stand-in coordinator: the schedule source and its import come back with the
 // samples, a short compile timeout covers the autoscheduler, and a lease with an
 // empty schedule is refused unless its origin is a baseline; a baseline whose shifted
-// tails read outside the tensors runs on buffers that cover them. libtorch's baseline
-// runs through the worker in farm-torch-baseline.
+// tails read outside the tensors runs on buffers that cover them. The runtime
+// contenders run through the worker in programs of their own (farm-torch-baseline,
+// farm-onnxruntime-baseline).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -233,28 +234,43 @@ INSTANTIATE_TEST_SUITE_P(EveryAutoscheduler, BaselineLeases,
                            return info.param;
                          });
 
-TEST(BaselineLease, LibtorchRunsInItsOwnProcessAndIsTimedByTheProtocol) {
+// Each runtime contender runs in its own program beside the worker, timed by the
+// protocol; ONNX Runtime's test skips where node or its package is not installed.
+class RuntimeContenderLeases : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RuntimeContenderLeases, RunInTheirOwnProcessAndAreTimedByTheProtocol) {
+  const std::string origin = GetParam();
   StandInCoordinator coordinator;
   WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator));
   const std::string peer = AwaitRegistration(coordinator);
   ASSERT_FALSE(peer.empty()) << worker.Log();
-  const Lease lease = BaselineLease("base-libtorch", kLibtorchBaseline, SmallBlock());
+  const Lease lease = BaselineLease("base-" + origin, origin, SmallBlock());
   coordinator.Send(peer, LeaseEnvelope(lease));
   auto result = coordinator.ReceiveUntil(IsResult, 120000);
   ASSERT_TRUE(result) << worker.Log();
   const Measurement& m = result->envelope.result().measurement();
+  if (m.error().find("unavailable on this worker") != std::string::npos) {
+    GTEST_SKIP() << m.error();
+  }
   ASSERT_EQ(m.status(), OK) << m.error() << "\n" << worker.Log();
   EXPECT_EQ(m.lease_id(), lease.lease_id());
   EXPECT_GE(m.samples_seconds_size(), 3);
   EXPECT_GT(m.stats().min_seconds(), 0);
   EXPECT_GE(m.repeats_per_sample(), 1);
-  EXPECT_EQ(m.compile_seconds(), 0) << "libtorch compiles nothing";
+  EXPECT_EQ(m.compile_seconds(), 0) << origin << " compiles nothing in the compile phase";
   EXPECT_FALSE(m.output_checksum().empty()) << "its outputs were checked";
   EXPECT_EQ(m.settings().samples(), QuickSettings().samples());
-  EXPECT_EQ(m.candidate().origin(), kLibtorchBaseline);
+  EXPECT_EQ(m.candidate().origin(), origin);
   EXPECT_EQ(m.candidate().schedule().stages_size(), 0);
   EXPECT_TRUE(m.schedule_source().empty());
+  EXPECT_EQ(m.runtime_version().rfind(origin + " ", 0), 0u) << m.runtime_version();
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryRuntime, RuntimeContenderLeases,
+                         ::testing::ValuesIn(RuntimeContenderNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 TEST(BaselineLease, ShortCompileTimeoutCoversTheAutoscheduler) {
   StandInCoordinator coordinator;

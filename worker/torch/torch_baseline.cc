@@ -1,6 +1,7 @@
 #include "worker/torch/torch_baseline.h"
 
 #include <ATen/Parallel.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "common/elapsed.h"
 #include "pipeline/graph.h"
 #include "pipeline/torch/torch_eval.h"
+#include "scheduler/autoscheduler_names.h"
 #include "timing/run_phase.h"
 
 namespace schedfarm {
@@ -94,6 +96,7 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
   Measurement result = std::move(measured[chosen]);
   *result.mutable_settings() = settings;
   result.set_torch_layout(TorchLayoutName(layouts[chosen]));
+  result.set_runtime_version(std::string(kLibtorchBaseline) + " " + TORCH_VERSION);
   for (TorchLayoutRun& run : runs) *result.add_torch_layouts() = std::move(run);
   return result;
 }
