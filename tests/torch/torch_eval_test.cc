@@ -12,7 +12,9 @@
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/tensor.h"
+#include "pipeline/torch/native_calls.h"
 #include "pipeline/zoo.h"
+#include "tests/torch/op_coverage.h"
 
 namespace schedfarm {
 namespace {
@@ -74,21 +76,6 @@ Attributes ConvAttrs(const std::vector<int64_t>& strides, const std::vector<int6
   for (int64_t v : pads) a.add_pads(v);
   for (int64_t v : dilations) a.add_dilations(v);
   a.set_groups(groups);
-  return a;
-}
-
-Attributes PoolAttrs(PoolFn fn, const std::vector<int64_t>& kernel,
-                     const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
-                     const std::vector<int64_t>& dilations, bool ceil_mode,
-                     bool count_include_pad) {
-  Attributes a;
-  a.set_pool(fn);
-  for (int64_t v : kernel) a.add_kernel(v);
-  for (int64_t v : strides) a.add_strides(v);
-  for (int64_t v : pads) a.add_pads(v);
-  for (int64_t v : dilations) a.add_dilations(v);
-  a.set_ceil_mode(ceil_mode);
-  a.set_count_include_pad(count_include_pad);
   return a;
 }
 
@@ -415,6 +402,55 @@ TEST(TorchEvalPoolTest, Pool3dAgainstLoop) {
   HostTensor out = Evaluate(b, {xv});
   HostTensor expected = NaivePool(xv, out_shape, false, kernel, strides, pads, dilations, false);
   ExpectValues(out, out_shape, expected.data, 1e-6);
+}
+
+// Every way a pool maps onto torch (native_calls.h) against the loop, in 1 to 3 dims:
+// torch's own operator, a constant pad first, and unfolded windows.
+TEST(TorchEvalPoolTest, EveryFormAgainstLoop) {
+  struct Case {
+    std::string name;
+    Shape input;
+    PoolFn fn;
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    bool ceil_mode, include;
+    PoolForm form;
+  };
+  const std::vector<Case> cases = {
+      {"max symmetric", {1, 2, 9, 8}, MAX_POOL, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 2}, true, false,
+       PoolForm::kNative},
+      {"avg symmetric 1-d", {1, 2, 9}, AVG_POOL, {3}, {2}, {1, 1}, {1}, true, true,
+       PoolForm::kNative},
+      {"avg symmetric excluding pads", {1, 2, 7, 8}, AVG_POOL, {3, 2}, {2, 2}, {1, 1, 1, 1},
+       {1, 1}, true, false, PoolForm::kNative},
+      {"max asymmetric 3-d", {1, 2, 5, 6, 7}, MAX_POOL, {2, 3, 2}, {1, 2, 2},
+       {1, 0, 0, 0, 2, 1}, {1, 1, 2}, true, false, PoolForm::kPadFirst},
+      {"max pad over half the kernel", {1, 2, 9}, MAX_POOL, {3}, {2}, {2, 2}, {1}, false, false,
+       PoolForm::kPadFirst},
+      {"avg asymmetric including pads", {1, 2, 9, 8}, AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1},
+       {1, 1}, true, true, PoolForm::kPadFirst},
+      {"avg asymmetric excluding pads", {1, 2, 9, 8}, AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1},
+       {1, 1}, true, false, PoolForm::kWindows},
+      {"avg dilated", {1, 2, 9, 8}, AVG_POOL, {2, 2}, {1, 2}, {1, 1, 1, 1}, {3, 2}, false, true,
+       PoolForm::kWindows},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    PipelineBuilder b("pool_forms");
+    auto x = b.Input("x", c.input);
+    const Attributes attrs =
+        PoolAttrs(c.fn, c.kernel, c.strides, c.pads, c.dilations, c.ceil_mode, c.include);
+    auto y = b.AddStage(POOL, {x}, attrs);
+    b.Output(y);
+    const Shape out_shape = b.ShapeOf(y);
+    Stage stage;
+    *stage.mutable_attrs() = attrs;
+    for (int64_t extent : out_shape) stage.add_shape(extent);
+    EXPECT_EQ(PlanPool(stage, c.input).form, c.form);
+    const HostTensor xv = RandomTensor(c.input, 33);
+    const HostTensor expected = NaivePool(xv, out_shape, c.fn == MAX_POOL, c.kernel, c.strides,
+                                          c.pads, c.dilations, c.include);
+    ExpectValues(Evaluate(b, {xv}), out_shape, expected.data, 1e-6);
+  }
 }
 
 // ---------------------------------------------------------------------------
