@@ -461,7 +461,7 @@ StatusOr<std::string> RenderBest(const BestReply& reply) {
         << (c.repeat() > 0 ? " (measured again: repeat " + std::to_string(c.repeat()) + ")" : "")
         << ", worker " << m.host().worker_id() << "\n";
     if (c.origin() == kLibtorchBaseline) {
-      out << "// libtorch's eager run of the pipeline: no Halide schedule";
+      out << "// libtorch's run of the pipeline: no Halide schedule";
       if (!m.torch_layout().empty()) out << "; layout " << m.torch_layout();
       std::string layouts;
       for (const TorchLayoutRun& run : m.torch_layouts()) {

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedfarm.pb.h"
@@ -21,10 +22,10 @@ struct TaskRow {
   int weight = 0;               // occurrences in the network
   double flops = 0;             // per run of the task
   double farm_seconds = 0;      // the farm's best (PipelineProgress.farm_best_seconds); 0: none
-  double libtorch_seconds = 0;  // the libtorch baseline's faster layout; 0: none
-  std::string libtorch_layout;  // that layout; empty when unknown
-  std::string other_layout;     // the other layout libtorch ran in, and its time
-  double other_layout_seconds = 0;
+  double libtorch_seconds = 0;  // the libtorch baseline's fastest way; 0: none
+  std::string libtorch_layout;  // that way ("nchw", "channels_last", "frozen"); empty: unknown
+  // The other ways libtorch ran in, by name, and their times, fastest first.
+  std::vector<std::pair<std::string, double>> other_layouts;
   // The fp32 peak of the hosts that measured the pipeline's best
   // (PipelineProgress.best_peak_gflops); 0: unknown. A farm of one kind of host has one.
   double peak_gflops = 0;

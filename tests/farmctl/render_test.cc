@@ -214,6 +214,7 @@ StatusReply NetworkStatus() {
   a.set_best_peak_gflops(100);
   (*a.mutable_libtorch_layout_seconds())["channels_last"] = 0.002;
   (*a.mutable_libtorch_layout_seconds())["nchw"] = 0.003;
+  (*a.mutable_libtorch_layout_seconds())["frozen"] = 0.004;
   *status->add_pipelines() = a;
   PipelineProgress b = Progress("taskb", "net.task1", 3, 0.002, {});
   b.set_farm_best_seconds(0.002);
@@ -235,7 +236,7 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   EXPECT_TRUE(Contains(task_a, " 2 ")) << task_a;
   EXPECT_TRUE(Contains(task_a, "20 MFLOP")) << task_a;
   EXPECT_TRUE(Contains(task_a, "1 ms")) << "the farm's own best, not libtorch's: " << task_a;
-  EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms)")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms, frozen 4 ms)")) << task_a;
   EXPECT_TRUE(Contains(task_a, "2.00x")) << task_a;
   EXPECT_TRUE(Contains(task_a, " 20 ")) << "20 MFLOP in 1 ms: " << task_a;
   EXPECT_EQ(task_a.substr(task_a.size() - 4), " 20%") << "of a 100 GFLOP/s peak: " << task_a;
@@ -254,7 +255,8 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   const std::vector<TaskRow> rows = NetworkTaskRows(NetworkStatus().campaigns(0));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].libtorch_layout, "channels_last");
-  EXPECT_EQ(rows[0].other_layout, "nchw");
+  const std::vector<std::pair<std::string, double>> others = {{"nchw", 0.003}, {"frozen", 0.004}};
+  EXPECT_EQ(rows[0].other_layouts, others);
   EXPECT_DOUBLE_EQ(rows[0].LibtorchOverFarm(), 2.0);
   EXPECT_DOUBLE_EQ(rows[1].FarmGflops(), 3.0);
   EXPECT_EQ(rows[2].libtorch_seconds, 0);
@@ -448,7 +450,7 @@ TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
   Measurement& m = *libtorch.mutable_measurement();
   m.set_torch_layout("channels_last");
   for (const auto& [layout, seconds] :
-       {std::pair{"nchw", 0.002}, std::pair{"channels_last", 0.001}}) {
+       {std::pair{"nchw", 0.002}, std::pair{"channels_last", 0.001}, std::pair{"frozen", 0.0015}}) {
     TorchLayoutRun* run = m.add_torch_layouts();
     run->set_layout(layout);
     run->set_status(OK);
@@ -457,8 +459,9 @@ TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
   *reply.add_best() = libtorch;
   StatusOr<std::string> text = RenderBest(reply);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
-  EXPECT_TRUE(
-      Contains(*text, "no Halide schedule; layout channels_last (nchw 2 ms, channels_last 1 ms)"))
+  EXPECT_TRUE(Contains(*text,
+                       "no Halide schedule; layout channels_last (nchw 2 ms, channels_last 1 ms, "
+                       "frozen 1.5 ms)"))
       << *text;
 }
 
