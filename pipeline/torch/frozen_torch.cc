@@ -27,8 +27,8 @@ struct FrozenTorchProgram::Impl {
   const PipelineGraph* graph = nullptr;
   std::string where;
   torch::jit::Module module;
-  std::vector<c10::IValue> inputs;   // spec order, as given
-  std::vector<at::Tensor> outputs;   // of the last run, spec.outputs order
+  std::vector<c10::IValue> inputs;  // spec order, as given
+  std::vector<at::Tensor> outputs;  // of the last run, spec.outputs order
 };
 
 FrozenTorchProgram::FrozenTorchProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

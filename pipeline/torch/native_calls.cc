@@ -19,8 +19,8 @@ std::vector<int64_t> Ends(const std::vector<int64_t>& pads) {
 }
 
 // The taps of each window along one spatial dim that lie in [lo, hi).
-std::vector<int64_t> TapsInside(int64_t windows, int64_t stride, int64_t pad_begin,
-                                int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
+std::vector<int64_t> TapsInside(int64_t windows, int64_t stride, int64_t pad_begin, int64_t kernel,
+                                int64_t dilation, int64_t lo, int64_t hi) {
   std::vector<int64_t> taps(windows, 0);
   for (int64_t o = 0; o < windows; ++o) {
     for (int64_t k = 0; k < kernel; ++k) {

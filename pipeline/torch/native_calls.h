@@ -51,8 +51,8 @@ struct PoolCall {
   std::vector<int64_t> padding;    // kNative: the operator's padding per spatial dim
   std::vector<int64_t> pad_first;  // kPadFirst, kWindows: constant_pad_nd argument
   double pad_value = 0;
-  std::vector<int64_t> spans;      // kWindows: each window's dilated extent
-  std::vector<int64_t> windows;    // the stage's output extent per spatial dim
+  std::vector<int64_t> spans;    // kWindows: each window's dilated extent
+  std::vector<int64_t> windows;  // the stage's output extent per spatial dim
   // kWindows: the number of taps each window averages, shaped like the output's spatial
   // dims (broadcast over N and C), in the stage's dtype.
   HostTensor counts;

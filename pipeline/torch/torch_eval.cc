@@ -75,20 +75,24 @@ at::Tensor NativePool(const at::Tensor& x, const PoolCall& call, const Attribute
   const bool ceil = a.ceil_mode(), include_pad = a.count_include_pad();
   switch (call.kernel.size()) {
     case 1:
-      return call.max ? at::max_pool1d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
-                      : at::avg_pool1d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
+      return call.max
+                 ? at::max_pool1d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
+                 : at::avg_pool1d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
     case 2:
-      return call.max ? at::max_pool2d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
-                      : at::avg_pool2d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
+      return call.max
+                 ? at::max_pool2d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
+                 : at::avg_pool2d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
     default:
-      return call.max ? at::max_pool3d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
-                      : at::avg_pool3d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
+      return call.max
+                 ? at::max_pool3d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
+                 : at::avg_pool3d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
   }
 }
 
 at::Tensor EvalPool(const Stage& stage, const at::Tensor& x) {
   const PoolCall call = PlanPool(stage, ShapeOf(x));
-  at::Tensor t = call.pad_first.empty() ? x : at::constant_pad_nd(x, call.pad_first, call.pad_value);
+  at::Tensor t =
+      call.pad_first.empty() ? x : at::constant_pad_nd(x, call.pad_first, call.pad_value);
   const int64_t ns = static_cast<int64_t>(call.kernel.size());
   if (call.form == PoolForm::kWindows) {
     // Each spatial dim unfolded (a window dim of the dilated span appended, every
@@ -222,10 +226,9 @@ at::Tensor EvalPad(const Stage& stage, const at::Tensor& x) {
   if (a.pad_mode() == CONSTANT) {
     const std::vector<int64_t> pads(a.pads().begin(), a.pads().end());
     const size_t rank = pads.size() / 2;
-    return at::constant_pad_nd(x,
-                               AtenPadArgument({pads.begin(), pads.begin() + rank},
-                                               {pads.begin() + rank, pads.end()}),
-                               a.pad_value());
+    return at::constant_pad_nd(
+        x, AtenPadArgument({pads.begin(), pads.begin() + rank}, {pads.begin() + rank, pads.end()}),
+        a.pad_value());
   }
   if (a.pad_mode() != EDGE && a.pad_mode() != REFLECT) Fail("unknown pad mode");
   const bool edge = a.pad_mode() == EDGE;

@@ -62,62 +62,101 @@ std::string UnaryCall(const Attributes& a, const std::string& x) {
   auto beta_or = [&](double fallback) { return a.has_beta() ? beta : Number(fallback); };
   auto call = [&](const char* op) { return std::string("torch.") + op + "(" + x + ")"; };
   switch (a.unary()) {
-    case RELU: return call("relu");
-    case SIGMOID: return call("sigmoid");
-    case TANH: return call("tanh");
-    case GELU: return call("gelu");
-    case EXP: return call("exp");
-    case LOG: return call("log");
-    case SQRT: return call("sqrt");
-    case RSQRT: return call("rsqrt");
-    case NEG: return call("neg");
-    case ABS: return call("abs");
-    case RECIPROCAL: return call("reciprocal");
-    case ERF: return call("erf");
+    case RELU:
+      return call("relu");
+    case SIGMOID:
+      return call("sigmoid");
+    case TANH:
+      return call("tanh");
+    case GELU:
+      return call("gelu");
+    case EXP:
+      return call("exp");
+    case LOG:
+      return call("log");
+    case SQRT:
+      return call("sqrt");
+    case RSQRT:
+      return call("rsqrt");
+    case NEG:
+      return call("neg");
+    case ABS:
+      return call("abs");
+    case RECIPROCAL:
+      return call("reciprocal");
+    case ERF:
+      return call("erf");
     case CLIP:
       return "torch.clamp(" + x + ", " + Number(a.clip_min()) + ", " + Number(a.clip_max()) + ")";
-    case LEAKY_RELU: return "torch.leaky_relu(" + x + ", " + alpha_or(0.01) + ")";
-    case ELU: return "torch.elu(" + x + ", " + alpha_or(1.0) + ")";
+    case LEAKY_RELU:
+      return "torch.leaky_relu(" + x + ", " + alpha_or(0.01) + ")";
+    case ELU:
+      return "torch.elu(" + x + ", " + alpha_or(1.0) + ")";
     case SOFTPLUS:
       return "torch.relu(" + x + ") + torch.log1p(torch.exp(-torch.abs(" + x + ")))";
     case HARD_SIGMOID:
       return "torch.clamp(" + x + " * " + alpha_or(0.2) + " + " + beta_or(0.5) + ", 0.0, 1.0)";
-    case HARD_SWISH: return call("hardswish");
-    case SILU: return call("silu");
-    case IDENTITY: return x;
-    case SQUARE: return x + " * " + x;
-    case FLOOR: return call("floor");
-    case CEIL: return call("ceil");
-    case SIN: return call("sin");
-    case COS: return call("cos");
-    case SIGN: return call("sign");
-    case SCALE: return x + " * " + alpha_or(1.0) + " + " + beta_or(0.0);
-    default: Fail("no TorchScript for unary function " + std::to_string(a.unary()));
+    case HARD_SWISH:
+      return call("hardswish");
+    case SILU:
+      return call("silu");
+    case IDENTITY:
+      return x;
+    case SQUARE:
+      return x + " * " + x;
+    case FLOOR:
+      return call("floor");
+    case CEIL:
+      return call("ceil");
+    case SIN:
+      return call("sin");
+    case COS:
+      return call("cos");
+    case SIGN:
+      return call("sign");
+    case SCALE:
+      return x + " * " + alpha_or(1.0) + " + " + beta_or(0.0);
+    default:
+      Fail("no TorchScript for unary function " + std::to_string(a.unary()));
   }
 }
 
 std::string BinaryCall(BinaryFn fn, const std::string& x, const std::string& y) {
   switch (fn) {
-    case ADD: return x + " + " + y;
-    case SUB: return x + " - " + y;
-    case MUL: return x + " * " + y;
-    case DIV: return x + " / " + y;
-    case MAX: return "torch.maximum(" + x + ", " + y + ")";
-    case MIN: return "torch.minimum(" + x + ", " + y + ")";
-    case POW: return "torch.pow(" + x + ", " + y + ")";
-    default: Fail("no TorchScript for binary function " + std::to_string(fn));
+    case ADD:
+      return x + " + " + y;
+    case SUB:
+      return x + " - " + y;
+    case MUL:
+      return x + " * " + y;
+    case DIV:
+      return x + " / " + y;
+    case MAX:
+      return "torch.maximum(" + x + ", " + y + ")";
+    case MIN:
+      return "torch.minimum(" + x + ", " + y + ")";
+    case POW:
+      return "torch.pow(" + x + ", " + y + ")";
+    default:
+      Fail("no TorchScript for binary function " + std::to_string(fn));
   }
 }
 
 std::string ReduceCall(const Attributes& a, const std::string& x) {
   const std::string args = ", " + List(a.axes()) + ", " + Bool(a.keepdims()) + ")";
   switch (a.reduce()) {
-    case SUM: return "torch.sum(" + x + args;
-    case MEAN: return "torch.mean(" + x + args;
-    case REDUCE_MAX: return "torch.amax(" + x + args;
-    case REDUCE_MIN: return "torch.amin(" + x + args;
-    case SUM_SQUARE: return "torch.sum(" + x + " * " + x + args;
-    default: Fail("no TorchScript for reduce function " + std::to_string(a.reduce()));
+    case SUM:
+      return "torch.sum(" + x + args;
+    case MEAN:
+      return "torch.mean(" + x + args;
+    case REDUCE_MAX:
+      return "torch.amax(" + x + args;
+    case REDUCE_MIN:
+      return "torch.amin(" + x + args;
+    case SUM_SQUARE:
+      return "torch.sum(" + x + " * " + x + args;
+    default:
+      Fail("no TorchScript for reduce function " + std::to_string(a.reduce()));
   }
 }
 
@@ -177,8 +216,7 @@ void Writer::Conv(int s, const std::string& out) {
   }
   Line(out + " = torch.conv" + std::to_string(call.strides.size()) + "d(" + x + ", " + Ref(in[1]) +
        ", " + (in.size() > 2 ? Ref(in[2]) : "None") + ", " + List(call.strides) + ", " +
-       List(call.padding) + ", " + List(call.dilations) + ", " + std::to_string(call.groups) +
-       ")");
+       List(call.padding) + ", " + List(call.dilations) + ", " + std::to_string(call.groups) + ")");
 }
 
 void Writer::MatMul(int s, const std::string& out) {
@@ -197,8 +235,8 @@ void Writer::MatMul(int s, const std::string& out) {
            ", alpha=" + Number(a.has_alpha() ? a.alpha() : 1.0) + ")");
       return;
     case MatMulForm::kMatmul:
-      Line(out + " = torch.matmul(" + x + ", " + Ref(in[1]) + (a.trans_b() ? ".transpose(-1, -2)" : "") +
-           ")");
+      Line(out + " = torch.matmul(" + x + ", " + Ref(in[1]) +
+           (a.trans_b() ? ".transpose(-1, -2)" : "") + ")");
       if (a.has_alpha() && a.alpha() != 1.0) Line(out + " = " + out + " * " + Number(a.alpha()));
       if (in.size() > 2) {
         Line(out + " = " + out + " + " + Ref(in[2]) +
@@ -269,8 +307,8 @@ void Writer::Pad(int s, const std::string& out) {
     const size_t rank = pads.size() / 2;
     const std::vector<int64_t> begins(pads.begin(), pads.begin() + rank);
     const std::vector<int64_t> ends(pads.begin() + rank, pads.end());
-    Line(out + " = torch.constant_pad_nd(" + x + ", " + List(AtenPadArgument(begins, ends)) +
-         ", " + Number(a.pad_value()) + ")");
+    Line(out + " = torch.constant_pad_nd(" + x + ", " + List(AtenPadArgument(begins, ends)) + ", " +
+         Number(a.pad_value()) + ")");
     return;
   }
   if (a.pad_mode() != EDGE && a.pad_mode() != REFLECT) {
@@ -283,7 +321,8 @@ void Writer::Pad(int s, const std::string& out) {
     auto copies = [&](int64_t start, int64_t count) {
       const std::string slice = out + ".narrow(" + d + ", " + std::to_string(start) + ", " +
                                 std::to_string(edge ? 1 : count) + ")";
-      return edge ? "torch.repeat_interleave(" + slice + ", " + std::to_string(count) + ", " + d + ")"
+      return edge ? "torch.repeat_interleave(" + slice + ", " + std::to_string(count) + ", " + d +
+                        ")"
                   : slice + ".flip([" + d + "])";
     };
     std::vector<std::string> parts;
@@ -342,12 +381,10 @@ void Writer::WriteStage(int s) {
       return;
     }
     case TRANSPOSE:
-      Line(out + " = " + Ref(in[0]) + ".permute(" +
-           List(a.perm()) + ")");
+      Line(out + " = " + Ref(in[0]) + ".permute(" + List(a.perm()) + ")");
       return;
     case RESHAPE:
-      Line(out + " = " + Ref(in[0]) + ".reshape(" +
-           List(stage.shape()) + ")");
+      Line(out + " = " + Ref(in[0]) + ".reshape(" + List(stage.shape()) + ")");
       return;
     case UPSAMPLE:
       Line(out + " = " + Ref(in[0]));

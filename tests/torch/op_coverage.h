@@ -20,8 +20,7 @@ namespace schedfarm {
 
 Attributes PoolAttrs(PoolFn fn, const std::vector<int64_t>& kernel,
                      const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
-                     const std::vector<int64_t>& dilations, bool ceil_mode,
-                     bool count_include_pad);
+                     const std::vector<int64_t>& dilations, bool ceil_mode, bool count_include_pad);
 
 // One coverage pipeline: what its stages cover, its dtype and math mode.
 struct OpCoverageCase {

@@ -410,45 +410,60 @@ TEST(TorchEvalPoolTest, EveryFormAgainstLoop) {
   struct Case {
     std::string name;
     Shape input;
-    PoolFn fn;
-    std::vector<int64_t> kernel, strides, pads, dilations;
-    bool ceil_mode, include;
+    Attributes attrs;
     PoolForm form;
   };
   const std::vector<Case> cases = {
-      {"max symmetric", {1, 2, 9, 8}, MAX_POOL, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 2}, true, false,
+      {"max symmetric",
+       {1, 2, 9, 8},
+       PoolAttrs(MAX_POOL, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 2}, true, false),
        PoolForm::kNative},
-      {"avg symmetric 1-d", {1, 2, 9}, AVG_POOL, {3}, {2}, {1, 1}, {1}, true, true,
+      {"avg symmetric 1-d",
+       {1, 2, 9},
+       PoolAttrs(AVG_POOL, {3}, {2}, {1, 1}, {1}, true, true),
        PoolForm::kNative},
-      {"avg symmetric excluding pads", {1, 2, 7, 8}, AVG_POOL, {3, 2}, {2, 2}, {1, 1, 1, 1},
-       {1, 1}, true, false, PoolForm::kNative},
-      {"max asymmetric 3-d", {1, 2, 5, 6, 7}, MAX_POOL, {2, 3, 2}, {1, 2, 2},
-       {1, 0, 0, 0, 2, 1}, {1, 1, 2}, true, false, PoolForm::kPadFirst},
-      {"max pad over half the kernel", {1, 2, 9}, MAX_POOL, {3}, {2}, {2, 2}, {1}, false, false,
+      {"avg symmetric excluding pads",
+       {1, 2, 7, 8},
+       PoolAttrs(AVG_POOL, {3, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, false),
+       PoolForm::kNative},
+      {"max asymmetric 3-d",
+       {1, 2, 5, 6, 7},
+       PoolAttrs(MAX_POOL, {2, 3, 2}, {1, 2, 2}, {1, 0, 0, 0, 2, 1}, {1, 1, 2}, true, false),
        PoolForm::kPadFirst},
-      {"avg asymmetric including pads", {1, 2, 9, 8}, AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1},
-       {1, 1}, true, true, PoolForm::kPadFirst},
-      {"avg asymmetric excluding pads", {1, 2, 9, 8}, AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1},
-       {1, 1}, true, false, PoolForm::kWindows},
-      {"avg dilated", {1, 2, 9, 8}, AVG_POOL, {2, 2}, {1, 2}, {1, 1, 1, 1}, {3, 2}, false, true,
+      {"max pad over half the kernel",
+       {1, 2, 9},
+       PoolAttrs(MAX_POOL, {3}, {2}, {2, 2}, {1}, false, false),
+       PoolForm::kPadFirst},
+      {"avg asymmetric including pads",
+       {1, 2, 9, 8},
+       PoolAttrs(AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1}, {1, 1}, true, true),
+       PoolForm::kPadFirst},
+      {"avg asymmetric excluding pads",
+       {1, 2, 9, 8},
+       PoolAttrs(AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1}, {1, 1}, true, false),
        PoolForm::kWindows},
+      {"avg dilated",
+       {1, 2, 9, 8},
+       PoolAttrs(AVG_POOL, {2, 2}, {1, 2}, {1, 1, 1, 1}, {3, 2}, false, true),
+       PoolForm::kWindows},
+  };
+  auto ints = [](const google::protobuf::RepeatedField<int64_t>& field) {
+    return std::vector<int64_t>(field.begin(), field.end());
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     PipelineBuilder b("pool_forms");
-    auto x = b.Input("x", c.input);
-    const Attributes attrs =
-        PoolAttrs(c.fn, c.kernel, c.strides, c.pads, c.dilations, c.ceil_mode, c.include);
-    auto y = b.AddStage(POOL, {x}, attrs);
+    auto y = b.AddStage(POOL, {b.Input("x", c.input)}, c.attrs);
     b.Output(y);
-    const Shape out_shape = b.ShapeOf(y);
     Stage stage;
-    *stage.mutable_attrs() = attrs;
+    *stage.mutable_attrs() = c.attrs;
+    const Shape out_shape = b.ShapeOf(y);
     for (int64_t extent : out_shape) stage.add_shape(extent);
     EXPECT_EQ(PlanPool(stage, c.input).form, c.form);
     const HostTensor xv = RandomTensor(c.input, 33);
-    const HostTensor expected = NaivePool(xv, out_shape, c.fn == MAX_POOL, c.kernel, c.strides,
-                                          c.pads, c.dilations, c.include);
+    const HostTensor expected = NaivePool(
+        xv, out_shape, c.attrs.pool() == MAX_POOL, ints(c.attrs.kernel()), ints(c.attrs.strides()),
+        ints(c.attrs.pads()), ints(c.attrs.dilations()), c.attrs.count_include_pad());
     ExpectValues(Evaluate(b, {xv}), out_shape, expected.data, 1e-6);
   }
 }

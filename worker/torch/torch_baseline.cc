@@ -29,8 +29,8 @@ void RecordCensus(const FrozenTorchProgram&, TorchLayoutRun*) {}
 // The run phase of the program `prepare` returns (called outside the timed region),
 // and that way's run, named `name`, as the measurement records it.
 template <typename Prepare>
-Measurement MeasureWay(const std::string& name, const Prepare& prepare,
-                       const PipelineGraph& graph, const std::vector<HostTensor>& reference,
+Measurement MeasureWay(const std::string& name, const Prepare& prepare, const PipelineGraph& graph,
+                       const std::vector<HostTensor>& reference,
                        const MeasurementSettings& settings, const std::string& where,
                        TorchLayoutRun* run) {
   run->set_layout(name);
@@ -38,8 +38,7 @@ Measurement MeasureWay(const std::string& name, const Prepare& prepare,
   Measurement m;
   auto program = prepare();
   if (!program.ok()) {
-    m = FailedMeasurement(RUNTIME_ERROR, way_where + ": " + program.status().message(),
-                          settings);
+    m = FailedMeasurement(RUNTIME_ERROR, way_where + ": " + program.status().message(), settings);
   } else {
     using Clock = std::chrono::steady_clock;
     RunTarget target;
@@ -97,8 +96,8 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
         *reference, share, where, &runs[i]));
   }
   measured.push_back(MeasureWay(
-      names.back(), [&] { return FrozenTorchProgram::Prepare(*graph, inputs); }, *graph,
-      *reference, share, where, &runs.back()));
+      names.back(), [&] { return FrozenTorchProgram::Prepare(*graph, inputs); }, *graph, *reference,
+      share, where, &runs.back()));
   // The fastest way of those that matched the reference; when none did, the imported
   // layout's failure.
   size_t chosen = 0;
