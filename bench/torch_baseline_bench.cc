@@ -37,7 +37,6 @@ namespace {
 
 constexpr double kTargetRatio = 1.1;
 constexpr char kPython[] = "/usr/bin/python3";
-const std::vector<std::string> kWays = {"nchw", "channels_last", "frozen"};
 
 constexpr char kUsage[] =
     "usage: torch_baseline_bench [--networks resnet18,mobilenet_v2] [--image-size N]\n"
@@ -171,29 +170,33 @@ int Run(const Options& options) {
       "best of %lld rounds\n",
       options.image_size, options.image_size, options.threads, options.runs, options.rounds);
   for (const std::string& network : options.networks) {
-    std::map<std::string, double>& farm = figures["farm"][network];
+    const std::map<std::string, double>& farm = figures["farm"][network];
     std::map<std::string, double>& torchvision = figures["torchvision"][network];
-    std::string farm_best = kWays[0];
-    for (const std::string& way : kWays) {
-      if (farm[way] < farm[farm_best]) farm_best = way;
-    }
-    const std::string torchvision_best =
-        torchvision["frozen"] < torchvision["channels_last"] ? "frozen" : "channels_last";
+    auto best = [](const std::map<std::string, double>& ways) {
+      auto fastest = ways.begin();
+      for (auto it = ways.begin(); it != ways.end(); ++it) {
+        if (it->second < fastest->second) fastest = it;
+      }
+      return *fastest;
+    };
+    const auto [farm_way, farm_seconds] = best(farm);
+    const auto [torchvision_way, torchvision_seconds] =
+        best({{"channels_last", torchvision["channels_last"]}, {"frozen", torchvision["frozen"]}});
     std::printf("%s\n", network.c_str());
     for (const char* side : {"farm", "torchvision"}) {
       std::printf("  %-12s", side);
-      for (const std::string& way : kWays) {
-        std::printf("  %s %s", way.c_str(), Milliseconds(figures[side][network][way]).c_str());
+      for (const auto& [way, seconds] : figures[side][network]) {
+        std::printf("  %s %s", way.c_str(), Milliseconds(seconds).c_str());
       }
       std::printf("\n");
     }
-    const double ratio = farm[farm_best] / torchvision[torchvision_best];
+    const double ratio = farm_seconds / torchvision_seconds;
     std::printf(
         "  farm's best (%s %s) / torchvision's best of channels_last and frozen (%s %s): "
         "%.3f, %.2fx the target of at most %.1f (%s)\n",
-        farm_best.c_str(), Milliseconds(farm[farm_best]).c_str(), torchvision_best.c_str(),
-        Milliseconds(torchvision[torchvision_best]).c_str(), ratio, ratio / kTargetRatio,
-        kTargetRatio, ratio <= kTargetRatio ? "met" : "missed");
+        farm_way.c_str(), Milliseconds(farm_seconds).c_str(), torchvision_way.c_str(),
+        Milliseconds(torchvision_seconds).c_str(), ratio, ratio / kTargetRatio, kTargetRatio,
+        ratio <= kTargetRatio ? "met" : "missed");
   }
   std::printf("load average at the end %s\n", LoadAverage().c_str());
   return 0;

@@ -11,9 +11,18 @@
 
 namespace schedfarm {
 
-const char kFrozenTorchName[] = "frozen";
-
 namespace {
+
+// Whether every output of `got` matches `expected` within the dtype's tolerance.
+bool SameOutputs(const std::vector<HostTensor>& got, const std::vector<HostTensor>& expected) {
+  if (got.size() != expected.size()) return false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!CompareTensors(got[i], expected[i], DefaultTolerance(expected[i].dtype)).match) {
+      return false;
+    }
+  }
+  return true;
+}
 
 // libtorch's message of an exception, without the C++ backtrace c10 errors carry.
 std::string MessageOf(const std::exception& e) {
@@ -26,7 +35,8 @@ std::string MessageOf(const std::exception& e) {
 struct FrozenTorchProgram::Impl {
   const PipelineGraph* graph = nullptr;
   std::string where;
-  torch::jit::Module module;
+  torch::jit::Module module;        // the one Run runs
+  bool optimized = false;           // optimize_for_inference kept
   std::vector<c10::IValue> inputs;  // spec order, as given
   std::vector<at::Tensor> outputs;  // of the last run, spec.outputs order
 };
@@ -50,6 +60,7 @@ StatusOr<FrozenTorchProgram> FrozenTorchProgram::Prepare(const PipelineGraph& gr
     if (value.kind == Value::Kind::kInput) impl->inputs[value.index] = values[id];
   }
   const char* step = "module";
+  torch::jit::Module optimized;
   try {
     torch::jit::Module module("__torch__.schedfarm.Pipeline");
     for (const ScriptAttribute& attribute : script.attributes) {
@@ -62,15 +73,33 @@ StatusOr<FrozenTorchProgram> FrozenTorchProgram::Prepare(const PipelineGraph& gr
     module.define(script.source);
     module.eval();
     step = "freeze";
-    torch::jit::Module frozen = torch::jit::freeze(module);
+    impl->module = torch::jit::freeze(module);
     step = "optimize_for_inference";
-    impl->module = torch::jit::optimize_for_inference(frozen);
+    // On a frozen copy of its own: the pass rewrites the graph of the module it gets.
+    torch::jit::Module copy = torch::jit::freeze(module);
+    optimized = torch::jit::optimize_for_inference(copy);
   } catch (const std::exception& e) {
     return Status::Error(impl->where + ": TorchScript " + step + ": " + MessageOf(e));
   }
+  // The optimized module must compute what the frozen one does: libtorch 1.13's MKL-DNN
+  // clamp (clip, hard sigmoid, hard swish after a convolution whose channels are not a
+  // multiple of 16) does not. Where it does not, the frozen module runs as it is.
   FrozenTorchProgram program(std::move(impl));
+  SCHEDFARM_RETURN_IF_ERROR(program.Run());
+  const std::vector<HostTensor> frozen_outputs = program.Outputs();
+  Impl& p = *program.impl_;
+  torch::jit::Module frozen = std::move(p.module);
+  p.module = std::move(optimized);
+  p.optimized = true;
   for (int profiling_run = 0; profiling_run < 2; ++profiling_run) {
     SCHEDFARM_RETURN_IF_ERROR(program.Run());
+  }
+  if (!SameOutputs(program.Outputs(), frozen_outputs)) {
+    p.module = std::move(frozen);
+    p.optimized = false;
+    for (int profiling_run = 0; profiling_run < 2; ++profiling_run) {
+      SCHEDFARM_RETURN_IF_ERROR(program.Run());
+    }
   }
   return program;
 }
@@ -103,7 +132,11 @@ std::vector<HostTensor> FrozenTorchProgram::Outputs() const {
   return outputs;
 }
 
-std::string FrozenTorchProgram::OptimizedGraph() const {
+const char* FrozenTorchProgram::Name() const {
+  return impl_->optimized ? kName : "frozen_unoptimized";
+}
+
+std::string FrozenTorchProgram::Graph() const {
   return impl_->module.get_method("forward").graph()->toString();
 }
 

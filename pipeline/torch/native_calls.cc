@@ -65,9 +65,10 @@ MatMulForm PlanMatMul(const Stage& stage, const std::vector<Shape>& in) {
   if (in.size() < 3 || in[1].size() != 2) return MatMulForm::kMatmul;
   const bool unscaled = (!a.has_alpha() || a.alpha() == 1.0) && (!a.has_beta() || a.beta() == 1.0);
   const int64_t n = a.trans_b() ? in[1][0] : in[1][1];
-  if (unscaled && !a.trans_a() && in[2] == Shape{n}) return MatMulForm::kLinear;
-  // A bias along the rows only: TorchScript's shape propagation of addmm's
-  // decomposition (libtorch 1.13) fails on a c of more than one row.
+  if (unscaled) return in[2] == Shape{n} ? MatMulForm::kLinear : MatMulForm::kMatmul;
+  // addmm scaled only: TorchScript decomposes an unscaled addmm into an add and an mm
+  // whose shape propagation (libtorch 1.13) fails on some shapes (a c of several rows,
+  // a transposed a).
   const bool row_bias = in[2] == Shape{n} || in[2] == Shape{1, n};
   if (in[0].size() == 2 && row_bias) return MatMulForm::kAddmm;
   return MatMulForm::kMatmul;

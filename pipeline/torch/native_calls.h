@@ -29,9 +29,9 @@ struct ConvCall {
 };
 ConvCall PlanConv(const Stage& stage);
 
-// MATMUL with c, a bias of its rows ([n] or [1, n]) and b 2-D: at::linear (unscaled,
-// the bias 1-D) or at::addmm (a 2-D); otherwise at::matmul, then alpha and beta * c as
-// written.
+// MATMUL with c and b 2-D: at::linear when unscaled with a 1-D bias (a transposed
+// first, as a view, if trans_a), at::addmm when scaled with a 2-D and a bias of its
+// rows ([n] or [1, n]); otherwise at::matmul, then alpha and beta * c as written.
 enum class MatMulForm { kLinear, kAddmm, kMatmul };
 MatMulForm PlanMatMul(const Stage& stage, const std::vector<Shape>& input_shapes);
 

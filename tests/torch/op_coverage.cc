@@ -66,7 +66,8 @@ void ConvCoverage(PipelineBuilder& b) {
   b.Output(b.Conv(x3, w3, "", {1, 2, 1}, {1, 0, 1, 0, 2, 0}, {2, 1, 3}, 2));
 }
 
-// MATMUL with transposes, batch broadcasting, alpha/beta and a broadcast c.
+// MATMUL with transposes, batch broadcasting, alpha/beta and a broadcast c, in each form
+// torch computes it (pipeline/torch/native_calls.h).
 void MatMulCoverage(PipelineBuilder& b) {
   auto a4 = b.Input("a4", {3, 1, 7, 5});
   auto b3 = b.Input("b3", {4, 6, 7});
@@ -77,6 +78,10 @@ void MatMulCoverage(PipelineBuilder& b) {
   b.Output(b.Gemm(a2, w, c, 0.5, -2.0, false, false));
   auto c2 = b.RandomParameter("c2", {5, 1}, 1.0);
   b.Output(b.Gemm(a2, w, c2, 1.0, 1.0, false, false));
+  // Those with a bias torch computes as linear: a transposed, and batched.
+  auto wt = b.RandomParameter("wt", {6, 5}, 0.5);
+  b.Output(b.Gemm(a2, wt, c, 1.0, 1.0, true, true));
+  b.Output(b.Linear(b.Input("x3", {2, 5, 7}), 4));
 }
 
 // PAD in every mode, strided and reversed SLICE, TRANSPOSE, RESHAPE, UPSAMPLE, CONCAT.

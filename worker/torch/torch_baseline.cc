@@ -26,17 +26,25 @@ void RecordCensus(const TorchProgram& program, TorchLayoutRun* run) {
 }
 void RecordCensus(const FrozenTorchProgram&, TorchLayoutRun*) {}
 
+// The name of a prepared way: an eager layout's as given; the frozen module's its own
+// (FrozenTorchProgram::Name: "frozen", or "frozen_unoptimized").
+std::string WayName(const TorchProgram&, const std::string& name) { return name; }
+std::string WayName(const FrozenTorchProgram& program, const std::string&) {
+  return program.Name();
+}
+
 // The run phase of the program `prepare` returns (called outside the timed region),
-// and that way's run, named `name`, as the measurement records it.
+// and that way's run, named `name` (or as the program names itself), as the
+// measurement records it.
 template <typename Prepare>
 Measurement MeasureWay(const std::string& name, const Prepare& prepare, const PipelineGraph& graph,
                        const std::vector<HostTensor>& reference,
                        const MeasurementSettings& settings, const std::string& where,
                        TorchLayoutRun* run) {
-  run->set_layout(name);
-  const std::string way_where = where + " (" + name + ")";
-  Measurement m;
   auto program = prepare();
+  run->set_layout(program.ok() ? WayName(*program, name) : name);
+  const std::string way_where = where + " (" + run->layout() + ")";
+  Measurement m;
   if (!program.ok()) {
     m = FailedMeasurement(RUNTIME_ERROR, way_where + ": " + program.status().message(), settings);
   } else {
@@ -85,7 +93,7 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
   // within half of the whole.
   std::vector<std::string> names;
   for (TorchLayout layout : layouts) names.push_back(TorchLayoutName(layout));
-  names.push_back(kFrozenTorchName);
+  names.push_back(FrozenTorchProgram::kName);
   MeasurementSettings share = settings;
   share.set_run_timeout_ms(settings.run_timeout_ms() / static_cast<int64_t>(names.size()));
   std::vector<Measurement> measured;
@@ -110,7 +118,7 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
   }
   Measurement result = std::move(measured[chosen]);
   *result.mutable_settings() = settings;
-  result.set_torch_layout(names[chosen]);
+  result.set_torch_layout(runs[chosen].layout());
   for (TorchLayoutRun& run : runs) *result.add_torch_layouts() = std::move(run);
   return result;
 }

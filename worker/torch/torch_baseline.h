@@ -5,7 +5,8 @@
 // ATen call per stage under inference mode (pipeline/torch/torch_eval.h), in the
 // imported layout ("nchw") and, when the pipeline has 4-D tensors, "channels_last";
 // and "frozen", a TorchScript module of the pipeline frozen and optimized for
-// inference (pipeline/torch/frozen_torch.h). The fastest is reported. farm-worker links
+// inference (pipeline/torch/frozen_torch.h; "frozen_unoptimized" where the optimization
+// changed its outputs). The fastest is reported. farm-worker links
 // no Torch: its sandbox child runs this in the executable farm-torch-baseline, which
 // reads the job and the reference from files and writes the measurement to a file.
 #pragma once
