@@ -85,21 +85,22 @@ StatusOr<FrozenTorchProgram> FrozenTorchProgram::Prepare(const PipelineGraph& gr
   // clamp (clip, hard sigmoid, hard swish after a convolution whose channels are not a
   // multiple of 16) does not. Where it does not, the frozen module runs as it is.
   FrozenTorchProgram program(std::move(impl));
-  SCHEDFARM_RETURN_IF_ERROR(program.Run());
-  const std::vector<HostTensor> frozen_outputs = program.Outputs();
   Impl& p = *program.impl_;
-  torch::jit::Module frozen = std::move(p.module);
-  p.module = std::move(optimized);
-  p.optimized = true;
-  for (int profiling_run = 0; profiling_run < 2; ++profiling_run) {
-    SCHEDFARM_RETURN_IF_ERROR(program.Run());
-  }
-  if (!SameOutputs(program.Outputs(), frozen_outputs)) {
-    p.module = std::move(frozen);
-    p.optimized = false;
+  // The module that is to run, then its profiling runs.
+  auto run = [&](torch::jit::Module module, bool is_optimized) -> Status {
+    p.module = std::move(module);
+    p.optimized = is_optimized;
     for (int profiling_run = 0; profiling_run < 2; ++profiling_run) {
       SCHEDFARM_RETURN_IF_ERROR(program.Run());
     }
+    return Status::Ok();
+  };
+  SCHEDFARM_RETURN_IF_ERROR(program.Run());
+  const std::vector<HostTensor> frozen_outputs = program.Outputs();
+  torch::jit::Module frozen = std::move(p.module);
+  SCHEDFARM_RETURN_IF_ERROR(run(std::move(optimized), true));
+  if (!SameOutputs(program.Outputs(), frozen_outputs)) {
+    SCHEDFARM_RETURN_IF_ERROR(run(std::move(frozen), false));
   }
   return program;
 }

@@ -166,10 +166,10 @@ class Writer {
   explicit Writer(const PipelineGraph& graph) : graph_(graph) {}
 
   TorchScriptModule Module();
-  // The statements of stage s; throws ScriptError.
-  void WriteStage(int s);
 
  private:
+  // The statements of stage s; throws ScriptError.
+  void WriteStage(int s);
   // The expression of value `id` as an operand whose result has rank `rank`: a
   // parameter of lower rank is read with leading 1s.
   std::string Ref(int id, size_t rank);
