@@ -124,7 +124,8 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
         ASSERT_EQ(m.torch_layouts_size(), 3) << m.DebugString();
         EXPECT_EQ(m.torch_layouts(1).layout(), "channels_last");
         EXPECT_GT(m.torch_layouts(1).channels_last_stages(), 0);
-        EXPECT_EQ(m.torch_layouts(2).layout(), "frozen");
+        EXPECT_EQ(m.torch_layouts(2).layout().rfind("frozen", 0), 0u)  // or frozen_unoptimized
+            << m.torch_layouts(2).layout();
         double fastest = 0;
         for (const TorchLayoutRun& run : m.torch_layouts()) {
           EXPECT_EQ(run.status(), OK) << run.layout() << ": " << run.error();
