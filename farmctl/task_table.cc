@@ -1,6 +1,8 @@
 #include "farmctl/task_table.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "campaign/campaign_yaml.h"
 #include "farmctl/render.h"
@@ -51,17 +53,19 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
       all.baseline_seconds[name] += row.weight * seconds;
       ++tasks_with[name];
     }
-    // The faster layout is the one whose best is libtorch's best; the other is listed
+    // The fastest way is the one whose best is libtorch's best; the others are listed
     // beside it.
     const double libtorch = row.BaselineSeconds(kLibtorchBaseline);
     for (const auto& [layout, seconds] : p.libtorch_layout_seconds()) {
       if (row.libtorch_layout.empty() && seconds == libtorch) {
         row.libtorch_layout = layout;
       } else {
-        row.other_layout = layout;
-        row.other_layout_seconds = seconds;
+        row.other_layouts.emplace_back(layout, seconds);
       }
     }
+    std::sort(row.other_layouts.begin(), row.other_layouts.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.second, a.first) < std::tie(b.second, b.first);
+    });
     all.weight += row.weight;
     all.flops += row.weight * row.flops;
     all.farm_seconds += row.weight * row.farm_seconds;
@@ -87,10 +91,11 @@ const std::vector<TaskColumn>& TaskColumns() {
       {"LAYOUT", false,
        [](const TaskRow& r) {
          if (r.libtorch_layout.empty()) return std::string("-");
-         return r.libtorch_layout +
-                (r.other_layout.empty()
-                     ? std::string()
-                     : " (" + r.other_layout + " " + FormatDuration(r.other_layout_seconds) + ")");
+         std::string others;
+         for (const auto& [layout, seconds] : r.other_layouts) {
+           others += (others.empty() ? " (" : ", ") + layout + " " + FormatDuration(seconds);
+         }
+         return r.libtorch_layout + others + (others.empty() ? "" : ")");
        }},
       {"ONNXRUNTIME", true,
        [](const TaskRow& r) { return FormatDuration(r.BaselineSeconds(kOnnxRuntimeBaseline)); }},

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "farmctl/render.h"
@@ -25,11 +26,11 @@ struct TaskRow {
   double flops = 0;             // per run of the task
   double farm_seconds = 0;      // the farm's best (PipelineProgress.farm_best_seconds); 0: none
   // Each baseline measured on the task (the reference schedule left out), by name;
-  // libtorch's is its faster layout's.
+  // libtorch's is its fastest way's.
   std::map<std::string, double> baseline_seconds;
-  std::string libtorch_layout;  // libtorch's faster layout; empty when unknown
-  std::string other_layout;     // the other layout libtorch ran in, and its time
-  double other_layout_seconds = 0;
+  std::string libtorch_layout;  // that way ("nchw", "channels_last", "frozen"); empty: unknown
+  // The other ways libtorch ran in, by name, and their times, fastest first.
+  std::vector<std::pair<std::string, double>> other_layouts;
   // The fp32 peak of the hosts that measured the pipeline's best
   // (PipelineProgress.best_peak_gflops); 0: unknown. A farm of one kind of host has one.
   double peak_gflops = 0;

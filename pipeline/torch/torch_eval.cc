@@ -1,19 +1,21 @@
-// The oracle evaluates each stage with ATen operators on CPU in the stage's dtype,
-// following the op semantics of pipeline/ops.h where they differ from torch's own
-// (asymmetric pads, ceil-mode pooling windows, count_include_pad): convolutions with
-// asymmetric pads and pools pad explicitly, pools take their windows with unfold and count the valid
-// positions with a mask.
+// The oracle evaluates each stage with ATen's native operators on CPU in the stage's
+// dtype, under inference mode, making the calls of native_calls.h (the TorchScript
+// generator writes the same ones): convolutions with their own padding when it is
+// symmetric, torch's pools where their semantics are those of pipeline/ops.h and a
+// padded input or unfolded windows where they are not, linear or addmm for a matmul
+// with a bias.
 #include "pipeline/torch/torch_eval.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 
-#include <algorithm>
-#include <cmath>
 #include <exception>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "pipeline/torch/aten_tensors.h"
+#include "pipeline/torch/native_calls.h"
 
 namespace schedfarm {
 namespace {
@@ -25,48 +27,11 @@ struct EvalError {
 
 [[noreturn]] void Fail(std::string message) { throw EvalError{std::move(message)}; }
 
-at::ScalarType ScalarTypeOf(DataType dtype) {
-  switch (dtype) {
-    case FLOAT32:
-      return at::kFloat;
-    case FLOAT64:
-      return at::kDouble;
-    default:
-      Fail(std::string("unsupported dtype ") + DataTypeName(dtype));
-  }
-}
+Shape ShapeOf(const at::Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end()); }
 
-std::vector<int64_t> ToVector(const google::protobuf::RepeatedField<int64_t>& field) {
-  return std::vector<int64_t>(field.begin(), field.end());
-}
-
-// Argument of at::constant_pad_nd for begin/end pads of the last pads.size()/2 dims
-// (ATen lists the last dim first).
-std::vector<int64_t> AtenPadArgument(const std::vector<int64_t>& begins,
-                                     const std::vector<int64_t>& ends) {
-  std::vector<int64_t> result;
-  for (size_t i = begins.size(); i-- > 0;) {
-    result.push_back(begins[i]);
-    result.push_back(ends[i]);
-  }
-  return result;
-}
-
-// The values of `tensor` in its logical order, whatever its memory format.
-HostTensor ToHost(const at::Tensor& tensor, DataType dtype) {
-  at::Tensor t = tensor.to(at::kDouble).contiguous();
-  HostTensor host;
-  host.dtype = dtype;
-  host.shape = Shape(t.sizes().begin(), t.sizes().end());
-  const double* data = t.data_ptr<double>();
-  host.data.assign(data, data + t.numel());
-  return host;
-}
-
-at::Tensor FromHost(const HostTensor& host, DataType dtype) {
-  at::Tensor t = at::empty(host.shape, at::TensorOptions().dtype(at::kDouble));
-  std::copy(host.data.begin(), host.data.end(), t.data_ptr<double>());
-  return t.to(ScalarTypeOf(dtype));
+// A repeated int attribute as ATen reads it, without a copy.
+at::IntArrayRef Ints(const google::protobuf::RepeatedField<int64_t>& field) {
+  return at::IntArrayRef(field.data(), static_cast<size_t>(field.size()));
 }
 
 // ---------------------------------------------------------------------------
@@ -74,114 +39,85 @@ at::Tensor FromHost(const HostTensor& host, DataType dtype) {
 // ---------------------------------------------------------------------------
 
 at::Tensor EvalConv(const Stage& stage, const std::vector<at::Tensor>& in) {
-  const Attributes& a = stage.attrs();
-  const at::Tensor& x = in[0];
-  const size_t ns = static_cast<size_t>(x.dim()) - 2;
-  std::vector<int64_t> strides = ToVector(a.strides());
-  std::vector<int64_t> dilations = ToVector(a.dilations());
-  std::vector<int64_t> pads = ToVector(a.pads());
-  std::vector<int64_t> begins(pads.begin(), pads.begin() + ns);
-  std::vector<int64_t> ends(pads.begin() + ns, pads.end());
+  const ConvCall call = PlanConv(stage);
+  const at::Tensor x =
+      call.pad_first.empty() ? in[0] : at::constant_pad_nd(in[0], call.pad_first, 0);
   c10::optional<at::Tensor> bias;
   if (in.size() > 2) bias = in[2];
-  std::vector<int64_t> zeros(ns, 0);
-  if (begins == ends) {  // symmetric: torch's own padding, as an eager model runs it
-    return at::convolution(x, in[1], bias, strides, begins, dilations, /*transposed=*/false,
-                           zeros, a.groups());
-  }
-  at::Tensor padded = at::constant_pad_nd(x, AtenPadArgument(begins, ends), 0);
-  return at::convolution(padded, in[1], bias, strides, zeros, dilations, /*transposed=*/false,
-                         zeros, a.groups());
+  const std::vector<int64_t> no_output_padding(call.strides.size(), 0);
+  return at::convolution(x, in[1], bias, call.strides, call.padding, call.dilations,
+                         /*transposed=*/false, no_output_padding, call.groups);
 }
 
 at::Tensor EvalMatMul(const Stage& stage, const std::vector<at::Tensor>& in) {
   const Attributes& attrs = stage.attrs();
-  at::Tensor a = attrs.trans_a() ? in[0].transpose(-1, -2) : in[0];
-  at::Tensor b = attrs.trans_b() ? in[1].transpose(-1, -2) : in[1];
-  at::Tensor result = at::matmul(a, b);
+  const at::Tensor a = attrs.trans_a() ? in[0].transpose(-1, -2) : in[0];
   const double alpha = attrs.has_alpha() ? attrs.alpha() : 1.0;
   const double beta = attrs.has_beta() ? attrs.beta() : 1.0;
+  std::vector<Shape> shapes;
+  for (const at::Tensor& t : in) shapes.push_back(ShapeOf(t));
+  switch (PlanMatMul(stage, shapes)) {
+    case MatMulForm::kLinear:
+      return at::linear(a, attrs.trans_b() ? in[1] : in[1].t(), in[2]);
+    case MatMulForm::kAddmm:
+      return at::addmm(in[2], a, attrs.trans_b() ? in[1].t() : in[1], beta, alpha);
+    case MatMulForm::kMatmul:
+      break;
+  }
+  at::Tensor result = at::matmul(a, attrs.trans_b() ? in[1].transpose(-1, -2) : in[1]);
   if (alpha != 1.0) result = result * alpha;
-  if (in.size() > 2) result = result + in[2] * beta;
+  if (in.size() > 2) result = result + (beta != 1.0 ? in[2] * beta : in[2]);
   return result;
 }
 
-// POOL over windows of `out_shape` (the stage's output shape): window o of spatial dim
-// s reads input positions o*stride - pad_begin + k*dilation, k < kernel. MAX ignores
-// positions outside the input; AVG divides the sum of the positions inside the input
-// by their count, or, with count_include_pad, by the count of positions inside the
-// padded extent [-pad_begin, S + pad_end).
-at::Tensor EvalPool(const Stage& stage, const std::vector<at::Tensor>& in) {
-  const Attributes& a = stage.attrs();
-  const at::Tensor& x = in[0];
-  const int64_t rank = x.dim();
-  const size_t ns = static_cast<size_t>(rank) - 2;
-  std::vector<int64_t> kernel = ToVector(a.kernel());
-  std::vector<int64_t> strides = ToVector(a.strides());
-  std::vector<int64_t> dilations = ToVector(a.dilations());
-  std::vector<int64_t> pads = ToVector(a.pads());
-  const bool is_max = a.pool() == MAX_POOL;
-  if (!is_max && a.pool() != AVG_POOL) Fail("unknown pool function");
-
-  // Pad every spatial dim so that all windows fit: begin by pad_begin, end by enough
-  // for the last window (at least pad_end, so the padded extent is covered too).
-  std::vector<int64_t> begins(ns), ends(ns), spatial(ns), padded_end(ns);
-  for (size_t s = 0; s < ns; ++s) {
-    const int64_t in_extent = x.size(2 + s);
-    const int64_t out_extent = stage.shape(2 + s);
-    const int64_t span = dilations[s] * (kernel[s] - 1) + 1;
-    begins[s] = pads[s];
-    const int64_t needed = (out_extent - 1) * strides[s] + span - pads[s] - in_extent;
-    ends[s] = std::max(pads[ns + s], needed);
-    spatial[s] = in_extent;
-    padded_end[s] = pads[ns + s];
+// torch's pooling operator of `call`'s kind and rank.
+at::Tensor NativePool(const at::Tensor& x, const PoolCall& call, const Attributes& a) {
+  const bool ceil = a.ceil_mode(), include_pad = a.count_include_pad();
+  switch (call.kernel.size()) {
+    case 1:
+      return call.max
+                 ? at::max_pool1d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
+                 : at::avg_pool1d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
+    case 2:
+      return call.max
+                 ? at::max_pool2d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
+                 : at::avg_pool2d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
+    default:
+      return call.max
+                 ? at::max_pool3d(x, call.kernel, call.strides, call.padding, call.dilations, ceil)
+                 : at::avg_pool3d(x, call.kernel, call.strides, call.padding, ceil, include_pad);
   }
-  const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-  at::Tensor padded = at::constant_pad_nd(x, AtenPadArgument(begins, ends), fill);
+}
 
-  // Windows: unfold each spatial dim (appending a window dim of the full dilated span),
-  // then keep every dilation-th element of it.
-  auto windows = [&](at::Tensor t, int64_t first_spatial_dim) {
-    for (size_t s = 0; s < ns; ++s) {
-      const int64_t span = dilations[s] * (kernel[s] - 1) + 1;
-      t = t.unfold(first_spatial_dim + s, span, strides[s]);
-      t = t.slice(t.dim() - 1, 0, span, dilations[s]);
+at::Tensor EvalPool(const Stage& stage, const at::Tensor& x) {
+  const PoolCall call = PlanPool(stage, ShapeOf(x));
+  at::Tensor t =
+      call.pad_first.empty() ? x : at::constant_pad_nd(x, call.pad_first, call.pad_value);
+  const int64_t ns = static_cast<int64_t>(call.kernel.size());
+  if (call.form == PoolForm::kWindows) {
+    // Each spatial dim unfolded (a window dim of the dilated span appended, every
+    // dilation-th element of it kept), the declared number of windows kept, then each
+    // window's sum divided by its count of taps.
+    std::vector<int64_t> window_dims;
+    for (int64_t d = 0; d < ns; ++d) {
+      t = t.unfold(2 + d, call.spans[d], call.strides[d]);
+      t = t.slice(t.dim() - 1, 0, call.spans[d], call.dilations[d]);
+      window_dims.push_back(2 + ns + d);
     }
-    // Keep exactly the declared number of windows per dim.
-    for (size_t s = 0; s < ns; ++s) {
-      t = t.narrow(first_spatial_dim + s, 0, stage.shape(2 + s));
-    }
-    return t;
-  };
-  std::vector<int64_t> window_dims;
-  for (size_t s = 0; s < ns; ++s) window_dims.push_back(rank + s);
-
-  if (is_max) return at::amax(windows(padded, 2), window_dims);
-
-  at::Tensor sums = at::sum(windows(padded, 2), window_dims);
-  // Count of positions in each window that lie inside the input (or the padded extent).
-  at::TensorOptions options = at::TensorOptions().dtype(x.scalar_type());
-  at::Tensor valid;
-  if (a.count_include_pad()) {
-    std::vector<int64_t> extended(ns);
-    for (size_t s = 0; s < ns; ++s) extended[s] = begins[s] + spatial[s] + padded_end[s];
-    valid = at::ones(extended, options);
-    std::vector<int64_t> zero_begins(ns, 0), rest(ns);
-    for (size_t s = 0; s < ns; ++s) rest[s] = begins[s] + spatial[s] + ends[s] - extended[s];
-    valid = at::constant_pad_nd(valid, AtenPadArgument(zero_begins, rest), 0);
-  } else {
-    valid = at::constant_pad_nd(at::ones(spatial, options), AtenPadArgument(begins, ends), 0);
+    for (int64_t d = 0; d < ns; ++d) t = t.narrow(2 + d, 0, call.windows[d]);
+    return at::sum(t, window_dims) / ToAten(call.counts, call.counts.dtype);
   }
-  std::vector<int64_t> count_dims;
-  for (size_t s = 0; s < ns; ++s) count_dims.push_back(ns + s);
-  at::Tensor counts = at::sum(windows(valid, 0), count_dims);
-  return sums / counts;
+  t = NativePool(t, call, stage.attrs());
+  if (call.form == PoolForm::kPadFirst) {
+    for (int64_t d = 0; d < ns; ++d) t = t.narrow(2 + d, 0, call.windows[d]);
+  }
+  return t;
 }
 
 at::Tensor EvalReduce(const Stage& stage, const std::vector<at::Tensor>& in) {
   const Attributes& a = stage.attrs();
   const at::Tensor& x = in[0];
-  const std::vector<int64_t> axes = ToVector(a.axes());
+  const at::IntArrayRef axes = Ints(a.axes());
   const bool keep = a.keepdims();
   switch (a.reduce()) {
     case SUM:
@@ -240,7 +176,7 @@ at::Tensor EvalUnary(const Stage& stage, const at::Tensor& x) {
     case HARD_SIGMOID:
       return at::clamp(x * alpha_or(0.2) + beta_or(0.5), 0.0, 1.0);
     case HARD_SWISH:
-      return x * at::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+      return at::hardswish(x);
     case SILU:
       return at::silu(x);
     case IDENTITY:
@@ -285,45 +221,37 @@ at::Tensor EvalBinary(const Stage& stage, const at::Tensor& x, const at::Tensor&
   }
 }
 
-// Index in [0, extent) that position i of the padded dim (i < 0 or i >= extent in the
-// padding) reads. REFLECT pads are smaller than the extent (checked by the validator).
-int64_t SourceIndex(int64_t i, int64_t extent, PadMode mode) {
-  if (mode == EDGE) return std::clamp<int64_t>(i, 0, extent - 1);
-  if (i < 0) return -i;
-  return i < extent ? i : 2 * (extent - 1) - i;
-}
-
 at::Tensor EvalPad(const Stage& stage, const at::Tensor& x) {
   const Attributes& a = stage.attrs();
-  const size_t rank = static_cast<size_t>(x.dim());
-  std::vector<int64_t> pads = ToVector(a.pads());
-  std::vector<int64_t> begins(pads.begin(), pads.begin() + rank);
-  std::vector<int64_t> ends(pads.begin() + rank, pads.end());
   if (a.pad_mode() == CONSTANT) {
-    return at::constant_pad_nd(x, AtenPadArgument(begins, ends), a.pad_value());
+    const std::vector<int64_t> pads(a.pads().begin(), a.pads().end());
+    const size_t rank = pads.size() / 2;
+    return at::constant_pad_nd(
+        x, AtenPadArgument({pads.begin(), pads.begin() + rank}, {pads.begin() + rank, pads.end()}),
+        a.pad_value());
   }
   if (a.pad_mode() != EDGE && a.pad_mode() != REFLECT) Fail("unknown pad mode");
+  const bool edge = a.pad_mode() == EDGE;
   at::Tensor result = x;
-  for (size_t d = 0; d < rank; ++d) {
-    const int64_t extent = x.size(d);
-    std::vector<int64_t> index;
-    for (int64_t i = -begins[d]; i < extent + ends[d]; ++i) {
-      index.push_back(SourceIndex(i, extent, a.pad_mode()));
-    }
-    result = at::index_select(result, d, at::tensor(index, at::kLong));
+  for (const EdgePadCall& call : PlanEdgePad(stage, ShapeOf(x))) {
+    auto copies = [&](int64_t start, int64_t count) {
+      const at::Tensor slice = result.narrow(call.dim, start, edge ? 1 : count);
+      return edge ? at::repeat_interleave(slice, count, call.dim) : slice.flip(call.dim);
+    };
+    std::vector<at::Tensor> parts;
+    if (call.begin > 0) parts.push_back(copies(call.before_start, call.begin));
+    parts.push_back(result);
+    if (call.end > 0) parts.push_back(copies(call.after_start, call.end));
+    result = at::cat(parts, call.dim);
   }
   return result;
 }
 
 at::Tensor EvalSlice(const Stage& stage, const at::Tensor& x) {
-  const Attributes& a = stage.attrs();
   at::Tensor result = x;
-  for (int i = 0; i < a.axes_size(); ++i) {
-    const int64_t axis = a.axes(i);
-    const int64_t start = a.starts(i), step = a.steps(i);
-    const int64_t last = start + (stage.shape(axis) - 1) * step;
-    at::Tensor index = at::arange(start, last + (step > 0 ? 1 : -1), step, at::kLong);
-    result = at::index_select(result, axis, index);
+  for (const SliceCall& call : PlanSlice(stage, ShapeOf(x))) {
+    if (call.flip) result = result.flip(call.axis);
+    result = result.slice(call.axis, call.start, call.end, call.step);
   }
   return result;
 }
@@ -345,7 +273,7 @@ at::Tensor EvalStage(const Stage& stage, const std::vector<at::Tensor>& in) {
     case MATMUL:
       return EvalMatMul(stage, in);
     case POOL:
-      return EvalPool(stage, in);
+      return EvalPool(stage, in[0]);
     case REDUCE:
       return EvalReduce(stage, in);
     case UNARY:
@@ -359,9 +287,9 @@ at::Tensor EvalStage(const Stage& stage, const std::vector<at::Tensor>& in) {
     case SLICE:
       return EvalSlice(stage, in[0]);
     case TRANSPOSE:
-      return in[0].permute(ToVector(stage.attrs().perm()));
+      return in[0].permute(Ints(stage.attrs().perm()));
     case RESHAPE:
-      return in[0].reshape(ToVector(stage.shape()));
+      return in[0].reshape(Ints(stage.shape()));
     case UPSAMPLE:
       return EvalUpsample(stage, in[0]);
     default:
@@ -392,7 +320,11 @@ struct TorchProgram::Impl {
   const PipelineGraph* graph = nullptr;
   TorchLayout layout = TorchLayout::kAsImported;
   std::string where;
-  std::vector<at::Tensor> prepared;  // inputs and parameters by value id
+  // By value id: the inputs and parameters, converted once; during a run, each stage's
+  // result until its last reader has run.
+  std::vector<at::Tensor> values;
+  std::vector<int> reads;            // by value id: its stages' reads and output uses
+  std::vector<at::Tensor> in;        // the inputs of the stage being run
   std::vector<at::Tensor> outputs;   // of the last run, spec.outputs order
   TorchLayoutCensus census;          // of the last run
 };
@@ -405,103 +337,83 @@ TorchProgram::~TorchProgram() = default;
 StatusOr<TorchProgram> TorchProgram::Prepare(const PipelineGraph& graph,
                                              const std::vector<HostTensor>& inputs,
                                              TorchLayout layout) {
-  const PipelineSpec& spec = graph.spec();
   auto impl = std::make_unique<Impl>();
   impl->graph = &graph;
   impl->layout = layout;
-  impl->where = "pipeline '" + spec.name() + "'";
-  const std::string& where = impl->where;
-  if (static_cast<int>(inputs.size()) != spec.inputs_size()) {
-    return Status::Error(where + ": " + std::to_string(inputs.size()) +
-                         " input tensors given, the pipeline has " +
-                         std::to_string(spec.inputs_size()));
+  impl->where = "pipeline '" + graph.spec().name() + "'";
+  SCHEDFARM_ASSIGN_OR_RETURN(impl->values, AtenValues(graph, inputs, impl->where));
+  for (at::Tensor& value : impl->values) {
+    if (value.defined()) value = value.contiguous(FormatOf(layout, value.dim()));
   }
-  std::vector<at::Tensor>& values = impl->prepared;
-  values.resize(graph.values().size());
-  for (size_t id = 0; id < graph.values().size(); ++id) {
-    const Value& value = graph.value(static_cast<int>(id));
-    try {
-      if (value.kind == Value::Kind::kInput) {
-        const HostTensor& input = inputs[value.index];
-        if (input.shape != value.shape || input.size() != NumElements(value.shape)) {
-          return Status::Error(where + ", input '" + value.name + "': given " +
-                               ShapeToString(input.shape) + " with " +
-                               std::to_string(input.size()) + " values, expected " +
-                               ShapeToString(value.shape));
-        }
-        values[id] = FromHost(input, value.dtype);
-      } else if (value.kind == Value::Kind::kParameter) {
-        StatusOr<HostTensor> param = MaterializeParameter(spec.parameters(value.index));
-        if (!param.ok()) {
-          return param.status().WithContext(where + ", parameter '" + value.name + "'");
-        }
-        values[id] = FromHost(*param, value.dtype);
-      }
-      if (values[id].defined())
-        values[id] = values[id].contiguous(FormatOf(layout, values[id].dim()));
-    } catch (const EvalError& e) {
-      return Status::Error(where + ", tensor '" + value.name + "': " + e.message);
-    } catch (const std::exception& e) {
-      return Status::Error(where + ", tensor '" + value.name + "': " + e.what());
-    }
+  impl->reads.assign(graph.values().size(), 0);
+  for (int s = 0; s < graph.num_stages(); ++s) {
+    for (int id : graph.stage_inputs(s)) ++impl->reads[id];
   }
+  for (int s : graph.output_stages()) ++impl->reads[graph.stage_value(s)];
   return TorchProgram(std::move(impl));
 }
 
 Status TorchProgram::Run() {
-  const PipelineGraph& graph = *impl_->graph;
-  const std::string& where = impl_->where;
-  std::vector<at::Tensor> values = impl_->prepared;
-  // Reads left per value, so that intermediate tensors are freed after their last use.
-  std::vector<int> reads_left(graph.values().size(), 0);
-  for (int s = 0; s < graph.num_stages(); ++s) {
-    for (int id : graph.stage_inputs(s)) ++reads_left[id];
-  }
-  for (int s : graph.output_stages()) ++reads_left[graph.stage_value(s)];
+  c10::InferenceMode inference;
+  Impl& p = *impl_;
+  const PipelineGraph& graph = *p.graph;
+  std::vector<int> reads_left = p.reads;
   TorchLayoutCensus census;
+  // Stage results are dropped after their last read, and the rest after the run.
+  auto drop_results = [&] {
+    p.in.clear();
+    for (int s = 0; s < graph.num_stages(); ++s) p.values[graph.stage_value(s)].reset();
+  };
 
   for (int s : graph.topological_order()) {
     const Stage& stage = graph.stage(s);
-    const std::string stage_where =
-        where + ", stage '" + stage.name() + "' (" + OpDisplayName(stage) + ")";
+    auto error = [&](const std::string& message) {
+      drop_results();
+      return Status::Error(p.where + ", stage '" + stage.name() + "' (" + OpDisplayName(stage) +
+                           "): " + message);
+    };
     try {
-      const at::ScalarType type = ScalarTypeOf(stage.dtype());
-      std::vector<at::Tensor> in;
-      for (int id : graph.stage_inputs(s)) in.push_back(values[id].to(type));
-      at::Tensor out = EvalStage(stage, in).to(type);
+      p.in.clear();
+      for (int id : graph.stage_inputs(s)) p.in.push_back(p.values[id]);
+      at::Tensor out = EvalStage(stage, p.in);
       if (out.dim() == 4) {
         ++census.four_d_stages;
         census.channels_last_stages +=
             out.is_contiguous(at::MemoryFormat::ChannelsLast) && !out.is_contiguous();
       }
-      out = out.contiguous(FormatOf(impl_->layout, out.dim()));
-      const Shape declared(stage.shape().begin(), stage.shape().end());
-      const Shape got(out.sizes().begin(), out.sizes().end());
-      if (got != declared) {
-        return Status::Error(stage_where + ": evaluates to shape " + ShapeToString(got) +
-                             ", declared " + ShapeToString(declared));
+      out = out.contiguous(FormatOf(p.layout, out.dim()));
+      bool declared_shape = out.dim() == stage.shape_size();
+      for (int64_t d = 0; declared_shape && d < out.dim(); ++d) {
+        declared_shape = out.size(d) == stage.shape(d);
       }
-      values[graph.stage_value(s)] = std::move(out);
+      if (!declared_shape) {
+        return error("evaluates to shape " + ShapeToString(ShapeOf(out)) + ", declared " +
+                     ShapeToString(Shape(stage.shape().begin(), stage.shape().end())));
+      }
+      p.values[graph.stage_value(s)] = std::move(out);
       for (int id : graph.stage_inputs(s)) {
-        if (--reads_left[id] == 0) values[id].reset();
+        if (--reads_left[id] == 0 && graph.value(id).kind == Value::Kind::kStage) {
+          p.values[id].reset();
+        }
       }
     } catch (const EvalError& e) {
-      return Status::Error(stage_where + ": " + e.message);
+      return error(e.message);
     } catch (const c10::Error& e) {
-      return Status::Error(stage_where + ": libtorch: " + e.what_without_backtrace());
+      return error(std::string("libtorch: ") + e.what_without_backtrace());
     } catch (const std::exception& e) {
-      return Status::Error(stage_where + ": " + e.what());
+      return error(e.what());
     }
   }
 
-  impl_->outputs.clear();
+  p.outputs.clear();
   for (int s : graph.output_stages()) {
-    const at::Tensor& out = values[graph.stage_value(s)];
+    const at::Tensor& out = p.values[graph.stage_value(s)];
     census.channels_last_outputs +=
         out.dim() == 4 && out.is_contiguous(at::MemoryFormat::ChannelsLast) && !out.is_contiguous();
-    impl_->outputs.push_back(out);
+    p.outputs.push_back(out);
   }
-  impl_->census = census;
+  drop_results();
+  p.census = census;
   return Status::Ok();
 }
 

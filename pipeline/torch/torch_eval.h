@@ -1,7 +1,7 @@
-// Evaluates a pipeline with libtorch (ATen) operators, one stage at a time: the
-// independent oracle the Halide lowering is checked against, and the libtorch
-// baseline's run, in the imported layout or with 4-D tensors channels-last.
-// Torch-free header.
+// Evaluates a pipeline with libtorch's native (ATen) operators, one call or a few per
+// stage (native_calls.h) under inference mode: the independent oracle the Halide
+// lowering is checked against, and the libtorch baseline's eager run, in the imported
+// layout or with 4-D tensors channels-last. Torch-free header.
 #pragma once
 
 #include <memory>
@@ -47,8 +47,9 @@ class TorchProgram {
   static StatusOr<TorchProgram> Prepare(const PipelineGraph& graph,
                                         const std::vector<HostTensor>& inputs,
                                         TorchLayout layout = TorchLayout::kAsImported);
-  // Evaluates every stage on ATen's thread pool, each result converted to the
-  // program's layout when the operator returned another; errors name the stage.
+  // Evaluates every stage on ATen's thread pool under inference mode, each result
+  // converted to the program's layout when the operator returned another, and dropped
+  // after its last reader; errors name the stage.
   Status Run();
   // The outputs of the last Run (spec.outputs order), in their logical order.
   std::vector<HostTensor> Outputs() const;

@@ -238,6 +238,7 @@ StatusReply NetworkStatus() {
   a.set_farm_best_peak_gflops(100);
   (*a.mutable_libtorch_layout_seconds())["channels_last"] = 0.002;
   (*a.mutable_libtorch_layout_seconds())["nchw"] = 0.003;
+  (*a.mutable_libtorch_layout_seconds())["frozen"] = 0.004;
   *status->add_pipelines() = a;
   PipelineProgress b = Progress("taskb", "net.task1", 3, 0.002, {});
   b.set_farm_best_seconds(0.002);
@@ -278,7 +279,7 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   EXPECT_TRUE(Contains(task_a, " 2 ")) << task_a;
   EXPECT_TRUE(Contains(task_a, "20 MFLOP")) << task_a;
   EXPECT_TRUE(Contains(task_a, "1 ms")) << "the farm's own best, not libtorch's: " << task_a;
-  EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms)")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms, frozen 4 ms)")) << task_a;
   EXPECT_TRUE(Contains(task_a, "2.00x libtorch")) << task_a;
   EXPECT_TRUE(Contains(task_a, " 20 ")) << "20 MFLOP in 1 ms: " << task_a;
   EXPECT_EQ(task_a.substr(task_a.size() - 4), " 20%") << "of a 100 GFLOP/s peak: " << task_a;
@@ -297,7 +298,8 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   const std::vector<TaskRow> rows = NetworkTaskRows(NetworkStatus().campaigns(0));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].libtorch_layout, "channels_last");
-  EXPECT_EQ(rows[0].other_layout, "nchw");
+  const std::vector<std::pair<std::string, double>> others = {{"nchw", 0.003}, {"frozen", 0.004}};
+  EXPECT_EQ(rows[0].other_layouts, others);
   EXPECT_DOUBLE_EQ(rows[0].BaselineSeconds("libtorch"), 0.002);
   EXPECT_EQ(FastestContender(rows[0].baseline_seconds).name, "libtorch");
   EXPECT_DOUBLE_EQ(rows[1].FarmGflops(), 3.0);
@@ -492,7 +494,7 @@ TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
   Measurement& m = *libtorch.mutable_measurement();
   m.set_torch_layout("channels_last");
   for (const auto& [layout, seconds] :
-       {std::pair{"nchw", 0.002}, std::pair{"channels_last", 0.001}}) {
+       {std::pair{"nchw", 0.002}, std::pair{"channels_last", 0.001}, std::pair{"frozen", 0.0015}}) {
     TorchLayoutRun* run = m.add_torch_layouts();
     run->set_layout(layout);
     run->set_status(OK);
@@ -508,7 +510,7 @@ TEST(FarmctlRenderTest, BestNamesLibtorchsLayouts) {
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   EXPECT_TRUE(Contains(*text,
                        "no Halide schedule (libtorch 1.13.0); layout channels_last (nchw 2 ms, "
-                       "channels_last 1 ms)"))
+                       "channels_last 1 ms, frozen 1.5 ms)"))
       << *text;
   EXPECT_TRUE(Contains(*text, "// #2: median 1.5 ms")) << *text;
   EXPECT_TRUE(Contains(*text,

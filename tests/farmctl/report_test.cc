@@ -56,8 +56,10 @@ ReportInput SampleCampaign() {
   a.set_measured(4);
   a.set_best_seconds(0.002);
   a.set_best_origin("random");
+  a.set_farm_best_seconds(0.002);
+  a.set_farm_best_origin("random");
   a.set_flops(5e7);
-  a.set_best_peak_gflops(40);
+  a.set_farm_best_peak_gflops(40);
   (*a.mutable_baseline_seconds())["mullapudi2016"] = 0.004;
   *input.status.add_pipelines() = a;
   *input.status.add_pipelines() = Progress("pb", "beta");
@@ -99,9 +101,10 @@ TEST(CampaignReportTest, DrawsEverySectionWithItsPoints) {
   EXPECT_TRUE(Contains(html, "4 ms (2.00x)")) << "the pipeline table's speedup";
   // alpha's best: 5e7 FLOPs in 2 ms, 25 GFLOP/s, 62.5% of a 40 GFLOP/s peak; beta's:
   // none measured.
-  EXPECT_TRUE(Contains(html, "<th>GFLOP/s</th><th>share of peak</th>"));
+  EXPECT_TRUE(Contains(html, "<th>FARM'S BEST</th><th>GFLOP/S</th><th>PEAK</th>")) << html;
   EXPECT_TRUE(Contains(html, "<td>2 ms</td><td>25</td><td>62.5%</td><td>random</td>")) << html;
-  EXPECT_TRUE(Contains(html, "<td>-</td><td>-</td><td>-</td><td></td>")) << html;
+  EXPECT_TRUE(Contains(html, "<td>0.50x mullapudi2016</td>")) << "the fastest contender";
+  EXPECT_TRUE(Contains(html, "<td>-</td><td>-</td><td>-</td><td>-</td>")) << html;
   // Histogram: one step line per origin of the search, 2 points per bin.
   EXPECT_GT(Points(html, "runtime-distribution"), 0);
   EXPECT_EQ(Points(html, "runtime-distribution") % 4, 0);
@@ -160,10 +163,10 @@ TEST(CampaignReportTest, ANetworkCampaignShowsTheWholeNetworkFirst) {
   ASSERT_NE(table, std::string::npos) << with_task;
   EXPECT_LT(table, with_task.find("best-so-far-network"));
   const std::string tasks = with_task.substr(table, with_task.find("</table>", table) - table);
-  EXPECT_TRUE(Contains(tasks, "<th>LIBTORCH/FARM</th>")) << tasks;
+  EXPECT_TRUE(Contains(tasks, "<th>VS FASTEST</th>")) << tasks;
   EXPECT_TRUE(Contains(tasks,
                        "<td>net.task0</td><td>2</td><td>4 MFLOP</td><td>2 ms</td><td>1 ms</td>"
-                       "<td>nchw</td><td>0.50x</td><td>2</td>"))
+                       "<td>nchw</td><td>-</td><td>0.50x libtorch</td><td>2</td>"))
       << tasks;
   EXPECT_TRUE(Contains(tasks, "<td>all tasks</td>")) << tasks;
 }

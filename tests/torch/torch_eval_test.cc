@@ -12,7 +12,9 @@
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/tensor.h"
+#include "pipeline/torch/native_calls.h"
 #include "pipeline/zoo.h"
+#include "tests/torch/op_coverage.h"
 
 namespace schedfarm {
 namespace {
@@ -74,21 +76,6 @@ Attributes ConvAttrs(const std::vector<int64_t>& strides, const std::vector<int6
   for (int64_t v : pads) a.add_pads(v);
   for (int64_t v : dilations) a.add_dilations(v);
   a.set_groups(groups);
-  return a;
-}
-
-Attributes PoolAttrs(PoolFn fn, const std::vector<int64_t>& kernel,
-                     const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
-                     const std::vector<int64_t>& dilations, bool ceil_mode,
-                     bool count_include_pad) {
-  Attributes a;
-  a.set_pool(fn);
-  for (int64_t v : kernel) a.add_kernel(v);
-  for (int64_t v : strides) a.add_strides(v);
-  for (int64_t v : pads) a.add_pads(v);
-  for (int64_t v : dilations) a.add_dilations(v);
-  a.set_ceil_mode(ceil_mode);
-  a.set_count_include_pad(count_include_pad);
   return a;
 }
 
@@ -415,6 +402,70 @@ TEST(TorchEvalPoolTest, Pool3dAgainstLoop) {
   HostTensor out = Evaluate(b, {xv});
   HostTensor expected = NaivePool(xv, out_shape, false, kernel, strides, pads, dilations, false);
   ExpectValues(out, out_shape, expected.data, 1e-6);
+}
+
+// Every way a pool maps onto torch (native_calls.h) against the loop, in 1 to 3 dims:
+// torch's own operator, a constant pad first, and unfolded windows.
+TEST(TorchEvalPoolTest, EveryFormAgainstLoop) {
+  struct Case {
+    std::string name;
+    Shape input;
+    Attributes attrs;
+    PoolForm form;
+  };
+  const std::vector<Case> cases = {
+      {"max symmetric",
+       {1, 2, 9, 8},
+       PoolAttrs(MAX_POOL, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 2}, true, false),
+       PoolForm::kNative},
+      {"avg symmetric 1-d",
+       {1, 2, 9},
+       PoolAttrs(AVG_POOL, {3}, {2}, {1, 1}, {1}, true, true),
+       PoolForm::kNative},
+      {"avg symmetric excluding pads",
+       {1, 2, 7, 8},
+       PoolAttrs(AVG_POOL, {3, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, false),
+       PoolForm::kNative},
+      {"max asymmetric 3-d",
+       {1, 2, 5, 6, 7},
+       PoolAttrs(MAX_POOL, {2, 3, 2}, {1, 2, 2}, {1, 0, 0, 0, 2, 1}, {1, 1, 2}, true, false),
+       PoolForm::kPadFirst},
+      {"max pad over half the kernel",
+       {1, 2, 9},
+       PoolAttrs(MAX_POOL, {3}, {2}, {2, 2}, {1}, false, false),
+       PoolForm::kPadFirst},
+      {"avg asymmetric including pads",
+       {1, 2, 9, 8},
+       PoolAttrs(AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1}, {1, 1}, true, true),
+       PoolForm::kPadFirst},
+      {"avg asymmetric excluding pads",
+       {1, 2, 9, 8},
+       PoolAttrs(AVG_POOL, {3, 2}, {2, 3}, {2, 1, 0, 1}, {1, 1}, true, false),
+       PoolForm::kWindows},
+      {"avg dilated",
+       {1, 2, 9, 8},
+       PoolAttrs(AVG_POOL, {2, 2}, {1, 2}, {1, 1, 1, 1}, {3, 2}, false, true),
+       PoolForm::kWindows},
+  };
+  auto ints = [](const google::protobuf::RepeatedField<int64_t>& field) {
+    return std::vector<int64_t>(field.begin(), field.end());
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    PipelineBuilder b("pool_forms");
+    auto y = b.AddStage(POOL, {b.Input("x", c.input)}, c.attrs);
+    b.Output(y);
+    Stage stage;
+    *stage.mutable_attrs() = c.attrs;
+    const Shape out_shape = b.ShapeOf(y);
+    for (int64_t extent : out_shape) stage.add_shape(extent);
+    EXPECT_EQ(PlanPool(stage, c.input).form, c.form);
+    const HostTensor xv = RandomTensor(c.input, 33);
+    const HostTensor expected = NaivePool(
+        xv, out_shape, c.attrs.pool() == MAX_POOL, ints(c.attrs.kernel()), ints(c.attrs.strides()),
+        ints(c.attrs.pads()), ints(c.attrs.dilations()), c.attrs.count_include_pad());
+    ExpectValues(Evaluate(b, {xv}), out_shape, expected.data, 1e-6);
+  }
 }
 
 // ---------------------------------------------------------------------------

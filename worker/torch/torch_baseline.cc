@@ -10,6 +10,7 @@
 #include "common/blas_threads.h"
 #include "common/elapsed.h"
 #include "pipeline/graph.h"
+#include "pipeline/torch/frozen_torch.h"
 #include "pipeline/torch/torch_eval.h"
 #include "scheduler/autoscheduler_names.h"
 #include "timing/run_phase.h"
@@ -17,19 +18,37 @@
 namespace schedfarm {
 namespace {
 
-// The run phase of the pipeline prepared in `layout`, and that layout's run as the
+// What each way of running records beyond the run phase: how many stages with a 4-D
+// result ATen returned channels-last (the frozen module's operators are not the
+// stages: nothing).
+void RecordCensus(const TorchProgram& program, TorchLayoutRun* run) {
+  const TorchLayoutCensus census = program.Census();
+  run->set_four_d_stages(census.four_d_stages);
+  run->set_channels_last_stages(census.channels_last_stages);
+}
+void RecordCensus(const FrozenTorchProgram&, TorchLayoutRun*) {}
+
+// The name of a prepared way: an eager layout's as given; the frozen module's its own
+// (FrozenTorchProgram::Name: "frozen", or "frozen_unoptimized").
+std::string WayName(const TorchProgram&, const std::string& name) { return name; }
+std::string WayName(const FrozenTorchProgram& program, const std::string&) {
+  return program.Name();
+}
+
+// The run phase of the program `prepare` returns (called outside the timed region),
+// and that way's run, named `name` (or as the program names itself), as the
 // measurement records it.
-Measurement MeasureLayout(const PipelineGraph& graph, const std::vector<HostTensor>& inputs,
-                          const std::vector<HostTensor>& reference, TorchLayout layout,
-                          const MeasurementSettings& settings, const std::string& where,
-                          TorchLayoutRun* run) {
-  run->set_layout(TorchLayoutName(layout));
-  const std::string layout_where = where + " (" + TorchLayoutName(layout) + ")";
+template <typename Prepare>
+Measurement MeasureWay(const std::string& name, const Prepare& prepare, const PipelineGraph& graph,
+                       const std::vector<HostTensor>& reference,
+                       const MeasurementSettings& settings, const std::string& where,
+                       TorchLayoutRun* run) {
+  auto program = prepare();
+  run->set_layout(program.ok() ? WayName(*program, name) : name);
+  const std::string way_where = where + " (" + run->layout() + ")";
   Measurement m;
-  StatusOr<TorchProgram> program = TorchProgram::Prepare(graph, inputs, layout);
   if (!program.ok()) {
-    m = FailedMeasurement(RUNTIME_ERROR, layout_where + ": " + program.status().message(),
-                          settings);
+    m = FailedMeasurement(RUNTIME_ERROR, way_where + ": " + program.status().message(), settings);
   } else {
     using Clock = std::chrono::steady_clock;
     RunTarget target;
@@ -42,10 +61,8 @@ Measurement MeasureLayout(const PipelineGraph& graph, const std::vector<HostTens
     target.outputs = [&] { return program->Outputs(); };
     target.failure = [] { return RUNTIME_ERROR; };
     std::vector<std::string> names(graph.spec().outputs().begin(), graph.spec().outputs().end());
-    m = RunPhase(target, reference, names, settings, layout_where);
-    const TorchLayoutCensus census = program->Census();
-    run->set_four_d_stages(census.four_d_stages);
-    run->set_channels_last_stages(census.channels_last_stages);
+    m = RunPhase(target, reference, names, settings, way_where);
+    RecordCensus(*program, run);
   }
   run->set_status(m.status());
   run->set_error(m.error());
@@ -73,17 +90,25 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
 
   std::vector<TorchLayout> layouts = {TorchLayout::kAsImported};
   if (HasFourDimTensors(*graph)) layouts.push_back(TorchLayout::kChannelsLast);
-  // The layouts share the run timeout: each run phase extends its samples within half
-  // of its share, as one run phase does within half of the whole.
+  // The ways (each eager layout, then the frozen module) share the run timeout: each
+  // run phase extends its samples within half of its share, as one run phase does
+  // within half of the whole.
+  std::vector<std::string> names;
+  for (TorchLayout layout : layouts) names.push_back(TorchLayoutName(layout));
+  names.push_back(FrozenTorchProgram::kName);
   MeasurementSettings share = settings;
-  share.set_run_timeout_ms(settings.run_timeout_ms() / static_cast<int64_t>(layouts.size()));
+  share.set_run_timeout_ms(settings.run_timeout_ms() / static_cast<int64_t>(names.size()));
   std::vector<Measurement> measured;
-  std::vector<TorchLayoutRun> runs(layouts.size());
+  std::vector<TorchLayoutRun> runs(names.size());
   for (size_t i = 0; i < layouts.size(); ++i) {
-    measured.push_back(
-        MeasureLayout(*graph, inputs, *reference, layouts[i], share, where, &runs[i]));
+    measured.push_back(MeasureWay(
+        names[i], [&] { return TorchProgram::Prepare(*graph, inputs, layouts[i]); }, *graph,
+        *reference, share, where, &runs[i]));
   }
-  // The faster layout of those that matched the reference; when none did, the imported
+  measured.push_back(MeasureWay(
+      names.back(), [&] { return FrozenTorchProgram::Prepare(*graph, inputs); }, *graph, *reference,
+      share, where, &runs.back()));
+  // The fastest way of those that matched the reference; when none did, the imported
   // layout's failure.
   size_t chosen = 0;
   for (size_t i = 1; i < measured.size(); ++i) {
@@ -95,7 +120,7 @@ Measurement MeasureWithTorch(const SandboxJob& job, const std::string& reference
   }
   Measurement result = std::move(measured[chosen]);
   *result.mutable_settings() = settings;
-  result.set_torch_layout(TorchLayoutName(layouts[chosen]));
+  result.set_torch_layout(runs[chosen].layout());
   result.set_runtime_version(std::string(kLibtorchBaseline) + " " + TORCH_VERSION);
   for (TorchLayoutRun& run : runs) *result.add_torch_layouts() = std::move(run);
   return result;
