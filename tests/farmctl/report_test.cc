@@ -103,7 +103,7 @@ TEST(CampaignReportTest, DrawsEverySectionWithItsPoints) {
   // none measured.
   EXPECT_TRUE(Contains(html, "<th>FARM'S BEST</th><th>GFLOP/S</th><th>PEAK</th>")) << html;
   EXPECT_TRUE(Contains(html, "<td>2 ms</td><td>25</td><td>62.5%</td><td>random</td>")) << html;
-  EXPECT_TRUE(Contains(html, "<td>0.50x mullapudi2016</td>")) << "the fastest contender";
+  EXPECT_TRUE(Contains(html, "<td>2.00x mullapudi2016</td>")) << "the fastest contender";
   EXPECT_TRUE(Contains(html, "<td>-</td><td>-</td><td>-</td><td>-</td>")) << html;
   // Histogram: one step line per origin of the search, 2 points per bin.
   EXPECT_GT(Points(html, "runtime-distribution"), 0);

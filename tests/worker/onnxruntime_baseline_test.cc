@@ -16,9 +16,9 @@
 
 #include "common/files.h"
 #include "pipeline/builder.h"
-#include "pipeline/halide/runner.h"
 #include "pipeline/zoo.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/worker/contender_test_support.h"
 #include "tests/worker/worker_test_pipelines.h"
 #include "timing/run_phase.h"
 
@@ -26,27 +26,10 @@ namespace schedfarm {
 namespace {
 
 SandboxJob JobOf(const PipelineSpec& pipeline) {
-  SandboxJob job;
-  job.set_job_id("onnxruntime");
-  job.set_autoscheduler("onnxruntime");
-  *job.mutable_pipeline() = pipeline;
-  MeasurementSettings& s = *job.mutable_settings();
-  s.set_samples(3);
-  s.set_max_samples(5);
-  s.set_min_sample_seconds(0.001);
-  s.set_target_cv(0.5);
-  s.set_threads(1);
-  s.set_run_timeout_ms(60000);
-  return job;
+  return worker_testing::ContenderJob(pipeline, "onnxruntime");
 }
 
-std::vector<HostTensor> Reference(const PipelineGraph& graph) {
-  RunOptions once;
-  once.timing_samples = 0;
-  StatusOr<RunResult> run = RunReference(graph, once);
-  EXPECT_TRUE(run.ok()) << run.status().ToString();
-  return run.ok() ? run->outputs : std::vector<HostTensor>();
-}
+using worker_testing::HalideReference;
 
 // Runs farm-onnxruntime-baseline on `job` and `reference` with `env` set for it (an
 // empty value unsets); its measurement, or a failure with status UNSPECIFIED.
@@ -83,7 +66,7 @@ TEST(OnnxRuntimeBaseline, MatchesTheReferenceAndIsTimedAndNamesItsVersion) {
   StatusOr<PipelineSpec> spec = MakeZooBlock("resnet18_basic");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   const PipelineGraph graph = worker_testing::MustBuild(*spec);
-  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(Reference(graph)));
+  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(HalideReference(graph)));
   SKIP_UNLESS_ONNXRUNTIME(m);
   ASSERT_EQ(m.status(), OK) << m.error();
   EXPECT_GE(m.samples_seconds_size(), 3);
@@ -95,7 +78,7 @@ TEST(OnnxRuntimeBaseline, MatchesTheReferenceAndIsTimedAndNamesItsVersion) {
 
 TEST(OnnxRuntimeBaseline, AWrongReferenceIsAWrongAnswerNamingTheOutput) {
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  std::vector<HostTensor> reference = Reference(graph);
+  std::vector<HostTensor> reference = HalideReference(graph);
   ASSERT_FALSE(reference.empty());
   reference[0].data[0] += 1;
   const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(reference));
@@ -114,7 +97,7 @@ TEST(OnnxRuntimeBaseline, AModelOnnxRuntimeRefusesFailsWithItsMessage) {
   StatusOr<PipelineSpec> spec = b.Finish();
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   const PipelineGraph graph = worker_testing::MustBuild(*spec);
-  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(Reference(graph)));
+  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(HalideReference(graph)));
   SKIP_UNLESS_ONNXRUNTIME(m);
   EXPECT_EQ(m.status(), RUNTIME_ERROR);
   EXPECT_NE(m.error().find("ONNX Runtime: "), std::string::npos) << m.error();
@@ -124,7 +107,7 @@ TEST(OnnxRuntimeBaseline, AModelOnnxRuntimeRefusesFailsWithItsMessage) {
 
 TEST(OnnxRuntimeBaseline, WithoutNodeTheBaselineIsUnavailableAndSaysWhy) {
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(Reference(graph)),
+  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(HalideReference(graph)),
                                    {{"SCHEDFARM_NODE", "/nonexistent/node"}});
   EXPECT_EQ(m.status(), RUNTIME_ERROR) << m.error();
   EXPECT_NE(m.error().find("ONNX Runtime is unavailable on this worker: no node program "
@@ -137,7 +120,7 @@ TEST(OnnxRuntimeBaseline, WithoutNodeTheBaselineIsUnavailableAndSaysWhy) {
 TEST(OnnxRuntimeBaseline, WithoutThePackageTheBaselineIsUnavailableAndSaysWhy) {
   ScratchDir empty;
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(Reference(graph)),
+  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(HalideReference(graph)),
                                    {{"SCHEDFARM_ONNXRUNTIME_NODE", empty.path()}});
   if (m.error().find("no node program") != std::string::npos) {
     GTEST_SKIP() << "no node here: " << m.error();
@@ -152,9 +135,10 @@ TEST(OnnxRuntimeBaseline, WithoutThePackageTheBaselineIsUnavailableAndSaysWhy) {
 // that says how it ended, never a time.
 TEST(OnnxRuntimeBaseline, ARunnerThatDiesIsAFailureThatSaysHow) {
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  const Measurement probe = RunProgram(JobOf(graph.spec()), EncodeReference(Reference(graph)));
+  const Measurement probe =
+      RunProgram(JobOf(graph.spec()), EncodeReference(HalideReference(graph)));
   SKIP_UNLESS_ONNXRUNTIME(probe);
-  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(Reference(graph)),
+  const Measurement m = RunProgram(JobOf(graph.spec()), EncodeReference(HalideReference(graph)),
                                    {{"SCHEDFARM_NODE", "/bin/false"}});
   EXPECT_EQ(m.status(), RUNTIME_ERROR) << m.error();
   EXPECT_NE(m.error().find("ONNX Runtime's runner (node) ended with exit status 1"),

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "common/files.h"
-#include "pipeline/halide/runner.h"
 #include "pipeline/zoo.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/worker/contender_test_support.h"
 #include "tests/worker/worker_test_pipelines.h"
 #include "timing/run_phase.h"
 
@@ -23,30 +23,15 @@ namespace schedfarm {
 namespace {
 
 SandboxJob JobOf(const PipelineSpec& pipeline) {
-  SandboxJob job;
-  job.set_job_id("torch");
-  *job.mutable_pipeline() = pipeline;
-  MeasurementSettings& s = *job.mutable_settings();
-  s.set_samples(3);
-  s.set_max_samples(5);
-  s.set_min_sample_seconds(0.001);
-  s.set_target_cv(0.5);
-  s.set_threads(1);
-  s.set_run_timeout_ms(60000);
-  return job;
+  return worker_testing::ContenderJob(pipeline, "libtorch");
 }
 
-std::vector<HostTensor> Reference(const PipelineGraph& graph) {
-  RunOptions once;
-  once.timing_samples = 0;
-  StatusOr<RunResult> run = RunReference(graph, once);
-  EXPECT_TRUE(run.ok()) << run.status().ToString();
-  return run.ok() ? run->outputs : std::vector<HostTensor>();
-}
+using worker_testing::HalideReference;
 
 TEST(TorchBaseline, MatchesTheReferenceAndIsTimed) {
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  const Measurement m = MeasureWithTorch(JobOf(graph.spec()), EncodeReference(Reference(graph)));
+  const Measurement m =
+      MeasureWithTorch(JobOf(graph.spec()), EncodeReference(HalideReference(graph)));
   ASSERT_EQ(m.status(), OK) << m.error();
   EXPECT_GE(m.samples_seconds_size(), 3);
   EXPECT_GT(m.stats().median_seconds(), 0);
@@ -56,7 +41,8 @@ TEST(TorchBaseline, MatchesTheReferenceAndIsTimed) {
 
 TEST(TorchBaseline, APipelineWithoutFourDimTensorsRunsAsImportedAndFrozen) {
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  const Measurement m = MeasureWithTorch(JobOf(graph.spec()), EncodeReference(Reference(graph)));
+  const Measurement m =
+      MeasureWithTorch(JobOf(graph.spec()), EncodeReference(HalideReference(graph)));
   ASSERT_EQ(m.status(), OK) << m.error();
   ASSERT_EQ(m.torch_layouts_size(), 2);
   EXPECT_EQ(m.torch_layouts(0).layout(), "nchw");
@@ -75,7 +61,7 @@ TEST(TorchBaseline, AConvBlockRunsInThreeWaysAndTheFastestIsReported) {
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   const PipelineGraph graph = worker_testing::MustBuild(*spec);
   const SandboxJob job = JobOf(graph.spec());
-  const Measurement m = MeasureWithTorch(job, EncodeReference(Reference(graph)));
+  const Measurement m = MeasureWithTorch(job, EncodeReference(HalideReference(graph)));
   ASSERT_EQ(m.status(), OK) << m.error();
   ASSERT_EQ(m.torch_layouts_size(), 3);
   const TorchLayoutRun& nchw = m.torch_layouts(0);
@@ -106,7 +92,7 @@ TEST(TorchBaseline, AConvBlockRunsInThreeWaysAndTheFastestIsReported) {
 
 TEST(TorchBaseline, AWrongReferenceIsAWrongAnswerNamingTheOutput) {
   const PipelineGraph graph = worker_testing::MustBuild(worker_testing::TinyMatMul());
-  std::vector<HostTensor> reference = Reference(graph);
+  std::vector<HostTensor> reference = HalideReference(graph);
   ASSERT_FALSE(reference.empty());
   reference[0].data[0] += 1;
   const Measurement m = MeasureWithTorch(JobOf(graph.spec()), EncodeReference(reference));
@@ -120,7 +106,7 @@ TEST(TorchBaseline, WhenNoWayMatchesTheImportedLayoutsFailureIsReported) {
   StatusOr<PipelineSpec> spec = MakeZooBlock("resnet18_basic");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   const PipelineGraph graph = worker_testing::MustBuild(*spec);
-  std::vector<HostTensor> reference = Reference(graph);
+  std::vector<HostTensor> reference = HalideReference(graph);
   ASSERT_FALSE(reference.empty());
   reference[0].data[0] += 1;
   const Measurement m = MeasureWithTorch(JobOf(graph.spec()), EncodeReference(reference));
