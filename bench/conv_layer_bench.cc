@@ -1,17 +1,21 @@
 // The per-layer benchmark of fast kernels (docs/SCHEDULES.md, "Templates"): for every
 // distinct task of the networks given whose anchor is a convolution, a depthwise
 // convolution or a matmul, the template schedule's time beside the same tile without
-// layouts (the space before storage layouts and packed weights) and libtorch's at its
-// best (the faster of NCHW and channels-last), with GFLOP/s and the share of this host's
-// fp32 peak measured in the same run (timing/peak.h), and the FLOP-weighted geometric
-// mean of libtorch's time over the template's (goal: at least 1.0). Every schedule's
-// outputs are checked against libtorch's before it is timed.
+// layouts (the space before storage layouts and packed weights) and the contenders a
+// user would run: libtorch at its best (the fastest of eager NCHW, eager channels-last
+// and the frozen, inference-optimized TorchScript module) and ONNX Runtime (the task
+// written as an ONNX model, worker/onnxruntime/onnxruntime_baseline.h), with GFLOP/s and
+// the share of this host's fp32 peak measured in the same run (timing/peak.h), and the
+// FLOP-weighted geometric means of each contender's time over the template's and of the
+// fastest contender's per layer (goal: at least 1.0). Every schedule's and ONNX
+// Runtime's outputs are checked against libtorch's before they are timed. Without node
+// or the onnxruntime-node package the ONNX Runtime column is left out, saying why.
 //
 // Usage: conv_layer_bench [--threads N] [--samples K] [--rounds R] [--only TEXT]
 //                         [--assembly DIR] [--layout nchw|channels_last] NETWORK.onnx...
-// Each layer is timed in R rounds (default 3), each round libtorch in both layouts then
-// the template, K samples each (default 7); a time is the fastest of all its samples,
-// so that a slow spell of a shared host falls on both sides of a ratio. --only keeps
+// Each layer is timed in R rounds (default 3), each round libtorch's three ways, ONNX
+// Runtime, then the template, K samples each (default 7); a time is the fastest of all
+// its samples, so that a slow spell of a shared host falls on every side of a ratio. --only keeps
 // the tasks whose summary contains TEXT; --assembly writes each template's assembly
 // (DIR/<task id>.s), to check its inner loop; --layout is the layout the tasks
 // exchange tensors in (PipelineSpec.boundary_layout; default channels_last).
@@ -28,16 +32,21 @@
 
 #include "common/cpus.h"
 #include "common/elapsed.h"
+#include "common/files.h"
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
+#include "pipeline/onnx/onnx_export.h"
 #include "pipeline/source/source.h"
 #include "pipeline/spec.h"
+#include "pipeline/torch/frozen_torch.h"
 #include "pipeline/torch/torch_eval.h"
 #include "scheduler/autoschedule/autoschedulers.h"
 #include "scheduler/halide/apply.h"
 #include "scheduler/templates.h"
+#include "tests/support/scratch_dir.h"
 #include "timing/peak.h"
+#include "worker/onnxruntime/onnxruntime_baseline.h"
 
 namespace schedfarm {
 namespace {
@@ -80,10 +89,33 @@ struct Row {
   std::string network, task;
   int weight = 0;
   double flops = 0;
-  double template_s = 0, plain_s = 0, torch_s = 0;
-  std::string torch_layout;
+  double template_s = 0, plain_s = 0, torch_s = 0, onnxruntime_s = 0;  // 0: not measured
+  std::string torch_way;
   bool conv = false;
+
+  // The fastest contender's time and name.
+  double fastest_s() const {
+    return onnxruntime_s > 0 && onnxruntime_s < torch_s ? onnxruntime_s : torch_s;
+  }
+  const char* fastest() const {
+    return onnxruntime_s > 0 && onnxruntime_s < torch_s ? "onnxruntime" : "libtorch";
+  }
 };
+
+// `value` with 3 decimals, or "-" when it is 0 (not measured).
+std::string Fixed3(double value) {
+  if (value == 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", value);
+  return text;
+}
+
+// Keeps the lesser of `best` (0: none yet) and `seconds`.
+bool KeepFastest(double& best, double seconds) {
+  if (best != 0 && best <= seconds) return false;
+  best = seconds;
+  return true;
+}
 
 StatusOr<double> TimeSchedule(const PipelineGraph& graph, const ScheduleSpec& spec,
                               const std::vector<HostTensor>& inputs,
@@ -101,7 +133,9 @@ StatusOr<double> TimeSchedule(const PipelineGraph& graph, const ScheduleSpec& sp
   return result.min_seconds;
 }
 
-StatusOr<double> TimeTorch(TorchProgram& program, const Options& options) {
+// The fastest of K samples of `program` (a TorchProgram or a FrozenTorchProgram).
+template <typename Program>
+StatusOr<double> TimeTorch(Program& program, const Options& options) {
   SCHEDFARM_RETURN_IF_ERROR(program.Run());  // warm-up
   double best = 1e30;
   for (int k = 0; k < options.samples; ++k) {
@@ -135,9 +169,35 @@ double MeasuredPeak(int threads) {
   return peak->gflops;
 }
 
+// ONNX Runtime on the task written as `model_file`: the fastest of its samples, its
+// outputs checked against `expected` by the measurement protocol.
+StatusOr<double> TimeOnnxRuntime(const std::string& model_file, const PipelineGraph& graph,
+                                 const std::vector<HostTensor>& expected, const Options& options,
+                                 const std::string& scratch_dir) {
+  MeasurementSettings settings;
+  settings.set_samples(options.samples);
+  settings.set_max_samples(options.samples);
+  settings.set_min_sample_seconds(0.02);
+  settings.set_threads(options.threads);
+  const Measurement m =
+      MeasureOnnxModelFile(model_file, graph.spec(), expected, settings, scratch_dir);
+  if (m.status() != OK || m.samples_seconds().empty()) {
+    return Status::Error("onnxruntime: " + m.error());
+  }
+  return *std::min_element(m.samples_seconds().begin(), m.samples_seconds().end());
+}
+
 int Run(const Options& options) {
   at::set_num_threads(options.threads);
   const double peak = MeasuredPeak(options.threads);
+  const StatusOr<OnnxRuntimeInstall> onnxruntime = FindOnnxRuntime();
+  if (onnxruntime.ok()) {
+    std::printf("onnxruntime %s\n", onnxruntime->version.c_str());
+  } else {
+    std::printf("no onnxruntime column: %s\n", onnxruntime.status().message().c_str());
+  }
+  const ScratchDir scratch;
+  const std::string model_file = scratch.Sub("task.onnx");
   std::vector<Row> rows;
   for (const std::string& path : options.networks) {
     StatusOr<PipelineGraph> given = LoadPipelineSource(path);
@@ -183,47 +243,67 @@ int Run(const Options& options) {
         if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
       }
       const std::vector<HostTensor> inputs = DeterministicInputs(graph->spec());
+      auto failed = [&](const std::string& what, const Status& status) {
+        std::fprintf(stderr, "%s: %s: %s\n", task.summary.c_str(), what.c_str(),
+                     status.message().c_str());
+        return 1;
+      };
+      StatusOr<FrozenTorchProgram> frozen = FrozenTorchProgram::Prepare(*graph, inputs);
+      if (!frozen.ok()) return failed("libtorch frozen", frozen.status());
+      bool with_onnxruntime = onnxruntime.ok();
+      if (with_onnxruntime) {
+        StatusOr<std::string> model = ExportOnnxModel(graph->spec());
+        const Status written =
+            model.ok() ? WriteFileAtomically(model_file, *model) : model.status();
+        if (!written.ok()) return failed("as an ONNX model", written);
+      }
       std::vector<HostTensor> expected;
       for (int round = 0; round < options.rounds; ++round) {
-        // libtorch at its best: the faster of the two layouts.
+        // libtorch at its best: the fastest of its three ways.
         for (TorchLayout layout : {TorchLayout::kAsImported, TorchLayout::kChannelsLast}) {
           StatusOr<TorchProgram> program = TorchProgram::Prepare(*graph, inputs, layout);
           StatusOr<double> seconds =
               program.ok() ? TimeTorch(*program, options) : StatusOr<double>(program.status());
           if (!seconds.ok()) {
-            std::fprintf(stderr, "%s: libtorch %s: %s\n", task.summary.c_str(),
-                         TorchLayoutName(layout), seconds.status().message().c_str());
-            return 1;
+            return failed(std::string("libtorch ") + TorchLayoutName(layout), seconds.status());
           }
           if (expected.empty()) expected = program->Outputs();
-          if (row.torch_s == 0 || *seconds < row.torch_s) {
-            row.torch_s = *seconds;
-            row.torch_layout = TorchLayoutName(layout);
+          if (KeepFastest(row.torch_s, *seconds)) row.torch_way = TorchLayoutName(layout);
+        }
+        StatusOr<double> frozen_s = TimeTorch(*frozen, options);
+        if (!frozen_s.ok()) return failed("libtorch frozen", frozen_s.status());
+        if (KeepFastest(row.torch_s, *frozen_s)) row.torch_way = frozen->Name();
+        if (with_onnxruntime) {
+          StatusOr<double> onnxruntime_s =
+              TimeOnnxRuntime(model_file, *graph, expected, options, scratch.path());
+          if (onnxruntime_s.ok()) {
+            KeepFastest(row.onnxruntime_s, *onnxruntime_s);
+          } else {
+            // A task ONNX Runtime refuses is a failed contender: the layer goes on.
+            std::fprintf(stderr, "%s: %s\n", task.summary.c_str(),
+                         onnxruntime_s.status().message().c_str());
+            with_onnxruntime = false;
+            row.onnxruntime_s = 0;
           }
         }
         StatusOr<double> template_s = TimeSchedule(*graph, *spec, inputs, expected, options);
-        if (!template_s.ok()) {
-          std::fprintf(stderr, "%s: %s\n", task.summary.c_str(),
-                       template_s.status().message().c_str());
-          return 1;
-        }
-        if (round == 0 || *template_s < row.template_s) row.template_s = *template_s;
+        if (!template_s.ok()) return failed("template", template_s.status());
+        KeepFastest(row.template_s, *template_s);
       }
       // The tile without layouts is 10 to 40 times slower: one round tells it.
       StatusOr<double> plain_s =
           TimeSchedule(*graph, WithoutLayouts(*spec), inputs, expected, options);
-      if (!plain_s.ok()) {
-        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), plain_s.status().message().c_str());
-        return 1;
-      }
+      if (!plain_s.ok()) return failed("template without layouts", plain_s.status());
       row.plain_s = *plain_s;
       const double gflops = row.flops / row.template_s / 1e9;
       std::printf(
           "%-48s w%d %7.2f MFLOP  template %7.3f ms %6.1f GFLOP/s %3.0f%% of peak  "
-          "no-layouts %8.3f ms  libtorch %7.3f ms (%s)  libtorch/template %.2f\n",
+          "no-layouts %8.3f ms  libtorch %7.3f ms (%s)  onnxruntime %s ms  "
+          "fastest/template %.2f (%s)\n",
           row.task.c_str(), row.weight, row.flops / 1e6, row.template_s * 1e3, gflops,
           peak > 0 ? 100 * gflops / peak : 0.0, row.plain_s * 1e3, row.torch_s * 1e3,
-          row.torch_layout.c_str(), row.torch_s / row.template_s);
+          row.torch_way.c_str(), Fixed3(row.onnxruntime_s * 1e3).c_str(),
+          row.fastest_s() / row.template_s, row.fastest());
       std::fflush(stdout);
       rows.push_back(row);
     }
@@ -237,21 +317,34 @@ int Run(const Options& options) {
   if (groups.size() > 1) groups.push_back("");
   for (const std::string& group : groups) {
     for (bool conv_only : {true, false}) {
-      double weight = 0, log_sum = 0, log_plain = 0;
+      // Log-ratios over the template, FLOP-weighted: libtorch's, ONNX Runtime's (over the
+      // layers it ran) and the fastest contender's per layer; the last over the tile
+      // without layouts.
+      double weight = 0, log_torch = 0, log_fastest = 0, log_plain = 0;
+      double onnxruntime_weight = 0, log_onnxruntime = 0;
       for (const Row& r : rows) {
         if ((conv_only && !r.conv) || (!group.empty() && r.network != group)) continue;
         const double w = r.flops * r.weight;
         weight += w;
-        log_sum += w * std::log(r.torch_s / r.template_s);
-        log_plain += w * std::log(r.torch_s / r.plain_s);
+        log_torch += w * std::log(r.torch_s / r.template_s);
+        log_fastest += w * std::log(r.fastest_s() / r.template_s);
+        log_plain += w * std::log(r.fastest_s() / r.plain_s);
+        if (r.onnxruntime_s > 0) {
+          onnxruntime_weight += w;
+          log_onnxruntime += w * std::log(r.onnxruntime_s / r.template_s);
+        }
       }
       if (weight == 0) continue;
-      const double ratio = std::exp(log_sum / weight);
+      const double fastest = std::exp(log_fastest / weight);
       std::printf(
-          "%s, %s: FLOP-weighted geometric mean of libtorch / template %.3f (%.2fx the "
-          "goal of 1.0); without layouts %.3f\n",
+          "%s, %s: FLOP-weighted geometric mean of the fastest contender / template %.3f "
+          "(%.2fx the goal of 1.0); libtorch / template %.3f; onnxruntime / template %s; "
+          "without layouts: fastest / tile %.3f\n",
           group.empty() ? "all networks" : group.c_str(),
-          conv_only ? "convolution tasks" : "all tasks", ratio, ratio / 1.0,
+          conv_only ? "convolution tasks" : "all tasks", fastest, fastest / 1.0,
+          std::exp(log_torch / weight),
+          Fixed3(onnxruntime_weight > 0 ? std::exp(log_onnxruntime / onnxruntime_weight) : 0)
+              .c_str(),
           std::exp(log_plain / weight));
     }
   }

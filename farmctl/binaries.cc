@@ -7,7 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
+
+#include "common/programs.h"
 
 namespace schedfarm {
 namespace {
@@ -25,22 +26,14 @@ std::string FindBinary(const std::string& name, const std::string& build_folder)
   if (const char* dir = std::getenv("SCHEDFARM_BIN_DIR"); dir != nullptr && *dir != '\0') {
     candidates.push_back(fs::path(dir) / name);
   }
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(self.parent_path() / name);
-    candidates.push_back(self.parent_path().parent_path() / build_folder / name);
-  }
-  if (const char* path = std::getenv("PATH"); path != nullptr) {
-    std::stringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      if (!dir.empty()) candidates.push_back(fs::path(dir) / name);
-    }
+  if (const std::string folder = ThisProgramFolder(); !folder.empty()) {
+    candidates.push_back(fs::path(folder) / name);
+    candidates.push_back(fs::path(folder).parent_path() / build_folder / name);
   }
   for (const fs::path& candidate : candidates) {
     if (Executable(candidate)) return candidate.string();
   }
-  return "";
+  return OnPath(name);
 }
 
 int RunToEnd(const std::string& binary, const std::vector<std::string>& args, std::string* output) {

@@ -7,10 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -19,6 +18,7 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/memory.h"
+#include "common/programs.h"
 #include "protocol/security.h"
 #include "worker/daemon.h"
 #include "worker/fingerprint.h"
@@ -114,12 +114,6 @@ void MeasureAndLogPeak(HostFingerprint* host) {
   LogEvent("info", "peak_measured", {{"isa", host->peak_isa()}, {"gflops_by_threads", gflops}});
 }
 
-std::string SelfExecutable() {
-  char path[PATH_MAX] = {};
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  return n > 0 ? std::string(path, n) : "farm-worker";
-}
-
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv, kFlags);
   if (!flags.error.empty()) return UsageError(flags.error);
@@ -181,7 +175,8 @@ int Main(int argc, char** argv) {
   }
 
   SandboxOptions sandbox;
-  sandbox.child_executable = SelfExecutable();
+  const std::string self = ThisProgram();
+  sandbox.child_executable = self.empty() ? "farm-worker" : self;
   sandbox.children = static_cast<int>(children);
   sandbox.compile_slots = static_cast<int>(std::min(compile_slots, children));
   sandbox.memory_limit_bytes = memory_mb << 20;

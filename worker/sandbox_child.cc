@@ -30,6 +30,7 @@
 #include "common/fd_io.h"
 #include "common/files.h"
 #include "common/flags.h"
+#include "common/programs.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
@@ -197,11 +198,9 @@ const char* ContenderProgram(const std::string& baseline) {
 // `program` beside this farm-worker, or in the build tree's worker/torch/ or
 // worker/onnxruntime/; empty when none holds it.
 std::string ContenderBinary(const std::string& program) {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "";
-  self[n] = '\0';
-  const std::filesystem::path dir = std::filesystem::path(self).parent_path();
+  const std::string folder = ThisProgramFolder();
+  if (folder.empty()) return "";
+  const std::filesystem::path dir = folder;
   for (const std::filesystem::path& path :
        {dir / program, dir / "torch" / program, dir / "onnxruntime" / program}) {
     if (access(path.c_str(), X_OK) == 0) return path.string();

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <vector>
 
 #include "common/fd_io.h"
 #include "common/files.h"
+#include "common/programs.h"
 #include "pipeline/graph.h"
 #include "pipeline/onnx/onnx_export.h"
 #include "pipeline/tensor.h"
@@ -28,20 +28,6 @@ namespace fs = std::filesystem;
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : "";
-}
-
-// `name` on PATH, or "".
-std::string OnPath(const std::string& name) {
-  std::string path = Env("PATH");
-  for (size_t start = 0; start <= path.size();) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string dir = path.substr(start, end - start);
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
 }
 
 // The "version" of a package.json, or "".
@@ -83,8 +69,8 @@ std::string EncodeTensors(const std::vector<std::string>& names,
   return out;
 }
 
-// The tensors of a file runner.js wrote, by name.
-StatusOr<std::map<std::string, HostTensor>> DecodeTensors(const std::string& bytes) {
+// The tensors of a file runner.js wrote, in its order (the model's outputs' order).
+StatusOr<std::vector<HostTensor>> DecodeTensors(const std::string& bytes) {
   size_t at = 0;
   auto take = [&](void* into, size_t size) {
     if (at + size > bytes.size()) return false;
@@ -95,12 +81,11 @@ StatusOr<std::map<std::string, HostTensor>> DecodeTensors(const std::string& byt
   const Status truncated = Status::Error("the outputs file of ONNX Runtime's runner is truncated");
   uint32_t count = 0;
   if (!take(&count, sizeof(count))) return truncated;
-  std::map<std::string, HostTensor> tensors;
+  std::vector<HostTensor> tensors;
   for (uint32_t t = 0; t < count; ++t) {
     uint32_t name_size = 0, rank = 0;
     int32_t dtype = 0;
     if (!take(&name_size, sizeof(name_size)) || at + name_size > bytes.size()) return truncated;
-    const std::string name = bytes.substr(at, name_size);
     at += name_size;
     if (!take(&dtype, sizeof(dtype)) || !take(&rank, sizeof(rank))) return truncated;
     HostTensor tensor;
@@ -122,7 +107,7 @@ StatusOr<std::map<std::string, HostTensor>> DecodeTensors(const std::string& byt
         v = f;
       }
     }
-    tensors[name] = std::move(tensor);
+    tensors.push_back(std::move(tensor));
   }
   return tensors;
 }
@@ -154,14 +139,24 @@ class Runner {
       return Status::Error("pipe: " + std::string(strerror(errno)));
     }
     const std::string thread_text = std::to_string(threads);
+    // glibc keeps the memory freed by node's collections for the next runs' outputs
+    // rather than returning it to the system (runner.js says why that matters).
+    std::vector<std::string> environment = {"MALLOC_MMAP_THRESHOLD_=33554432",
+                                            "MALLOC_TRIM_THRESHOLD_=4294967296"};
+    for (char** variable = environ; *variable != nullptr; ++variable) {
+      if (std::strncmp(*variable, "MALLOC_", 7) != 0) environment.push_back(*variable);
+    }
+    std::vector<char*> envp;
+    for (std::string& variable : environment) envp.push_back(variable.data());
+    envp.push_back(nullptr);
     pid_ = fork();
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       dup2(to[0], STDIN_FILENO);
       dup2(from[1], STDOUT_FILENO);
-      execl(install.node.c_str(), install.node.c_str(), install.runner.c_str(),
-            install.package.c_str(), model.c_str(), tensors.c_str(), thread_text.c_str(),
-            static_cast<char*>(nullptr));
+      execle(install.node.c_str(), install.node.c_str(), "--expose-gc", install.runner.c_str(),
+             install.package.c_str(), model.c_str(), tensors.c_str(), thread_text.c_str(),
+             static_cast<char*>(nullptr), envp.data());
       _exit(127);
     }
     close(to[0]);
@@ -249,14 +244,10 @@ StatusOr<OnnxRuntimeInstall> FindOnnxRuntime() {
         "ONNX Runtime is unavailable on this worker: no onnxruntime-node package in '" +
         install.package + "'; ops/setup.sh installs it");
   }
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    install.runner = (fs::path(self).parent_path() / "runner.js").string();
-  }
-  if (install.runner.empty() || access(install.runner.c_str(), R_OK) != 0) {
-    return Status::Error("ONNX Runtime's runner.js is not installed beside " + std::string(self));
+  const std::string folder = ThisProgramFolder();
+  install.runner = (fs::path(folder) / "runner.js").string();
+  if (folder.empty() || access(install.runner.c_str(), R_OK) != 0) {
+    return Status::Error("ONNX Runtime's runner.js is not installed beside " + ThisProgram());
   }
   return install;
 }
@@ -265,28 +256,40 @@ Measurement MeasureWithOnnxRuntime(const SandboxJob& job, const std::string& ref
                                    const std::string& scratch_dir) {
   const MeasurementSettings& settings = job.settings();
   const std::string where = "ONNX Runtime run of pipeline '" + job.pipeline().name() + "'";
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(job.pipeline());
+  if (!graph.ok())
+    return FailedMeasurement(RUNTIME_ERROR, where + ": " + graph.status().message(), settings);
+  StatusOr<std::vector<HostTensor>> reference = DecodeReference(reference_bytes, *graph);
+  if (!reference.ok()) {
+    return FailedMeasurement(RUNTIME_ERROR,
+                             where + ": reference file: " + reference.status().message(), settings);
+  }
+  StatusOr<std::string> model = ExportOnnxModel(graph->spec());
+  const std::string model_file = scratch_dir + "/model.onnx";
+  const Status written = model.ok()
+                             ? WriteFileAtomically(model_file, *model)
+                             : Status::Error("as an ONNX model: " + model.status().message());
+  if (!written.ok())
+    return FailedMeasurement(RUNTIME_ERROR, where + ": " + written.message(), settings);
+  return MeasureOnnxModelFile(model_file, graph->spec(), *reference, settings, scratch_dir);
+}
+
+Measurement MeasureOnnxModelFile(const std::string& model_file, const PipelineSpec& spec,
+                                 const std::vector<HostTensor>& reference,
+                                 const MeasurementSettings& settings,
+                                 const std::string& scratch_dir) {
+  const std::string where = "ONNX Runtime run of pipeline '" + spec.name() + "'";
   auto failed = [&](MeasurementStatus status, const std::string& why) {
     return FailedMeasurement(status, where + ": " + why, settings);
   };
   StatusOr<OnnxRuntimeInstall> install = FindOnnxRuntime();
   if (!install.ok()) return failed(RUNTIME_ERROR, install.status().message());
-  StatusOr<PipelineGraph> graph = PipelineGraph::Build(job.pipeline());
-  if (!graph.ok()) return failed(RUNTIME_ERROR, graph.status().message());
-  StatusOr<std::vector<HostTensor>> reference = DecodeReference(reference_bytes, *graph);
-  if (!reference.ok())
-    return failed(RUNTIME_ERROR, "reference file: " + reference.status().message());
-  StatusOr<std::string> model = ExportOnnxModel(graph->spec());
-  if (!model.ok()) return failed(RUNTIME_ERROR, "as an ONNX model: " + model.status().message());
 
-  const std::string model_file = scratch_dir + "/model.onnx", inputs_file = scratch_dir + "/inputs",
-                    outputs_file = scratch_dir + "/outputs";
+  const std::string inputs_file = scratch_dir + "/inputs", outputs_file = scratch_dir + "/outputs";
   std::vector<std::string> input_names;
-  for (const TensorDecl& input : graph->spec().inputs()) input_names.push_back(input.name());
-  Status written = WriteFileAtomically(model_file, *model);
-  if (written.ok()) {
-    written = WriteFileAtomically(inputs_file,
-                                  EncodeTensors(input_names, DeterministicInputs(graph->spec())));
-  }
+  for (const TensorDecl& input : spec.inputs()) input_names.push_back(input.name());
+  const Status written =
+      WriteFileAtomically(inputs_file, EncodeTensors(input_names, DeterministicInputs(spec)));
   if (!written.ok()) return failed(RUNTIME_ERROR, written.message());
 
   Runner runner;
@@ -294,8 +297,7 @@ Measurement MeasureWithOnnxRuntime(const SandboxJob& job, const std::string& ref
       runner.Start(*install, model_file, inputs_file, std::max(1, settings.threads()));
   if (!started.ok()) return failed(RUNTIME_ERROR, started.message());
 
-  const std::vector<std::string> output_names(graph->spec().outputs().begin(),
-                                              graph->spec().outputs().end());
+  const std::vector<std::string> output_names(spec.outputs().begin(), spec.outputs().end());
   Status output_error;
   RunTarget target;
   target.time_runs = [&](int repeats) -> StatusOr<double> {
@@ -309,23 +311,22 @@ Measurement MeasureWithOnnxRuntime(const SandboxJob& job, const std::string& ref
   };
   target.run_once = [&] { return target.time_runs(1); };
   target.outputs = [&] {
-    std::vector<HostTensor> outputs;
     StatusOr<std::string> asked = runner.Ask("outputs " + outputs_file);
     StatusOr<std::string> bytes = asked.ok() ? ReadFileBytes(outputs_file) : asked.status();
-    StatusOr<std::map<std::string, HostTensor>> by_name =
-        bytes.ok() ? DecodeTensors(*bytes) : bytes.status();
-    if (!by_name.ok()) {
-      output_error = by_name.status();
-      return outputs;
+    StatusOr<std::vector<HostTensor>> outputs = bytes.ok() ? DecodeTensors(*bytes) : bytes.status();
+    if (outputs.ok() && outputs->size() != output_names.size()) {
+      outputs =
+          Status::Error("the model has " + std::to_string(outputs->size()) +
+                        " outputs where the pipeline has " + std::to_string(output_names.size()));
     }
-    for (const std::string& name : output_names) {
-      auto it = by_name->find(name);
-      outputs.push_back(it != by_name->end() ? std::move(it->second) : HostTensor());
+    if (!outputs.ok()) {
+      output_error = outputs.status();
+      return std::vector<HostTensor>();
     }
-    return outputs;
+    return *std::move(outputs);
   };
   target.failure = [] { return RUNTIME_ERROR; };
-  Measurement m = RunPhase(target, *reference, output_names, settings, where);
+  Measurement m = RunPhase(target, reference, output_names, settings, where);
   if (!output_error.ok()) m = failed(RUNTIME_ERROR, output_error.message());
   m.set_runtime_version(std::string(kOnnxRuntimeBaseline) + " " + runner.version());
   return m;

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "pipeline/tensor.h"
 #include "schedfarm.pb.h"
 
 namespace schedfarm {
@@ -31,5 +33,14 @@ StatusOr<OnnxRuntimeInstall> FindOnnxRuntime();
 // for the model and input files. Every failure is a failed measurement that says why.
 Measurement MeasureWithOnnxRuntime(const SandboxJob& job, const std::string& reference_bytes,
                                    const std::string& scratch_dir);
+
+// Measures the ONNX model in `model_file` as MeasureWithOnnxRuntime measures the one it
+// writes: fed `spec`'s deterministic inputs by their names, its outputs taken in the
+// model's order as `spec`'s outputs and checked against `reference`. So a network's ONNX
+// file as given is timed by the same protocol (bench/onnxruntime_export_bench).
+Measurement MeasureOnnxModelFile(const std::string& model_file, const PipelineSpec& spec,
+                                 const std::vector<HostTensor>& reference,
+                                 const MeasurementSettings& settings,
+                                 const std::string& scratch_dir);
 
 }  // namespace schedfarm
