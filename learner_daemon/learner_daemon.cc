@@ -839,7 +839,30 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
     std::thread thread;
   };
   std::map<std::string, std::unique_ptr<Follower>> followers;
-  while (!stop.load()) {
+  // The followers' stop: the caller's, or an error here. Every follower is joined before
+  // Run returns, whatever ends it.
+  std::atomic<bool> halt{false};
+  Status ended = Status::Ok();
+  // A campaign's follower, or an error naming the campaign (its connection or its
+  // thread could not be made).
+  auto follow = [&](const std::string& id) -> Status {
+    auto follower = std::make_unique<Follower>();
+    try {
+      StatusOr<std::unique_ptr<State>> state = s.Fork();
+      if (!state.ok()) return state.status();
+      follower->state = std::move(*state);
+      Follower* f = follower.get();
+      f->thread = std::thread([f, id, &halt] {
+        f->state->FollowCampaign(id, halt);
+        f->done.store(true);
+      });
+    } catch (const std::exception& e) {  // zmq::error_t, std::system_error
+      return Status::Error(e.what());
+    }
+    followers.emplace(id, std::move(follower));
+    return Status::Ok();
+  };
+  while (!stop.load() && ended.ok()) {
     const auto turn = std::chrono::steady_clock::now();
     for (auto it = followers.begin(); it != followers.end();) {
       if (!it->second->done.load()) {
@@ -858,22 +881,15 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
       for (const CampaignStatus& status : reply->status().campaigns()) {
         const std::string& id = status.campaign().id();
         if (!Active(status.campaign()) || followers.count(id)) continue;
-        auto follower = std::make_unique<Follower>();
-        StatusOr<std::unique_ptr<State>> state = s.Fork();
-        if (!state.ok()) return state.status();
-        follower->state = std::move(*state);
-        Follower* f = follower.get();
-        f->thread = std::thread([f, id, &stop] {
-          f->state->FollowCampaign(id, stop);
-          f->done.store(true);
-        });
-        followers.emplace(id, std::move(follower));
+        ended = follow(id).WithContext("following campaign '" + id + "'");
+        if (!ended.ok()) break;
       }
     }
-    SleepUntil(turn + std::chrono::milliseconds(s.options.poll_interval_ms), stop);
+    if (ended.ok()) SleepUntil(turn + std::chrono::milliseconds(s.options.poll_interval_ms), stop);
   }
+  halt.store(true);
   for (auto& [id, follower] : followers) follower->thread.join();
-  return Status::Ok();
+  return ended;
 }
 
 StatusOr<std::unique_ptr<LearnerDaemon::State>> LearnerDaemon::State::Fork() const {

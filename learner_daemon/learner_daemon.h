@@ -54,7 +54,8 @@ class LearnerDaemon {
   ~LearnerDaemon();
 
   // Serves until `stop` is set. An error only when the coordinator refuses the learner
-  // for good (unreachable coordinators are retried).
+  // for good (unreachable coordinators are retried) or a campaign's connection or thread
+  // cannot be made; either way every campaign's thread is stopped and joined first.
   Status Run(const std::atomic<bool>& stop);
 
   // Trains every kind once on all the OK measurements of `campaign_id`, whatever its

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/repeats.h"
 #include "common/status.h"
 #include "pipeline/graph.h"
 #include "pipeline/tensor.h"
@@ -30,15 +31,6 @@ Measurement FailedMeasurement(MeasurementStatus status, const std::string& error
 int64_t LastLevelCacheBytes();
 // Evicts the caches by writing over a buffer twice the size of the last-level cache.
 void FlushCaches();
-
-// The wall time of `repeats` back-to-back runs, in seconds.
-using TimeRuns = std::function<StatusOr<double>(int repeats)>;
-
-// The number of back-to-back runs that last at least `min_sample_seconds`: 1 when one
-// run (which took `one_run_seconds`) already does, otherwise found by timing growing
-// batches (Google Benchmark's rule).
-StatusOr<int> CalibrateRepeats(double min_sample_seconds, double one_run_seconds,
-                               const TimeRuns& time_runs);
 
 // Called with the outputs of the warm-up run before they are compared with the
 // reference (the sandbox's WRONG_OUTPUT fault perturbs them).

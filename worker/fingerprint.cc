@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -17,6 +18,7 @@
 #include "common/sha256.h"
 #include "pipeline/halide/runner.h"
 #include "timing/peak.h"
+#include "worker/cpu_plan.h"
 
 namespace schedfarm {
 namespace {
@@ -77,6 +79,14 @@ std::string DefaultWorkerId() {
   return Hostname() + "-" + Sha256Hex(machine_id.empty() ? Hostname() : machine_id).substr(0, 8);
 }
 
+std::vector<int> PeakThreadCounts(int cores) {
+  std::set<int> counts = {1, std::max(cores, 1)};
+  for (int threads = 1; threads <= cores; threads = cores <= 16 ? threads + 1 : 2 * threads) {
+    counts.insert(threads);
+  }
+  return std::vector<int>(counts.begin(), counts.end());
+}
+
 Status MeasureHostPeak(HostFingerprint* host) {
   host->clear_peak_gflops();
   host->clear_peak_isa();
@@ -91,12 +101,9 @@ Status MeasureHostPeak(HostFingerprint* host) {
                          " cpus to pin threads to, for " + std::to_string(host->cores()) +
                          " cores");
   }
-  std::set<int> counts = {1, host->cores()};
   std::map<int, double> peaks;
-  for (const int threads : counts) {
-    if (threads < 1) continue;
-    StatusOr<PeakResult> peak =
-        MeasurePeak(*isa, std::vector<int>(cpus.begin(), cpus.begin() + threads));
+  for (const int threads : PeakThreadCounts(host->cores())) {
+    StatusOr<PeakResult> peak = MeasurePeak(*isa, PlanCpus(cpus, threads).benchmark);
     if (!peak.ok()) return peak.status();
     peaks[threads] = peak->gflops;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "schedfarm.pb.h"
@@ -20,9 +21,15 @@ HostFingerprint DetectHostFingerprint(const std::string& worker_id = "");
 // its own --id).
 std::string DefaultWorkerId();
 
+// The thread counts a worker of `cores` cores measures its peak at, so that a campaign's
+// thread count has its share of the peak: every count from 1 to `cores` up to 16 cores;
+// beyond, 1, the powers of two and `cores`.
+std::vector<int> PeakThreadCounts(int cores);
+
 // Measures the host's fp32 peak (timing/peak.h) in the widest ISA of
-// host->halide_target(), at 1 thread and at host->cores() threads (one pinned to each of
-// the first cpus this process may run on), into host->peak_gflops and peak_isa; about a
+// host->halide_target() at each of PeakThreadCounts(host->cores()), each on the cpus a
+// timed run of that many threads takes (worker/cpu_plan.h: the last ones this process
+// may run on), one thread pinned to each, into host->peak_gflops and peak_isa; about a
 // quarter of a second a thread count. An error (no x86 target, an ISA this CPU cannot
 // run, fewer allowed cpus than cores, a thread that cannot be pinned) leaves both
 // empty: the host then reports no peak rather than a wrong one.

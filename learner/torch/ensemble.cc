@@ -285,6 +285,7 @@ StatusOr<std::vector<RuntimePrediction>> TorchEnsembleModel::PredictVariants(
   }
   if (variants.empty()) return std::vector<RuntimePrediction>();
   std::vector<RuntimePrediction> result;
+  ++variant_batches_;
   SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] {
     torch::NoGradGuard no_grad;
     result = EnsembleStatistics(PredictVariantMembers(base, variants));

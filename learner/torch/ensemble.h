@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -200,6 +201,11 @@ class TorchEnsembleModel : public PerformanceModel {
   Status Load(const std::string& bytes) final;
 
   const FeatureSchema& schema() const { return schema_; }
+  // The batches of variants PredictVariants scored, and of them those scored each
+  // variant in full (the default PredictVariantMembers): how a test tells that a graph
+  // model scored a search step incrementally rather than falling back.
+  int64_t variant_batches() const { return variant_batches_; }
+  int64_t variant_batches_in_full() const { return variant_batches_in_full_; }
   int64_t invariant_columns() const { return schema_.invariant_names.size(); }
   int64_t dependent_columns() const { return schema_.dependent_names.size(); }
   bool trained() const { return trained_; }
@@ -216,6 +222,7 @@ class TorchEnsembleModel : public PerformanceModel {
   // (base's pipeline). By default each variant in full.
   virtual torch::Tensor PredictVariantMembers(
       const PipelineFeatures& base, const std::vector<const PipelineFeatures*>& variants) const {
+    ++variant_batches_in_full_;
     return PredictMembers(variants);
   }
   // The model's own fields (hyperparameters, statistics, weights). LoadBody replaces
@@ -230,6 +237,7 @@ class TorchEnsembleModel : public PerformanceModel {
                           const std::vector<const PipelineFeatures*>& features) const;
 
   FeatureSchema schema_;
+  mutable std::atomic<int64_t> variant_batches_{0}, variant_batches_in_full_{0};
   bool trained_ = false;
   int64_t train_samples_ = 0;
   int64_t train_pipelines_ = 0;

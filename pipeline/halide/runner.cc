@@ -11,9 +11,9 @@
 #include <numeric>
 
 #include "common/elapsed.h"
+#include "common/repeats.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
-#include "timing/run_phase.h"
 
 namespace schedfarm {
 namespace {

@@ -448,6 +448,7 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
   std::atomic<bool> stop{false};
   std::atomic<int64_t> sent{0}, answered{0};
   int64_t peak = 0, quiet = 0, flooded = 0;
+  bool stalled = false;
   {
     ChurnFarm farm(Settings(/*workers=*/4, /*max_leases_per_life=*/0));
     // Five seconds without the flood, then fifteen with it.
@@ -489,10 +490,11 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
     watch(5);
     {
       // The loop stalls for 3 s, as in a long store stall: its thread is stopped while
-      // ZMQ's I/O thread goes on reading the peers.
+      // ZMQ's I/O thread goes on reading the peers. (Asserted once the flooding thread
+      // is joined: an assertion here would leave it joinable and abort the binary.)
       LoopStall stall(pid);
-      ASSERT_TRUE(stall.stopped()) << "cannot stop the coordinator's loop thread (ptrace)";
-      watch(3);
+      stalled = stall.stopped();
+      if (stalled) watch(3);
     }
     watch(7);
     flooded = results() - flood_start;
@@ -507,9 +509,14 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
               static_cast<long long>(answered.load()), static_cast<long long>(before >> 20),
               static_cast<long long>(peak >> 20), static_cast<long long>(bound >> 20),
               quiet / 5.0, flooded / 15.0, cpu);
+  ASSERT_TRUE(stalled) << "cannot stop the coordinator's loop thread (ptrace)";
   ASSERT_GT(before, 0);
   EXPECT_LE(peak, bound);
-  EXPECT_GT(answered.load(), 10) << "the coordinator read the flood";
+  // It read the flood as it came: of the frames sent, at most three were still unread
+  // (two waiting in its pipe, one arriving) and one reply on its way when the flood
+  // stopped. (How many frames a niced thread sends depends on the host's load.)
+  EXPECT_GT(sent.load(), 4);
+  EXPECT_GE(answered.load(), sent.load() - 4) << "the coordinator read the flood";
   EXPECT_GT(quiet, 100);
   EXPECT_GT(flooded, 100) << "results stopped arriving during the flood";
   EXPECT_EQ(ProcStatusBytes(pid, "VmRSS") > 0, true) << "the coordinator lives";

@@ -2,7 +2,10 @@
 // library or a program of its own (it has a CMakeLists.txt) is a node, and a
 // `#include "folder/..."` in one of its files is an edge to the deepest such folder the
 // path names. The graph must have no cycle: each dependency between folders runs one
-// way. The check proves itself on a graph with one upward include added.
+// way. And the top-level folders stand in a declared order of layers (kLayers): a folder
+// includes only folders of lower layers, so an uphill include fails naming its file
+// even where it closes no cycle, and a new folder must be given its place. Both checks
+// prove themselves on the graph with one upward include added.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,6 +36,23 @@ std::set<std::string> CodeRoots(const fs::path& source) {
   }
   return roots;
 }
+
+// The layers of the top-level folders, lowest first: what runs on what. A folder may
+// include folders of the layers below its own, never of its own or above.
+const std::vector<std::vector<std::string>> kLayers = {
+    {"common", "proto"},                            // helpers, the wire and storage formats
+    {"protocol", "evaluation"},                     // messages and links; how models are judged
+    {"pipeline"},                                   // the IR, its readers, Halide and Torch
+    {"timing", "dataset", "storage", "scheduler"},  // on pipelines: measuring, data, space
+    {"search", "network", "pretrained"},            // strategies, networks as tasks, models shipped
+    {"learner", "campaign", "worker"},              // models; campaigns; the worker
+    {"coordinator", "learner_daemon", "tools"},     // the farm's processes and tools
+    {"farmctl", "fuzz"},                            // the CLI, fuzz targets
+    {"bench"},                                      // benchmarks of everything
+};
+
+// The top-level folder of a node ("pipeline/halide" -> "pipeline").
+std::string TopFolder(const std::string& node) { return node.substr(0, node.find('/')); }
 
 // An include of one folder by another: where it was written and what it names.
 struct Edge {
@@ -106,6 +126,28 @@ std::string FindCycle(const FolderGraph& graph) {
   return "";
 }
 
+// Each include that does not run down the layers, as "from (layer i) includes to (layer
+// j): file includes path" lines, and each top-level folder kLayers lacks; "" when none.
+std::string UphillIncludes(const FolderGraph& graph, const std::set<std::string>& roots) {
+  std::map<std::string, size_t> layer;
+  for (size_t i = 0; i < kLayers.size(); ++i) {
+    for (const std::string& folder : kLayers[i]) layer[folder] = i;
+  }
+  std::string out;
+  for (const std::string& root : roots) {
+    if (!layer.count(root)) out += root + " has no layer in kLayers\n";
+  }
+  for (const auto& [from, edges] : graph) {
+    for (const auto& [to, edge] : edges) {
+      const std::string a = TopFolder(from), b = TopFolder(to);
+      if (a == b || !layer.count(a) || !layer.count(b) || layer[b] < layer[a]) continue;
+      out += a + " (layer " + std::to_string(layer[a]) + ") includes " + b + " (layer " +
+             std::to_string(layer[b]) + "): " + edge.file + " includes " + edge.include + "\n";
+    }
+  }
+  return out;
+}
+
 TEST(FolderGraph, EveryDependencyBetweenFoldersRunsOneWay) {
   const FolderGraph graph = ReadFolderGraph(SCHEDFARM_SOURCE_DIR);
   ASSERT_GT(graph.size(), 15u) << "the tree was not read";
@@ -115,6 +157,12 @@ TEST(FolderGraph, EveryDependencyBetweenFoldersRunsOneWay) {
   EXPECT_FALSE(graph.at("campaign").count("learner"));
   EXPECT_FALSE(graph.at("farmctl").count("learner"));
   EXPECT_EQ(FindCycle(graph), "") << "folders that depend on each other";
+}
+
+TEST(FolderGraph, EveryFolderIncludesOnlyTheLayersBelowIt) {
+  const FolderGraph graph = ReadFolderGraph(SCHEDFARM_SOURCE_DIR);
+  ASSERT_GT(graph.size(), 15u) << "the tree was not read";
+  EXPECT_EQ(UphillIncludes(graph, CodeRoots(SCHEDFARM_SOURCE_DIR)), "");
 }
 
 // The check on the real graph with one upward include added: storage/ including
@@ -128,6 +176,24 @@ TEST(FolderGraph, AnUpwardIncludeIsACycleNamingTheFile) {
                        "coordinator/coordinator.h)"),
             std::string::npos)
       << cycle;
+}
+
+// An uphill include that closes no cycle (the Halide runner once took the repeat count
+// from timing/, which stands on pipeline/) fails by the layers, naming the file.
+TEST(FolderGraph, AnUphillIncludeFailsByTheLayersNamingTheFile) {
+  FolderGraph graph = ReadFolderGraph(SCHEDFARM_SOURCE_DIR);
+  graph["pipeline/halide"].emplace("timing",
+                                   Edge{"pipeline/halide/runner.cc", "timing/run_phase.h"});
+  EXPECT_EQ(FindCycle(graph), "") << "pipeline/halide is a node of its own";
+  const std::string uphill = UphillIncludes(graph, CodeRoots(SCHEDFARM_SOURCE_DIR));
+  EXPECT_NE(uphill.find("pipeline (layer 2) includes timing (layer 3): "
+                        "pipeline/halide/runner.cc includes timing/run_phase.h"),
+            std::string::npos)
+      << uphill;
+  std::set<std::string> roots = CodeRoots(SCHEDFARM_SOURCE_DIR);
+  roots.insert("newfolder");
+  EXPECT_NE(UphillIncludes(graph, roots).find("newfolder has no layer in kLayers"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -399,6 +401,53 @@ void ExpectUsageError(const std::vector<std::string>& args, const std::string& m
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(WEXITSTATUS(*status), 2);
   EXPECT_NE(learner.Log().find(message), std::string::npos) << learner.Log();
+}
+
+// A campaign's connection the learner cannot open (here: no file descriptor is left
+// when it opens one for the campaign it finds) ends Run with an error naming the
+// campaign, every campaign thread joined, where it once ended the process in
+// std::terminate.
+TEST(LearnerDaemonTest, AConnectionItCannotOpenIsAnErrorNamingTheCampaignNotAnAbort) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator(FARM_COORDINATOR_BIN, dir.Sub("store"));
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  TestClient client(coordinator.endpoint());
+  const std::string id = SubmitZooCampaign(client, kCampaign);
+  ASSERT_FALSE(id.empty());
+  LearnerOptions options;
+  options.client.endpoint = coordinator.endpoint();
+  options.poll_interval_ms = 50;
+  options.kinds = {"roofline"};
+  StatusOr<std::unique_ptr<LearnerDaemon>> learner = LearnerDaemon::Create(options);
+  ASSERT_TRUE(learner.ok()) << learner.status().ToString();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its own link is up
+
+  // From here on no new file descriptor: the limit is the lowest free one.
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int lowest_free = dup(0);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  // Stopped after 20 s should it serve on (a thread needs no file descriptor).
+  std::atomic<bool> stop{false};
+  std::thread deadline([&stop] {
+    for (int i = 0; i < 400 && !stop.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    stop.store(true);
+  });
+  const Status ran = (*learner)->Run(stop);
+  stop.store(true);
+  deadline.join();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+  ASSERT_FALSE(ran.ok());
+  std::printf("the learner's error: %s\n", ran.message().c_str());
+  EXPECT_NE(ran.message().find("following campaign '" + id + "'"), std::string::npos)
+      << ran.message();
 }
 
 TEST(LearnerDaemonTest, RefusesBadArguments) {

@@ -29,6 +29,7 @@
 #include "learner/model.h"
 #include "learner/model_evaluation.h"
 #include "learner/roofline.h"
+#include "learner/torch/ensemble.h"
 #include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/zoo.h"
@@ -777,6 +778,12 @@ void ExpectVariantsScoreAsWholeStates(const std::string& kind, PartialMeaning me
   }
   EXPECT_LT(worst, 1e-4) << kind << ": the largest relative difference";
   EXPECT_GT(compared, 200);
+  // Scored incrementally: every batch went through the model's own variant scoring,
+  // none fell back to scoring each variant in full.
+  const auto* ensemble = dynamic_cast<const torch_models::TorchEnsembleModel*>(model.get());
+  ASSERT_NE(ensemble, nullptr) << kind;
+  EXPECT_GT(ensemble->variant_batches(), 0) << kind;
+  EXPECT_EQ(ensemble->variant_batches_in_full(), 0) << kind << ": fell back to whole states";
   std::printf("%s: %d states, largest relative difference %.2g\n", kind.c_str(), compared, worst);
 }
 

@@ -4,7 +4,9 @@
 # TCP over a bridge with CURVE on. It checks that an unlisted key is refused, runs a
 # model-guided campaign through the learner, then unplugs a worker's cable while it
 # holds leases for longer than the coordinator's liveness window and checks that the
-# leases were requeued, the worker came back, and every result was recorded once.
+# leases were requeued, the worker came back, and every result was recorded once; last,
+# it cuts the other worker's cable while frames wait for it and checks that the
+# coordinator's connection is closed within a bound (TCP's user timeout).
 #
 # Needs root (CAP_NET_ADMIN) for `ip netns`; exits 77 (skipped) without it. Prints
 # `figure ...` lines: the results under the link flap and the time to recover.
@@ -281,6 +283,39 @@ echo "figure reregistered_ms=$reconnect_ms first_ack_ms=$first_ack_ms" \
 [ "$ok" = "$measured" ] || fail "$ok OK rows exported, status says $measured measured"
 [ "$rows" = "$flap_budget" ] ||
   say "note: $rows results for $flap_budget candidates: $((rows - ok)) failed attempts were retried"
+
+# --- 3. a link cut while data waits for the peer --------------------------------------------
+# The coordinator heartbeats worker2 until it declares it dead, and those frames wait
+# unacknowledged: TCP keepalive never probes such a connection, and TCP's
+# retransmissions would hold it for many minutes. The user timeout (30 s,
+# protocol/keepalive.h) closes it: within 45 s of the cut, the coordinator's host has no
+# connection to worker2 left.
+worker2_ip="$subnet.12"
+links_to_worker2() { rig_exec coordinator ss -Htn state established dst "$worker2_ip" | wc -l; }
+[ "$(links_to_worker2)" -ge 1 ] || fail "the coordinator has no connection to worker2 before the cut"
+registrations_before="$(grep -c "event=registered" "$scratch/worker2.log")"
+cut_ms="$(now_ms)"
+rig_link worker2 down
+closed_ms=-1
+for _ in $(seq 60); do
+  sleep 1
+  if [ "$(links_to_worker2)" = 0 ]; then
+    closed_ms=$(($(now_ms) - cut_ms))
+    break
+  fi
+done
+rig_link worker2 up
+echo "figure cut_link_closed_after_ms=$closed_ms user_timeout_s=30"
+[ "$closed_ms" -ge 0 ] || fail "the coordinator still held its connection to worker2 60 s after the cut"
+[ "$closed_ms" -le 45000 ] ||
+  fail "the coordinator closed its connection to worker2 $closed_ms ms after the cut (bound: 45000)"
+for _ in $(seq 300); do
+  [ "$(grep -c "event=registered" "$scratch/worker2.log")" -gt "$registrations_before" ] && break
+  sleep 0.1
+done
+[ "$(grep -c "event=registered" "$scratch/worker2.log")" -gt "$registrations_before" ] ||
+  fail "worker2 did not register again within 30 s of its link coming back"
+say "worker2's link cut with data waiting: the coordinator closed the connection after $closed_ms ms; worker2 registered again"
 
 # --- the end: each daemon stops on SIGTERM with exit code 0, leaving nothing behind --------
 for daemon in "${daemons[@]}"; do kill -TERM "${daemon#*:}"; done

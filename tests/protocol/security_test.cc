@@ -144,12 +144,16 @@ TEST(CurveSecurity, KeysBadFilesAreRejectedNamingTheFile) {
       << read.status().message();
 }
 
-// Keepalive is set as protocol/keepalive.h says on every farm socket it is given.
-TEST(TcpKeepalive, SetsProbesAfterThirtySecondsOfSilence) {
+// Keepalive and the user timeout are set as protocol/keepalive.h says on every farm
+// socket it is given (tests/ops/netns_rig_test.sh shows the user timeout close a link cut
+// with data waiting).
+TEST(TcpKeepalive, SetsProbesAfterThirtySecondsOfSilenceAndAUserTimeout) {
   zmq::context_t context;
   zmq::socket_t socket(context, zmq::socket_type::dealer);
   EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive), -1) << "ZeroMQ's default: the OS's";
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_maxrt), 0) << "ZeroMQ's default: none";
   SetTcpKeepalive(socket);
+  EXPECT_EQ(socket.get(zmq::sockopt::tcp_maxrt), 30000);
   EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive), 1);
   EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive_idle), 30);
   EXPECT_EQ(socket.get(zmq::sockopt::tcp_keepalive_intvl), 10);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -226,12 +227,32 @@ TEST(WorkerDaemon, RefusesBadJobMessagesAndCarriesOn) {
   EXPECT_NE(worker.Log().find("event=frame_dropped"), std::string::npos) << worker.Log();
 }
 
-// A worker checks a schedule in the space of the target it compiles for: a register tile
-// sized for 64-byte vectors (4 x 16 lanes x 4 columns, 21 of 32 registers) is 8 x 4
-// vectors of 8 lanes for a 32-byte target and over its 16 registers, so only a host
-// whose target has 64-byte vectors (the peak's ISA, timing/peak.h) runs it; one tile too
-// large for 32 registers is refused by rule 8 on any host.
-TEST(WorkerDaemon, ChecksRegisterTilesAgainstItsOwnTarget) {
+// A lease of a 3x3 convolution under its register-tile template for 64-byte vectors
+// (4 x 16 lanes x 4 columns, 21 of 32 registers); `columns` replaces the tile's 4
+// columns (8: 37 registers).
+Lease RegisterTileLease(const std::string& id, int columns = 4) {
+  PipelineBuilder b("conv_tile");
+  b.Output(b.Conv2d(b.Input("x", {1, 16, 12, 12}), 128, 3, 1, 1));
+  Lease lease = MakeLease(id);
+  *lease.mutable_pipeline() = b.Finish().value();
+  const PipelineGraph graph = PipelineGraph::Build(lease.pipeline()).value();
+  TargetParams avx512;
+  avx512.vector_bytes = 64;
+  StatusOr<ScheduleSpec> tiled = TemplateSchedule(ScheduleSpace(graph, avx512));
+  EXPECT_TRUE(tiled.ok()) << tiled.status().ToString();
+  EXPECT_EQ(tiled->stages(0).update().vector_width(), 64);
+  for (DimSplit& split : *tiled->mutable_stages(0)->mutable_update()->mutable_splits()) {
+    if (split.dim() == "d3") split.set_factors(0, columns);
+  }
+  lease.mutable_candidate()->set_pipeline_id(PipelineId(graph));
+  *lease.mutable_candidate()->mutable_schedule() = *tiled;
+  return lease;
+}
+
+// A worker checks a schedule in the space of the target it compiles for. The tile of
+// 64-byte vectors runs on a worker whose target has them (this host's, where its peak
+// ISA is AVX-512), and a tile too large for 32 registers is refused there.
+TEST(WorkerDaemon, RunsRegisterTilesOfItsOwnTarget) {
   StandInCoordinator coordinator;
   WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator));
   coordinator.set_keep_registrations(true);
@@ -241,41 +262,52 @@ TEST(WorkerDaemon, ChecksRegisterTilesAgainstItsOwnTarget) {
   ASSERT_TRUE(reg) << worker.Log();
   if (reg->envelope.register_().host().peak_isa() != "avx512") {
     GTEST_SKIP() << "this host's Halide target has no 64-byte vectors (peak ISA '"
-                 << reg->envelope.register_().host().peak_isa() << "')";
+                 << reg->envelope.register_().host().peak_isa()
+                 << "'); WorkerDaemon.RefusesRegisterTilesOverItsTargetsRegisters runs anywhere";
   }
-  PipelineBuilder b("conv_tile");
-  b.Output(b.Conv2d(b.Input("x", {1, 16, 12, 12}), 128, 3, 1, 1));
-  Lease lease = MakeLease("tile");
-  *lease.mutable_pipeline() = b.Finish().value();
-  const PipelineGraph graph = PipelineGraph::Build(lease.pipeline()).value();
-  TargetParams avx512;
-  avx512.vector_bytes = 64;
-  const ScheduleSpace space(graph, avx512);
-  StatusOr<ScheduleSpec> tiled = TemplateSchedule(space);
-  ASSERT_TRUE(tiled.ok()) << tiled.status().ToString();
-  ASSERT_EQ(tiled->stages(0).update().vector_width(), 64);
-  ASSERT_FALSE(ScheduleSpace(graph).Check(*tiled).ok());
-  lease.mutable_candidate()->set_pipeline_id(PipelineId(graph));
-  *lease.mutable_candidate()->mutable_schedule() = *tiled;
-  coordinator.Send(reg->peer, LeaseEnvelope(lease));
+  coordinator.Send(reg->peer, LeaseEnvelope(RegisterTileLease("tile")));
   auto result = coordinator.ReceiveUntil(IsResult, 120000);
   ASSERT_TRUE(result) << worker.Log();
   EXPECT_EQ(result->envelope.result().measurement().status(), OK)
       << result->envelope.result().measurement().error();
 
-  // 4 vectors x 8 columns: 37 registers.
-  lease.set_lease_id("too-large");
-  for (DimSplit& split : *lease.mutable_candidate()->mutable_schedule()->mutable_stages(0)
-                              ->mutable_update()
-                              ->mutable_splits()) {
-    if (split.dim() == "d3") split.set_factors(0, 8);
-  }
-  coordinator.Send(reg->peer, LeaseEnvelope(lease));
+  coordinator.Send(reg->peer, LeaseEnvelope(RegisterTileLease("too-large", 8)));
   auto refused = coordinator.ReceiveUntil(IsError, 5000);
   ASSERT_TRUE(refused) << worker.Log();
   EXPECT_NE(refused->envelope.error().error().find("need 37 vector registers; the target has 32"),
             std::string::npos)
       << refused->envelope.error().error();
+}
+
+// The refusal an AVX2 worker must make, on any host with AVX2: the worker's target forced
+// to AVX2 (HL_JIT_TARGET, which Halide's JIT and the worker's space read) takes the tile
+// of 64-byte vectors for 8 x 4 vectors of 8 lanes, over its 16 registers, and refuses
+// the lease naming them.
+TEST(WorkerDaemon, RefusesRegisterTilesOverItsTargetsRegisters) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    GTEST_SKIP() << "this host has no AVX2 with FMA to run an AVX2 worker on";
+  }
+  StandInCoordinator coordinator;
+  setenv("HL_JIT_TARGET", "x86-64-linux-avx-avx2-f16c-fma-sse41", 1);
+  WorkerProcess worker(FARM_WORKER_BIN, WorkerArgs(coordinator));
+  unsetenv("HL_JIT_TARGET");
+  coordinator.set_keep_registrations(true);
+  auto reg = coordinator.ReceiveUntil(
+      [](const StandInCoordinator::Received& r) { return r.envelope.has_register_(); }, 20000);
+  coordinator.set_keep_registrations(false);
+  ASSERT_TRUE(reg) << worker.Log();
+  EXPECT_EQ(reg->envelope.register_().host().peak_isa(), "avx2");
+  EXPECT_EQ(reg->envelope.register_().host().halide_target().find("avx512"), std::string::npos)
+      << reg->envelope.register_().host().halide_target();
+  for (const int columns : {4, 8}) {
+    coordinator.Send(reg->peer,
+                     LeaseEnvelope(RegisterTileLease("tile-" + std::to_string(columns), columns)));
+    auto refused = coordinator.ReceiveUntil(IsError, 5000);
+    ASSERT_TRUE(refused) << columns << " columns: " << worker.Log();
+    EXPECT_NE(refused->envelope.error().error().find("vector registers; the target has 16"),
+              std::string::npos)
+        << columns << " columns: " << refused->envelope.error().error();
+  }
 }
 
 TEST(WorkerDaemon, ReconnectsAndDeliversResultsAfterTheCoordinatorComesBack) {
