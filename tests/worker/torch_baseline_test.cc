@@ -7,14 +7,10 @@
 #include "worker/torch/torch_baseline.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <string>
 
-#include "common/files.h"
 #include "pipeline/zoo.h"
-#include "tests/support/scratch_dir.h"
 #include "tests/worker/contender_test_support.h"
 #include "tests/worker/worker_test_pipelines.h"
 #include "timing/run_phase.h"
@@ -131,14 +127,7 @@ TEST(TorchBaseline, AnUnusableReferenceIsNamed) {
 }
 
 TEST(TorchBaseline, TheExecutableRefusesFilesItCannotRead) {
-  ScratchDir dir;
-  ASSERT_TRUE(WriteFileAtomically(dir.Sub("job"), "garbage").ok());
-  const std::string command = std::string(FARM_TORCH_BASELINE_BIN) + " " + dir.Sub("job") + " " +
-                              dir.Sub("none") + " " + dir.Sub("result") + " 2>/dev/null";
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 2);
-  EXPECT_FALSE(ReadFileBytes(dir.Sub("result")).ok());
+  worker_testing::ExpectRefusesFilesItCannotRead(FARM_TORCH_BASELINE_BIN);
 }
 
 }  // namespace
