@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/blas_threads.h"
 #include "common/elapsed.h"
 #include "learner/features.h"
 #include "learner/kinds/model_kinds.h"
@@ -69,6 +70,7 @@ Figures Measure(const std::string& kind, const std::vector<Sample>& samples, int
                 int epochs, int ensemble) {
   Figures figures;
   SetTorchThreads(threads);
+  SetBlasThreads(threads);
   StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
   TrainOptions options;
   options.threads = threads;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/blas_threads.h"
 #include "common/elapsed.h"
 #include "learner/cost_model_adapter.h"
 #include "learner/features.h"
@@ -147,6 +148,7 @@ int main(int argc, char** argv) {
     }
   }
   SetTorchThreads(1);
+  SetBlasThreads(1);
   const Pipeline small = MakePipeline(18, 22, 6, 12);
   const Pipeline large = MakePipeline(100, 140, 40, 80);
   std::printf("search_bench: one core; a %d-stage pipeline for the scoring rate, a %d-stage "

@@ -1,5 +1,6 @@
 #include "common/memory.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,6 +84,11 @@ int64_t UsableMemoryBytes() {
   if (!cgroup.ok()) return physical;
   const std::optional<int64_t> limit = CgroupMemoryLimitBytes(*cgroup, "/sys/fs/cgroup");
   return limit ? std::min(physical, *limit) : physical;
+}
+
+void KeepFreedMemory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 }  // namespace schedfarm

@@ -23,4 +23,10 @@ std::optional<int64_t> CgroupMemoryLimitBytes(const std::string& proc_self_cgrou
 // The smaller of PhysicalMemoryBytes and this process's cgroup limit.
 int64_t UsableMemoryBytes();
 
+// Fixes glibc's malloc thresholds at the top of their range (blocks up to 32 MiB from
+// the heap, 64 MiB of free heap kept): left dynamic, a process that frees its large
+// blocks gives their pages back and pays a page fault for each page of the next ones,
+// which on some virtual machines costs more than the work done in them.
+void KeepFreedMemory();
+
 }  // namespace schedfarm

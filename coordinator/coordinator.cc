@@ -42,11 +42,20 @@ namespace schedfarm {
 namespace {
 
 // Messages taken from the socket per loop turn before the turn's writes are handed over,
-// and the time a turn may spend on them (checked every 64), so that a flood of messages
-// does not hold back the turn's sends and dispatch.
+// and the time a turn may spend on them (checked after each: one request can take
+// milliseconds, a large reply to make), so that a flood of messages does not hold back
+// the turn's sends and dispatch.
 constexpr int kMaxMessagesPerTurn = 4096;
 constexpr std::chrono::milliseconds kMaxReceivingPerTurn{10};
 constexpr int kMaxPollMs = 100;
+
+// A frame as a ZMQ message that owns it: no copy, its bytes freed once written out.
+zmq::message_t FrameMessage(std::string frame) {
+  auto* owned = new std::string(std::move(frame));
+  return zmq::message_t(
+      owned->data(), owned->size(),
+      [](void*, void* hint) { delete static_cast<std::string*>(hint); }, owned);
+}
 
 // An endpoint a local client can connect to, for the secure-mode self-test.
 std::string ConnectableEndpoint(const std::string& bound) {
@@ -86,6 +95,14 @@ class Coordinator::Impl final : public Outbox {
   void HandOver();
   void ReleaseWritten(Status* error);
   void FlushQueued();
+  struct PeerQueue {
+    std::deque<std::string> frames;
+    size_t bytes = 0;
+  };
+  using PeerQueues = std::unordered_map<std::string, PeerQueue>;
+  // Drops the peer of `queue`, saying `why`: its queued frames are lost, and `refused`
+  // more that were not queued; a worker is dead.
+  void DropPeer(PeerQueues::iterator queue, const std::string& why, int64_t refused);
   // The gauges of the metrics, from the campaigns, leases and workers.
   void RefreshMetrics();
 
@@ -96,7 +113,8 @@ class Coordinator::Impl final : public Outbox {
   zmq::context_t context_;
   std::unique_ptr<ZapAllowList> zap_;
   std::unique_ptr<zmq::socket_t> router_;
-  std::unordered_map<std::string, std::deque<std::string>> queued_frames_;
+  PeerQueues queued_frames_;
+  size_t queued_bytes_ = 0;  // of every peer's queue
   // When the loop last caught up with every peer: a turn emptied the socket, or read a
   // peer twice (the ROUTER fair-queues its peers: every other peer with a message
   // waiting was read in between). Liveness is judged as of then (WorkerProtocol::Tick).
@@ -138,7 +156,7 @@ Status Coordinator::Impl::Open() {
   router_->set(zmq::sockopt::linger, 0);
   SetTcpKeepalive(*router_);
   router_->set(zmq::sockopt::router_mandatory, 1);
-  router_->set(zmq::sockopt::sndhwm, 10000);
+  router_->set(zmq::sockopt::sndhwm, kSendHighWaterMark);
   // What one peer can make the coordinator hold before it reads: two messages waiting in
   // its pipe and one arriving, each at most max_message_bytes. Past that ZMQ stops
   // reading the peer's connection until the loop takes a message: TCP holds the peer
@@ -204,8 +222,7 @@ Status Coordinator::Impl::Run(const std::atomic<bool>& stop) {
     std::unordered_set<std::string> peers_read;
     bool peer_read_twice = false;
     for (; taken < kMaxMessagesPerTurn; ++taken) {
-      if (taken % 64 == 63 &&
-          std::chrono::steady_clock::now() - turn_start > kMaxReceivingPerTurn) {
+      if (taken > 0 && std::chrono::steady_clock::now() - turn_start > kMaxReceivingPerTurn) {
         taken = kMaxMessagesPerTurn;  // the rest waits, as past the count
         break;
       }
@@ -334,8 +351,7 @@ bool Coordinator::Impl::Send(const std::string& peer, std::string frame) {
       // With ROUTER_MANDATORY an unroutable peer throws EHOSTUNREACH, and a full pipe
       // refuses the routing frame (EAGAIN): the frame then waits in the peer's queue.
       if (router_->send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
-        zmq::message_t body(frame.data(), frame.size());
-        router_->send(body, zmq::send_flags::none);
+        router_->send(FrameMessage(std::move(frame)), zmq::send_flags::none);
         return true;
       }
     } catch (const zmq::error_t& e) {
@@ -345,45 +361,86 @@ bool Coordinator::Impl::Send(const std::string& peer, std::string frame) {
       }
       return false;
     }
-    queued = queued_frames_.emplace(peer, std::deque<std::string>()).first;
+    queued = queued_frames_.emplace(peer, PeerQueue()).first;
   }
-  if (queued->second.size() >= options_.max_queued_frames_per_peer) {
-    LogEvent("warn", "peer_dropped",
-             {{"why", "outbound queue full"}, {"frames", std::to_string(queued->second.size())}});
-    if (metrics_) metrics_->PeerDropped(static_cast<int64_t>(queued->second.size()) + 1);
-    queued_frames_.erase(queued);
-    protocol_->PeerDropped(peer, "does not read its messages");
+  PeerQueue& queue = queued->second;
+  if (queue.frames.size() >= options_.max_queued_frames_per_peer) {
+    DropPeer(queued, "outbound queue full: " + std::to_string(queue.frames.size()) + " frames", 1);
     return false;
   }
-  queued->second.push_back(std::move(frame));
+  if (queue.bytes + frame.size() > options_.max_queued_bytes_per_peer) {
+    DropPeer(queued,
+             "outbound queue full: " + std::to_string(queue.bytes + frame.size()) + " bytes", 1);
+    return false;
+  }
+  queue.bytes += frame.size();
+  queued_bytes_ += frame.size();
+  queue.frames.push_back(std::move(frame));
+  while (queued_bytes_ > options_.max_queued_bytes) {
+    auto largest = queued_frames_.begin();
+    for (auto it = queued_frames_.begin(); it != queued_frames_.end(); ++it) {
+      if (it->second.bytes > largest->second.bytes) largest = it;
+    }
+    const bool this_peer = largest->first == peer;
+    DropPeer(largest,
+             "outbound queues full: " + std::to_string(queued_bytes_) +
+                 " bytes in all, the largest queue dropped",
+             0);
+    if (this_peer) return false;
+  }
   return true;
+}
+
+void Coordinator::Impl::DropPeer(PeerQueues::iterator queue, const std::string& why,
+                                 int64_t refused) {
+  const std::string peer = queue->first;
+  const int64_t frames = static_cast<int64_t>(queue->second.frames.size());
+  LogEvent("warn", "peer_dropped",
+           {{"why", why},
+            {"frames", std::to_string(frames)},
+            {"bytes", std::to_string(queue->second.bytes)}});
+  if (metrics_) metrics_->PeerDropped(frames + refused);
+  queued_bytes_ -= queue->second.bytes;
+  queued_frames_.erase(queue);
+  protocol_->PeerDropped(peer, "does not read its messages");
 }
 
 void Coordinator::Impl::Forget(const std::string& peer) {
   auto queued = queued_frames_.find(peer);
   if (queued == queued_frames_.end()) return;
-  if (metrics_) metrics_->FramesDropped("worker_dead", static_cast<int64_t>(queued->second.size()));
+  if (metrics_) {
+    metrics_->FramesDropped("worker_dead", static_cast<int64_t>(queued->second.frames.size()));
+  }
+  queued_bytes_ -= queued->second.bytes;
   queued_frames_.erase(queued);
 }
 
 void Coordinator::Impl::FlushQueued() {
   for (auto it = queued_frames_.begin(); it != queued_frames_.end();) {
-    std::deque<std::string>& frames = it->second;
+    PeerQueue& queue = it->second;
     bool gone = false;
-    while (!frames.empty()) {
+    while (!queue.frames.empty()) {
       try {
         zmq::message_t id(it->first.data(), it->first.size());
         if (!router_->send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait)) break;
-        zmq::message_t body(frames.front().data(), frames.front().size());
-        router_->send(body, zmq::send_flags::none);
+        queue.bytes -= queue.frames.front().size();
+        queued_bytes_ -= queue.frames.front().size();
+        router_->send(FrameMessage(std::move(queue.frames.front())), zmq::send_flags::none);
+        queue.frames.pop_front();
       } catch (const zmq::error_t&) {
         gone = true;
-        if (metrics_) metrics_->FramesDropped("unroutable", static_cast<int64_t>(frames.size()));
+        if (metrics_) {
+          metrics_->FramesDropped("unroutable", static_cast<int64_t>(queue.frames.size()));
+        }
         break;
       }
-      frames.pop_front();
     }
-    it = (gone || frames.empty()) ? queued_frames_.erase(it) : std::next(it);
+    if (gone || queue.frames.empty()) {
+      queued_bytes_ -= queue.bytes;
+      it = queued_frames_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -20,6 +20,11 @@
 
 namespace schedfarm {
 
+// Frames ZMQ's pipe to one peer holds before the coordinator keeps the rest itself,
+// counted (CoordinatorOptions' queue bounds): with one more being written to the peer's
+// connection, ZMQ holds at most three frames per peer.
+inline constexpr int kSendHighWaterMark = 2;
+
 struct CoordinatorOptions {
   std::string endpoint = "tcp://127.0.0.1:5555";  // where workers and clients connect
   std::string store_path;                         // the RocksDB directory
@@ -35,8 +40,13 @@ struct CoordinatorOptions {
   int liveness = kLiveness;  // missed heartbeats before a worker is dead
   RetryPolicy retry;
   AuditOptions audit;  // hosts that lie (coordinator/host_audit.h)
-  // Frames kept for a peer whose socket pipe is full; a peer past this is dropped.
+  // What the coordinator keeps for peers that do not read: past ZMQ's pipe to a peer
+  // (kSendHighWaterMark frames), the frames wait in the coordinator's queue for it. A
+  // peer whose queue passes either bound of its own is dropped, and while the queues in
+  // all pass max_queued_bytes, so is the peer with the most bytes queued.
   size_t max_queued_frames_per_peer = 10000;
+  size_t max_queued_bytes_per_peer = size_t{128} << 20;
+  size_t max_queued_bytes = size_t{1} << 30;
   // "HOST:PORT" (port 0: any free one): serve Prometheus metrics there over HTTP
   // (coordinator/metrics.h); empty: none.
   std::string metrics_endpoint;

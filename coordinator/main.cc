@@ -10,6 +10,7 @@
 
 #include "common/flags.h"
 #include "common/log.h"
+#include "common/memory.h"
 #include "coordinator/coordinator.h"
 
 namespace schedfarm {
@@ -26,6 +27,10 @@ constexpr char kUsage[] =
     "  --allow-list FILE       secure mode: public keys of the workers and clients allowed in\n"
     "  --max-message-kb N      larger messages are refused unparsed (default 65536); a\n"
     "                          peer can make the coordinator hold three of that size\n"
+    "  --max-queued-mb N       replies kept for peers that do not read them, in all (default\n"
+    "                          1024); past it the peer with the most is dropped\n"
+    "  --max-queued-mb-per-peer N  replies kept for one such peer (default 128, at least\n"
+    "                          the largest message); past it the peer is dropped\n"
     "  --heartbeat-ms N        heartbeat interval (default 1000; the workers' must match)\n"
     "  --liveness N            missed heartbeats before a worker is dead (default 3)\n"
     "  --quarantine-after N    failed attempts before a candidate is quarantined (default 3)\n"
@@ -67,6 +72,8 @@ int Main(int argc, char** argv) {
                                   {"--curve-key", true},
                                   {"--allow-list", true},
                                   {"--max-message-kb", true},
+                                  {"--max-queued-mb", true},
+                                  {"--max-queued-mb-per-peer", true},
                                   {"--heartbeat-ms", true},
                                   {"--liveness", true},
                                   {"--quarantine-after", true},
@@ -91,11 +98,15 @@ int Main(int argc, char** argv) {
   if (options.curve_key.empty() != options.allow_list.empty()) {
     return UsageError("--curve-key and --allow-list go together (secure mode)");
   }
-  long long max_kb, heartbeat_ms, liveness, quarantine, backoff, audit_every, tolerance_pct,
-      min_deviations;
+  long long max_kb, queued_mb, queued_mb_per_peer, heartbeat_ms, liveness, quarantine, backoff,
+      audit_every, tolerance_pct, min_deviations;
   std::string error;
   if (!IntFlag(flags, "--max-message-kb", 1, 1 << 20, kDefaultMaxMessageBytes >> 10, &max_kb,
                &error) ||
+      !IntFlag(flags, "--max-queued-mb", 1, 1 << 20, options.max_queued_bytes >> 20, &queued_mb,
+               &error) ||
+      !IntFlag(flags, "--max-queued-mb-per-peer", 1, 1 << 20,
+               options.max_queued_bytes_per_peer >> 20, &queued_mb_per_peer, &error) ||
       !IntFlag(flags, "--heartbeat-ms", 10, 60000, kHeartbeatIntervalMs, &heartbeat_ms, &error) ||
       !IntFlag(flags, "--liveness", 1, 100, kLiveness, &liveness, &error) ||
       !IntFlag(flags, "--quarantine-after", 1, 100, 3, &quarantine, &error) ||
@@ -106,6 +117,18 @@ int Main(int argc, char** argv) {
     return UsageError(error);
   }
   options.max_message_bytes = static_cast<size_t>(max_kb) << 10;
+  options.max_queued_bytes = static_cast<size_t>(queued_mb) << 20;
+  options.max_queued_bytes_per_peer = static_cast<size_t>(queued_mb_per_peer) << 20;
+  if (options.max_queued_bytes_per_peer < options.max_message_bytes) {
+    return UsageError("--max-queued-mb-per-peer " + std::to_string(queued_mb_per_peer) +
+                      " is less than the largest message (--max-message-kb " +
+                      std::to_string(max_kb) + ")");
+  }
+  if (options.max_queued_bytes < options.max_queued_bytes_per_peer) {
+    return UsageError("--max-queued-mb " + std::to_string(queued_mb) +
+                      " is less than --max-queued-mb-per-peer " +
+                      std::to_string(queued_mb_per_peer));
+  }
   options.heartbeat_interval_ms = static_cast<int>(heartbeat_ms);
   options.liveness = static_cast<int>(liveness);
   options.retry.quarantine_after = static_cast<int>(quarantine);
@@ -115,6 +138,7 @@ int Main(int argc, char** argv) {
   options.audit.min_deviations = static_cast<int>(min_deviations);
 
   RaiseOpenFileLimit();
+  KeepFreedMemory();  // replies of megabytes, made and freed again and again
   StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Start(options);
   if (!coordinator.ok()) {
     LogEvent("error", "start_failed", {{"error", coordinator.status().message()}});

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,10 @@ struct TrainOptions {
   // Multiplies the learning rate of every Torch kind. For the tests of what the learner
   // does with a model whose training diverges (farm-learner --test-learning-rate-scale).
   double learning_rate_scale = 1;
+  // Called between epochs (boosting rounds for the GBT), never before the first. It may
+  // wait: the learner's background trainings give the cpus to proposals there
+  // (learner_daemon/compute_gate.h). False stops the training, which fails.
+  std::function<bool()> between_epochs;
 };
 
 class PerformanceModel {

@@ -3,6 +3,7 @@
 // value_iteration.cc runs the campaigns whose strategy is value-iteration.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -18,6 +19,7 @@
 #include "learner/features.h"
 #include "learner/model.h"
 #include "learner/value_targets.h"
+#include "learner_daemon/compute_gate.h"
 #include "learner_daemon/learner_daemon.h"
 #include "network/tasks.h"
 #include "pipeline/graph.h"
@@ -118,18 +120,29 @@ struct TrainingJob {
   std::vector<std::string> held_out_pipelines;
   // Warm start from this model (TrainOptions::warm_start) for a kind that can
   // (ModelKindInfo::warm_starts); null, or another kind: from scratch.
-  const PerformanceModel* start = nullptr;
+  std::shared_ptr<const PerformanceModel> start;
   bool fine_tune = false;  // `start` is the campaign's pretrained model: warm start from it
   std::string version_tag;  // in the version: campaign-kind[-tag]-ms
+  // The gate it yields to the steps that wait between epochs (its train_seconds leave
+  // the wait out); null: it does not yield. A background job's: its priority is the
+  // lowest, and a flag stops it there.
+  ComputeGate* yields_to = nullptr;
+  bool background = false;
+  const std::atomic<bool>* stop = nullptr;
 };
+
+class BackgroundTrainer;
 
 // The learner's main thread has one, and each campaign's thread one of its own (Fork):
 // the same options, a connection of its own, and the gate all of them train through.
 struct LearnerDaemon::State {
   LearnerOptions options;  // options.train.threads is set (never 0: the library's default)
   std::unique_ptr<FarmClient> client;
-  // One training at a time over every campaign, each on options.train.threads threads.
-  std::shared_ptr<Mutex> training_gate;
+  // The learner's cpus, shared by every campaign and the background trainer.
+  std::shared_ptr<ComputeGate> gate;
+  // Where a following campaign's retrainings leave the kinds its strategy does not
+  // search under; null (farm-learner --train): every kind trains at once.
+  BackgroundTrainer* background = nullptr;
 
   StatusOr<std::unique_ptr<State>> Fork() const;
   // The thread of campaign `id` (LearnerDaemon::Run), until it ends or `stop` is set.
@@ -144,11 +157,13 @@ struct LearnerDaemon::State {
   Status LoadReplay(CampaignData* data, std::vector<std::vector<PoolSchedule>>* pools);
   Status CompleteIfExhausted(CampaignData& data);
   Status Follow(CampaignData& data);
+  StatusOr<std::optional<TrainingJob>> TrainingSetOf(const CampaignData& data);
   Status Train(CampaignData& data, std::vector<NamedMetrics>* table,
                const std::vector<std::string>& only = {});
   // Trains the job's model, evaluates it on the held-out samples and stores it with
-  // its metrics; *metrics gets them when there are held-out samples.
-  StatusOr<TrainedModel> TrainAndStore(const CampaignData& data, const TrainingJob& job,
+  // its metrics as a model of `campaign`; *metrics gets them when there are held-out
+  // samples. The caller holds the gate.
+  StatusOr<TrainedModel> TrainAndStore(const std::string& campaign, const TrainingJob& job,
                                        std::vector<NamedMetrics>* metrics);
   // The newest stored model of `kind` of campaign `source` (with weights), or null.
   StatusOr<std::optional<TrainedModel>> NewestStoredModel(const std::string& source,

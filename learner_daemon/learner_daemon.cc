@@ -5,6 +5,8 @@
 //                       files below share
 //   value_iteration.cc  value-iteration campaigns, round by round
 //   network_tuning.cc   network campaigns: tasks weighted by the task scheduler
+//   compute_gate.h      the learner's cpus: one computation at a time, proposals first
+//   background_trainer.h  the kinds no strategy searches under, trained behind proposals
 //   main.cc             the flags
 // The models are made in learner/kinds/, searched under through search/.
 #include "learner_daemon/learner_daemon.h"
@@ -17,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "common/blas_threads.h"
 #include "common/cpus.h"
 #include "common/log.h"
 #include "dataset/dataset.h"
@@ -25,10 +28,11 @@
 #include "learner/features.h"
 #include "learner/kinds/model_kinds.h"
 #include "learner/model_evaluation.h"
-#include "pretrained/pretrained.h"
 #include "learner/torch/torch_models.h"
+#include "learner_daemon/background_trainer.h"
 #include "learner_daemon/daemon_state.h"
 #include "pipeline/graph.h"
+#include "pretrained/pretrained.h"
 #include "scheduler/schedule_space.h"
 #include "search/batch_shares.h"
 #include "search/pipeline_search.h"
@@ -269,11 +273,10 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
   }
 }
 
-// Trains every kind (the given ones, else --models and the strategy's) on the same
-// split, evaluates each on the held-out pipelines and stores it; the strategy's kind
-// becomes the campaign's scorer.
-Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>* table,
-                                   const std::vector<std::string>& only) {
+// The campaign's samples from hosts the coordinator's audits trust, split by pipeline
+// into a training set and held-out pipelines (a replay campaign's held-out samples are
+// its dataset's); no value when there is nothing to train on.
+StatusOr<std::optional<TrainingJob>> LearnerDaemon::State::TrainingSetOf(const CampaignData& data) {
   // Hosts flagged by the coordinator's audits (coordinator/host_audit.h) do not train.
   ClientRequest workers_request;
   workers_request.mutable_workers();
@@ -298,23 +301,34 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   } else {
     split.train.assign(distinct.begin(), distinct.end());  // one pipeline: nothing to hold out
   }
-  std::vector<Sample> train;
-  std::vector<Sample> held_out;
-  SCHEDFARM_RETURN_IF_ERROR(SplitSamples(trusted, split, &train, &held_out));
-  if (options.train_samples > 0 && options.train_samples < static_cast<int64_t>(train.size())) {
+  TrainingJob job;
+  SCHEDFARM_RETURN_IF_ERROR(SplitSamples(trusted, split, &job.train, &job.held_out));
+  if (options.train_samples > 0 && options.train_samples < static_cast<int64_t>(job.train.size())) {
     std::mt19937_64 rng(options.seed);
-    std::shuffle(train.begin(), train.end(), rng);
-    train.resize(options.train_samples);
+    std::shuffle(job.train.begin(), job.train.end(), rng);
+    job.train.resize(options.train_samples);
   }
+  job.held_out_pipelines = split.held_out;
   if (data.config.has_replay()) {
-    held_out = data.replay_held_out;
-    split.held_out.assign(data.config.replay().held_out_pipelines().begin(),
-                          data.config.replay().held_out_pipelines().end());
+    job.held_out = data.replay_held_out;
+    job.held_out_pipelines.assign(data.config.replay().held_out_pipelines().begin(),
+                                  data.config.replay().held_out_pipelines().end());
   }
-  if (train.empty()) return Status::Ok();
-  DropFeatures(options.drop_feature_prefixes, &train);
-  DropFeatures(options.drop_feature_prefixes, &held_out);
+  if (job.train.empty()) return std::optional<TrainingJob>();
+  DropFeatures(options.drop_feature_prefixes, &job.train);
+  DropFeatures(options.drop_feature_prefixes, &job.held_out);
+  return std::optional<TrainingJob>(std::move(job));
+}
 
+// Trains the given kinds, else --models and the strategy's, on the same split,
+// evaluates each on the held-out pipelines and stores it; the strategy's kind becomes
+// the campaign's scorer. A retraining of a campaign that follows (the kinds not given)
+// trains only the strategy's kind now and hands the others to the background trainer.
+Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>* table,
+                                   const std::vector<std::string>& only) {
+  SCHEDFARM_ASSIGN_OR_RETURN(std::optional<TrainingJob> job, TrainingSetOf(data));
+  if (!job) return Status::Ok();
+  job->yields_to = gate.get();  // to the other campaigns' steps
   const std::string strategy_model = StrategyModel(data.config);
   // A replay campaign simulates one model's active learning: only that kind trains.
   std::vector<std::string> kinds = !only.empty()              ? only
@@ -323,20 +337,24 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
   if (only.empty() && std::find(kinds.begin(), kinds.end(), strategy_model) == kinds.end()) {
     kinds.push_back(strategy_model);
   }
+  std::vector<std::string> later;
+  if (background != nullptr && only.empty()) {
+    const bool searched_under = LearnerProposes(data.config);
+    for (const std::string& kind : kinds) {
+      if (!searched_under || kind != strategy_model) later.push_back(kind);
+    }
+    kinds = searched_under ? std::vector<std::string>{strategy_model} : std::vector<std::string>{};
+  }
   table->clear();
-  TrainingJob job;
-  job.train = std::move(train);
-  job.held_out = std::move(held_out);
-  job.held_out_pipelines = split.held_out;
   for (const std::string& kind : kinds) {
-    job.kind = kind;
+    job->kind = kind;
     const auto newest = data.newest.find(kind);
-    job.start = newest != data.newest.end() ? newest->second.model.get() : nullptr;
+    job->start = newest != data.newest.end() ? newest->second.model : nullptr;
     const ModelKindInfo* info = FindModelKind(kind);
-    job.fine_tune = data.pretrained.model != nullptr && data.pretrained.model->kind() == kind &&
-                    info != nullptr && info->fine_tunes;
-    if (job.fine_tune) job.start = data.pretrained.model.get();
-    StatusOr<TrainedModel> trained = TrainAndStore(data, job, table);
+    job->fine_tune = data.pretrained.model != nullptr && data.pretrained.model->kind() == kind &&
+                     info != nullptr && info->fine_tunes;
+    if (job->fine_tune) job->start = data.pretrained.model;
+    StatusOr<TrainedModel> trained = TrainAndStore(data.id, *job, table);
     if (!trained.ok()) {
       LogEvent("warn", "training_failed",
                {{"campaign", data.id}, {"model", kind}, {"error", trained.status().message()}});
@@ -352,16 +370,30 @@ Status LearnerDaemon::State::Train(CampaignData& data, std::vector<NamedMetrics>
     LogEvent("info", "models_evaluated",
              {{"campaign", data.id}, {"table", "\n" + FormatMetricsTable(*table)}});
   }
+  if (!later.empty()) {
+    job->start = nullptr;
+    job->fine_tune = false;
+    background->Add(data.id, std::move(later), std::move(*job));
+  }
   data.since_training = 0;
   return Status::Ok();
 }
 
-StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& data,
+StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const std::string& campaign,
                                                            const TrainingJob& job,
                                                            std::vector<NamedMetrics>* metrics) {
   SCHEDFARM_ASSIGN_OR_RETURN(std::unique_ptr<PerformanceModel> model,
                              MakePerformanceModel(job.kind));
   TrainOptions train_options = options.train;
+  double waited = 0;  // for foreground work, between epochs
+  if (job.yields_to != nullptr) {
+    train_options.between_epochs = [&job, &waited] {
+      const auto yielded = std::chrono::steady_clock::now();
+      job.yields_to->YieldToSteps(job.background);
+      waited += SecondsSince(yielded);
+      return job.stop == nullptr || !job.stop->load();
+    };
+  }
   const ModelKindInfo* kind = FindModelKind(job.kind);
   const bool warm_start =
       job.start != nullptr && kind != nullptr && (kind->warm_starts || job.fine_tune);
@@ -370,20 +402,16 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
     SCHEDFARM_RETURN_IF_ERROR(model->Load(start));
     train_options.warm_start = true;
   }
-  double seconds = 0;
-  {
-    MutexLock one_at_a_time(*training_gate);
-    const auto started = std::chrono::steady_clock::now();
-    SCHEDFARM_RETURN_IF_ERROR(model->Train(job.train, train_options));
-    seconds = SecondsSince(started);
-  }
+  const auto started = std::chrono::steady_clock::now();
+  SCHEDFARM_RETURN_IF_ERROR(model->Train(job.train, train_options));
+  const double seconds = SecondsSince(started) - waited;
   Model record;
   record.set_kind(job.kind);
   record.set_created_unix_ms(UnixMillis());
   // Unique across retrainings, restarts and learners: the store keys models by version.
-  record.set_version(data.id + "-" + job.kind + (job.version_tag.empty() ? "" : "-") +
+  record.set_version(campaign + "-" + job.kind + (job.version_tag.empty() ? "" : "-") +
                      job.version_tag + "-" + std::to_string(record.created_unix_ms()));
-  record.set_campaign(data.id);
+  record.set_campaign(campaign);
   record.set_training_set_size(static_cast<int64_t>(job.train.size()));
   record.set_feature_schema_version(CurrentFeatureSchema().version);
   if (train_options.learning_rate_scale != 1) {
@@ -407,12 +435,13 @@ StatusOr<TrainedModel> LearnerDaemon::State::TrainAndStore(const CampaignData& d
   *request.mutable_store_model()->mutable_model() = record;
   SCHEDFARM_RETURN_IF_ERROR(Call(request).status());
   LogEvent("info", "model_trained",
-           {{"campaign", data.id},
+           {{"campaign", campaign},
             {"model", record.version()},
             {"train", std::to_string(job.train.size())},
             {"held_out", std::to_string(job.held_out.size())},
-            {"warm_start",
-             !warm_start ? "no" : job.fine_tune ? "from the pretrained model" : "yes"},
+            {"warm_start", !warm_start     ? "no"
+                           : job.fine_tune ? "from the pretrained model"
+                                           : "yes"},
             {"seconds", std::to_string(seconds)}});
   return TrainedModel{std::move(model), record.version()};
 }
@@ -748,13 +777,16 @@ StatusOr<std::unique_ptr<LearnerDaemon>> LearnerDaemon::Create(const LearnerOpti
     state->options.train.threads = std::max<int>(1, static_cast<int>(AllowedCpus().size()));
   }
   if (state->options.pretrained_dir.empty()) state->options.pretrained_dir = DefaultPretrainedDir();
-  state->training_gate = std::make_shared<Mutex>();
+  // OpenBLAS's pool is the process's: sized once, never while a thread may be inside it.
+  SetBlasThreads(state->options.train.threads);
+  state->gate = std::make_shared<ComputeGate>();
   SCHEDFARM_ASSIGN_OR_RETURN(state->client, FarmClient::Create(options.client));
   return std::unique_ptr<LearnerDaemon>(new LearnerDaemon(std::move(state)));
 }
 
 // One turn of a campaign: follow its new measurements, retrain when due, settle the
 // model it starts from and propose. `added`: the campaign's first turn in this thread.
+// The caller holds the gate in the foreground.
 Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& status,
                                   bool added) {
   const Campaign& campaign = status.campaign();
@@ -762,13 +794,29 @@ Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& stat
   SCHEDFARM_RETURN_IF_ERROR(Follow(data));
   if (added) SCHEDFARM_RETURN_IF_ERROR(Resume(data));
   const Strategy& strategy = data.config.strategy();
+  // Proposals come from the learner, under a model settled or none to wait for.
+  const auto proposes = [&] {
+    return LearnerProposes(data.config) && (strategy.model_from().empty() || data.seeded) &&
+           campaign.state() == CAMPAIGN_RUNNING;
+  };
   const int every =
       strategy.retrain_every() > 0 ? strategy.retrain_every() : options.default_retrain_every;
   // A value-iteration campaign trains its own V_i instead (value_iteration.cc).
   const int64_t trained_on = static_cast<int64_t>(data.samples.size()) - data.since_training;
   const double due = std::max<double>(every, strategy.retrain_growth() * trained_on);
+  CampaignStatus now = status;
   if (!data.value && data.since_training >= due &&
       static_cast<int>(data.samples.size()) >= options.min_training_samples) {
+    // The workers keep a batch to measure, chosen under the model before, while the
+    // new one trains.
+    if (proposes()) {
+      SCHEDFARM_RETURN_IF_ERROR(Propose(data, status));
+      ClientRequest request;
+      request.mutable_status()->set_campaign(data.id);
+      SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
+      if (reply.status().campaigns_size() != 1) return Status::Ok();
+      now = reply.status().campaigns(0);
+    }
     std::vector<NamedMetrics> table;
     SCHEDFARM_RETURN_IF_ERROR(Train(data, &table));
   }
@@ -781,8 +829,8 @@ Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& stat
     }
     if (!*seeded) return Status::Ok();
   }
-  if (campaign.state() != CAMPAIGN_RUNNING) return Status::Ok();
-  return data.value ? StepValueIteration(data) : Propose(data, status);
+  if (now.campaign().state() != CAMPAIGN_RUNNING) return Status::Ok();
+  return data.value ? StepValueIteration(data) : Propose(data, now);
 }
 
 namespace {
@@ -818,7 +866,10 @@ void LearnerDaemon::State::FollowCampaign(const std::string& id, const std::atom
       if (reply->status().campaigns_size() != 1) return;
       const CampaignStatus& status = reply->status().campaigns(0);
       if (!Active(status.campaign())) return;
-      const Status step = Step(data, status, !loaded);
+      const Status step = [&] {
+        ComputeGate::Hold hold = gate->Foreground();
+        return Step(data, status, !loaded);
+      }();
       if (step.ok() || !data.pipelines.empty()) loaded = true;
       if (!step.ok()) {
         LogEvent("warn", "campaign_step_failed", {{"campaign", id}, {"error", step.message()}});
@@ -838,6 +889,9 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
     std::atomic<bool> done{false};
     std::thread thread;
   };
+  // The kinds the campaigns' strategies do not search under train on a thread of its
+  // own, behind the followers' work; started with the first follower.
+  std::unique_ptr<BackgroundTrainer> trainer;
   std::map<std::string, std::unique_ptr<Follower>> followers;
   // The followers' stop: the caller's, or an error here. Every follower is joined before
   // Run returns, whatever ends it.
@@ -848,9 +902,15 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
   auto follow = [&](const std::string& id) -> Status {
     auto follower = std::make_unique<Follower>();
     try {
+      if (trainer == nullptr) {
+        StatusOr<std::unique_ptr<State>> state = s.Fork();
+        if (!state.ok()) return state.status();
+        trainer = std::make_unique<BackgroundTrainer>(std::move(*state));
+      }
       StatusOr<std::unique_ptr<State>> state = s.Fork();
       if (!state.ok()) return state.status();
       follower->state = std::move(*state);
+      follower->state->background = trainer.get();
       Follower* f = follower.get();
       f->thread = std::thread([f, id, &halt] {
         f->state->FollowCampaign(id, halt);
@@ -889,13 +949,14 @@ Status LearnerDaemon::Run(const std::atomic<bool>& stop) {
   }
   halt.store(true);
   for (auto& [id, follower] : followers) follower->thread.join();
+  trainer.reset();
   return ended;
 }
 
 StatusOr<std::unique_ptr<LearnerDaemon::State>> LearnerDaemon::State::Fork() const {
   auto state = std::make_unique<State>();
   state->options = options;
-  state->training_gate = training_gate;
+  state->gate = gate;
   SCHEDFARM_ASSIGN_OR_RETURN(state->client, FarmClient::Create(options.client));
   return state;
 }
@@ -919,6 +980,7 @@ StatusOr<std::vector<NamedMetrics>> LearnerDaemon::TrainCampaign(const std::stri
                          std::to_string(s.options.min_training_samples));
   }
   std::vector<NamedMetrics> table;
+  ComputeGate::Hold hold = s.gate->Foreground();
   SCHEDFARM_RETURN_IF_ERROR(s.Train(data, &table, s.options.kinds));  // every kind, replays too
   return table;
 }

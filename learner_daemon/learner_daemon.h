@@ -5,8 +5,10 @@
 // the next candidates of campaigns whose strategy searches under a model, each
 // pipeline through its PipelineSearch (search/pipeline_search.h). Value-iteration
 // campaigns it runs from end to end (value_iteration.cc). Each campaign steps on a
-// thread of its own, so no campaign's proposals wait on another's search or training;
-// trainings take turns, each on TrainOptions.threads threads.
+// thread of its own, and the steps take turns on the learner's cpus (compute_gate.h),
+// each on TrainOptions.threads threads, so the whole learner computes on no more. A
+// retraining trains the model the campaign's strategy searches under and proposes at
+// once; the other kinds train behind every proposal (background_trainer.h).
 #pragma once
 
 #include <atomic>
@@ -22,6 +24,8 @@
 #include "protocol/control_client.h"
 
 namespace schedfarm {
+
+class BackgroundTrainer;
 
 struct LearnerOptions {
   FarmClientOptions client;
@@ -65,6 +69,7 @@ class LearnerDaemon {
 
  private:
   struct State;
+  friend class BackgroundTrainer;  // trains on a State of its own
   explicit LearnerDaemon(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };

@@ -284,7 +284,7 @@ Status LearnerDaemon::State::FitV0(CampaignData& data) {
                            std::to_string(options.min_training_samples));
     }
     std::vector<NamedMetrics> metrics;
-    SCHEDFARM_ASSIGN_OR_RETURN(v0, TrainAndStore(data, job, &metrics));
+    SCHEDFARM_ASSIGN_OR_RETURN(v0, TrainAndStore(data.id, job, &metrics));
   }
   ValueRound round;
   round.set_campaign(data.id);
@@ -399,7 +399,7 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
   }
   TrainingJob job = ValueJob(data, settings, round.round());
   const TrainedModel& start = value.values.at(round.round() - 1);
-  job.start = start.model.get();
+  job.start = start.model;
   // V_i is fitted to its prefixes as it will read them.
   const PartialMeaning reading = MeaningOf(start, round.round(), settings);
   // The partial prefixes of every round so far, with the targets they were fitted to
@@ -423,7 +423,7 @@ Status LearnerDaemon::State::FitRound(CampaignData& data) {
     }
   }
   std::vector<NamedMetrics> metrics;
-  SCHEDFARM_ASSIGN_OR_RETURN(TrainedModel fitted, TrainAndStore(data, job, &metrics));
+  SCHEDFARM_ASSIGN_OR_RETURN(TrainedModel fitted, TrainAndStore(data.id, job, &metrics));
   round.set_state(VALUE_ROUND_FITTED);
   round.set_fitted_model(fitted.version);
   round.set_fitted_unix_ms(UnixMillis());

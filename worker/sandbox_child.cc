@@ -2,7 +2,6 @@
 // (worker/sandbox.h describes the phases), measured with worker/measure.h.
 #include <dirent.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -30,6 +29,7 @@
 #include "common/fd_io.h"
 #include "common/files.h"
 #include "common/flags.h"
+#include "common/memory.h"
 #include "common/programs.h"
 #include "pipeline/builder.h"
 #include "pipeline/graph.h"
@@ -484,8 +484,7 @@ int RunSandboxChild(int argc, char** argv) {
   // 32 MiB) as a process frees large blocks, so the buffers of a realization stop
   // costing page faults and the same schedule times faster in an older sandbox
   // process. Fixed at the top of that range, a fresh process times like an old one.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  KeepFreedMemory();
   context.allowed = AllowedCpus();
   std::vector<std::string> writable = {scratch_dir};
   if (!cache_dir.empty()) {

@@ -287,6 +287,9 @@ Status GbtModel::Train(const std::vector<Sample>& train, const TrainOptions& opt
           std::chrono::steady_clock::now() - start >= share) {
         break;
       }
+      if (done > 0 && options.between_epochs && !options.between_epochs()) {
+        return Status::Error(what + "stopped between boosting rounds");
+      }
       SCHEDFARM_XGB(XGBoosterUpdateOneIter(booster->handle, warm_rounds + done, dtrain.get()),
                     what + "boosting round " + std::to_string(done));
     }

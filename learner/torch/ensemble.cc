@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 namespace schedfarm {
@@ -139,7 +140,8 @@ void WriteStrings(torch::serialize::OutputArchive& archive, const std::string& k
   archive.write(key, c10::IValue(list));
 }
 
-MemberBudget::MemberBudget(const MemberPlan& plan, int member) {
+MemberBudget::MemberBudget(const MemberPlan& plan, int member)
+    : between_epochs_(plan.between_epochs) {
   if (plan.time_limit_seconds <= 0) return;
   limited_ = true;
   const double share = plan.time_limit_seconds * (member + 1) / plan.members;
@@ -148,6 +150,7 @@ MemberBudget::MemberBudget(const MemberPlan& plan, int member) {
 }
 
 bool MemberBudget::Expired() const {
+  if (between_epochs_ && !between_epochs_()) throw std::runtime_error("stopped between epochs");
   return limited_ && std::chrono::steady_clock::now() >= deadline_;
 }
 
@@ -237,6 +240,7 @@ Status TorchEnsembleModel::Train(const std::vector<Sample>& train, const TrainOp
   plan.early_stopping = options.early_stopping;
   plan.learning_rate_scale = options.learning_rate_scale;
   plan.start = std::chrono::steady_clock::now();
+  plan.between_epochs = options.between_epochs;
   ThreadScope threads(options.threads);
   SCHEDFARM_RETURN_IF_ERROR(Guarded(what, [&] { return TrainMembers(train, plan); }));
   trained_ = true;

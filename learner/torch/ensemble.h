@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -165,11 +166,13 @@ struct MemberPlan {
   double learning_rate_scale = 1;               // TrainOptions.learning_rate_scale
   double time_limit_seconds = 0;                // 0: none
   std::chrono::steady_clock::time_point start;  // of the whole training
+  std::function<bool()> between_epochs;         // TrainOptions.between_epochs
 };
 
 // When one member's training has to stop: the time limit is shared evenly between the
 // members trained one after another, member k (0-based) of n stopping at
-// start + limit * (k + 1) / n.
+// start + limit * (k + 1) / n. Expired is asked between epochs: it calls the plan's
+// between_epochs first, and throws when that says stop (Train makes it an error).
 class MemberBudget {
  public:
   MemberBudget(const MemberPlan& plan, int member);
@@ -178,6 +181,7 @@ class MemberBudget {
  private:
   bool limited_ = false;
   std::chrono::steady_clock::time_point deadline_;
+  std::function<bool()> between_epochs_;
 };
 
 // The predictions of [members, n] seconds: for each column the members' mean, their

@@ -84,9 +84,9 @@ std::unique_ptr<PerformanceModel> MakeBilstmModel(
     const BilstmOptions& options = {}, const FeatureSchema& schema = CurrentFeatureSchema());
 
 // Intra-op threads Torch uses for Predict in the calling thread (the OpenMP backend keeps
-// the count per thread: a new thread starts from the library's default), and the size
-// of its BLAS library's pool (common/blas_threads.h); Train sets and restores its own
-// from TrainOptions.threads.
+// the count per thread: a new thread starts from the library's default); Train sets and
+// restores its own from TrainOptions.threads. The BLAS library's pool is the process's,
+// sized once by its owner (common/blas_threads.h), never by these.
 int TorchThreads();
 void SetTorchThreads(int threads);
 

@@ -1,7 +1,6 @@
-// The threads Torch computes with, and its BLAS library's pool.
+// The threads Torch computes with.
 #include <ATen/Parallel.h>
 
-#include "common/blas_threads.h"
 #include "learner/torch/torch_models.h"
 
 namespace schedfarm {
@@ -11,7 +10,6 @@ int TorchThreads() { return at::get_num_threads(); }
 void SetTorchThreads(int threads) {
   if (threads <= 0) return;
   at::set_num_threads(threads);
-  SetBlasThreads(threads);
 }
 
 }  // namespace schedfarm

@@ -90,16 +90,23 @@ std::string DeathOf(const std::string& log, const std::string& worker) {
 class ChurnTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    coordinator_ = std::make_unique<CoordinatorProcess>(
-        FARM_COORDINATOR_BIN, dir_.Sub("store"), "tcp://127.0.0.1:*",
-        std::vector<std::string>{"--heartbeat-ms", std::to_string(kHeartbeatMs), "--liveness",
-                                 std::to_string(kLiveness), "--retry-backoff-ms", "10",
-                                 "--quarantine-after", "100", "--metrics-endpoint", "127.0.0.1:0"});
+    std::vector<std::string> flags = {"--heartbeat-ms",     std::to_string(kHeartbeatMs),
+                                      "--liveness",         std::to_string(kLiveness),
+                                      "--retry-backoff-ms", "10",
+                                      "--quarantine-after", "100",
+                                      "--metrics-endpoint", "127.0.0.1:0"};
+    const std::vector<std::string> extra = ExtraFlags();
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    coordinator_ = std::make_unique<CoordinatorProcess>(FARM_COORDINATOR_BIN, dir_.Sub("store"),
+                                                        "tcp://127.0.0.1:*", flags);
     ASSERT_FALSE(coordinator_->endpoint().empty()) << coordinator_->Log();
     port_ = MetricsPort(coordinator_->Log());
     ASSERT_GT(port_, 0) << coordinator_->Log();
     client_ = std::make_unique<TestClient>(coordinator_->endpoint());
   }
+
+  // The coordinator's flags beyond the fixture's.
+  virtual std::vector<std::string> ExtraFlags() const { return {}; }
 
   ChurnSettings Settings(int workers, int max_leases_per_life) const {
     ChurnSettings settings;
@@ -520,6 +527,116 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
   EXPECT_GT(quiet, 100);
   EXPECT_GT(flooded, 100) << "results stopped arriving during the flood";
   EXPECT_EQ(ProcStatusBytes(pid, "VmRSS") > 0, true) << "the coordinator lives";
+}
+
+// Row 26: clients that ask for replies they never read (a stored model of 8 MiB, with
+// its weights, again and again). Past ZMQ's pipe to a client (kSendHighWaterMark frames
+// and one being written), the coordinator keeps at most --max-queued-mb-per-peer for
+// it and drops it past that; with two such clients, at most --max-queued-mb in all, the
+// one with the most dropped. Its resident memory stays under its size before the flood
+// plus the bound in all, ZMQ's three frames per client, three copies of the reply being
+// made (the stored model read, the reply, its encoding) and 128 MiB for the allocator
+// (the 64 MiB of free heap it keeps, common/memory.h, and the holes between blocks),
+// while simulated workers' results go on.
+class ChurnQueueTest : public ChurnTest {
+ protected:
+  static constexpr int kPerPeerMiB = 32;
+  static constexpr int kInAllMiB = 48;
+  std::vector<std::string> ExtraFlags() const override {
+    return {"--max-message-kb",          "16384",           "--max-queued-mb-per-peer",
+            std::to_string(kPerPeerMiB), "--max-queued-mb", std::to_string(kInAllMiB)};
+  }
+};
+
+TEST_F(ChurnQueueTest, ClientsThatNeverReadTheirRepliesLeaveTheMemoryBoundedWhileResultsArrive) {
+  const pid_t pid = coordinator_->process().pid();
+  const std::string id = Submit(1000000);
+  ASSERT_FALSE(id.empty());
+  constexpr int64_t kReplyBytes = int64_t{8} << 20;
+  ClientRequest store;
+  Model* model = store.mutable_store_model()->mutable_model();
+  model->set_kind("gbt");
+  model->set_version("big");
+  model->set_campaign(id);
+  model->set_weights(std::string(kReplyBytes, 'w'));
+  std::optional<ClientReply> stored = client_->Call(store, 30000);
+  ASSERT_TRUE(stored && stored->code() == CLIENT_OK) << (stored ? stored->error() : "no reply");
+  auto results = [&] {
+    std::optional<ClientReply> status = client_->Status(id);
+    return status && status->status().campaigns_size() == 1
+               ? status->status().campaigns(0).campaign().counters().results()
+               : int64_t{-1};
+  };
+
+  Envelope envelope;
+  envelope.mutable_client_request()->mutable_models()->set_campaign(id);
+  envelope.mutable_client_request()->mutable_models()->set_with_weights(true);
+  const std::string request = EncodeEnvelope(envelope);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> sent{0};
+  // A client that asks for as long as the coordinator takes its requests and reads
+  // nothing: its socket takes next to nothing in.
+  auto flood = [&] {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    zmq::context_t context;
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::rcvhwm, 1);
+    socket.set(zmq::sockopt::rcvbuf, 4096);
+    socket.set(zmq::sockopt::sndhwm, 1);
+    socket.connect(coordinator_->endpoint());
+    while (!stop.load()) {
+      if (socket.send(zmq::buffer(request), zmq::send_flags::dontwait)) {
+        ++sent;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  };
+  int64_t before = 0, bound = 0, peak = 0, quiet = 0, flooded = 0;
+  {
+    ChurnFarm farm(Settings(/*workers=*/4, /*max_leases_per_life=*/0));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const int64_t start = results();
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    const int64_t flood_start = results();
+    quiet = flood_start - start;
+    before = ProcStatusBytes(pid, "VmRSS");
+    bound = before + (int64_t{kInAllMiB} << 20) + 2 * 3 * kReplyBytes + 3 * kReplyBytes +
+            (int64_t{128} << 20);
+    std::ofstream(std::string("/proc/") + std::to_string(pid) + "/clear_refs") << "5";
+    auto watch = [&](int seconds) {  // stopped past a runaway's first gigabyte
+      const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+      while (peak <= bound + (int64_t{1} << 30) && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        peak = std::max(peak, ProcStatusBytes(pid, "VmHWM"));
+      }
+    };
+    std::thread first(flood);  // alone: its own bound drops it
+    watch(4);
+    std::thread second(flood);  // together: the bound in all drops the one with the most
+    watch(8);
+    flooded = results() - flood_start;
+    stop.store(true);
+    first.join();
+    second.join();
+  }
+  const std::string log = coordinator_->Log();
+  const size_t own = EventLines(log, "peer_dropped", "bytes\"").size();
+  const size_t in_all = EventLines(log, "peer_dropped", "in all").size();
+  std::printf(
+      "%lld requests for %lld MiB replies sent, never read; resident %lld MiB before, "
+      "peak %lld MiB (bound %lld MiB); %zu drops past a client's own bound, %zu past "
+      "the bound in all; results %.0f/s before, %.0f/s during\n",
+      static_cast<long long>(sent.load()), static_cast<long long>(kReplyBytes >> 20),
+      static_cast<long long>(before >> 20), static_cast<long long>(peak >> 20),
+      static_cast<long long>(bound >> 20), own, in_all, quiet / 4.0, flooded / 12.0);
+  ASSERT_GT(before, 0);
+  EXPECT_LE(peak, bound);
+  EXPECT_GE(own, 1u) << log;
+  EXPECT_GE(in_all, 1u) << log;
+  EXPECT_GT(quiet, 100);
+  EXPECT_GT(flooded, 100) << "results stopped arriving during the flood";
 }
 
 }  // namespace

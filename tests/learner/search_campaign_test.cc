@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -22,6 +22,7 @@
 #include "pretrained/pretrained.h"
 #include "scheduler/templates.h"
 #include "tests/support/farm_rig.h"
+#include "tests/support/learner_farm.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/submit_campaign.h"
 #include "tests/support/synthetic_samples.h"
@@ -31,6 +32,7 @@ namespace {
 
 using testing_support::ChildProcess;
 using testing_support::CoordinatorProcess;
+using testing_support::LearnerFarm;
 using testing_support::SubmitZooCampaign;
 using testing_support::TestClient;
 
@@ -54,52 +56,15 @@ const std::string kTwoBlocks = R"(pipelines:
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 )";
 
-// The farm: a coordinator, one worker and a learner that trains LANN ensembles on one
-// thread, with `epochs`, `poll_ms` and `min_samples`.
-struct LocalFarm {
-  explicit LocalFarm(const std::string& epochs = "200", const std::string& poll_ms = "200",
-                     const std::string& min_samples = "8")
-      : learner(FARM_LEARNER_BIN,
-                {"--coordinator", coordinator.endpoint(), "--models", "lann", "--ensemble", "2",
-                 "--epochs", epochs, "--threads", "1", "--poll-ms", poll_ms, "--min-samples",
-                 min_samples}) {}
-
-  ScratchDir dir;
-  CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
-  ChildProcess worker{FARM_WORKER_BIN,
-                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
-                       "--children", "1"}};
-  ChildProcess learner;
-  TestClient client{coordinator.endpoint()};
-
-  // The measurements of the campaign.
-  std::vector<Measurement> Measurements(const std::string& campaign) {
-    std::vector<Measurement> out;
-    for (const StoredMeasurementRecord& row : client.Export(campaign)) {
-      out.push_back(row.measurement());
-    }
-    return out;
-  }
-
-  // Whether every campaign ended DONE within `seconds`.
-  bool WaitDone(const std::vector<std::string>& campaigns, int seconds) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      bool done = true;
-      for (const std::string& id : campaigns) {
-        std::optional<ClientReply> status = client.Status(id);
-        done = done && status && status->status().campaigns_size() == 1 &&
-               status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE;
-      }
-      if (done) return true;
-    }
-    return false;
-  }
-};
+// The learner of these tests: lann (2 members) on one thread.
+LearnerFarm LannFarm(const std::string& epochs = "200", const std::string& poll_ms = "200",
+                     const std::string& min_samples = "8") {
+  return LearnerFarm({"--models", "lann", "--ensemble", "2", "--epochs", epochs, "--threads", "1",
+                      "--poll-ms", poll_ms, "--min-samples", min_samples});
+}
 
 TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
-  LocalFarm farm;
+  LearnerFarm farm = LannFarm();
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   TestClient& client = farm.client;
 
@@ -155,7 +120,7 @@ TEST(SearchCampaignTest, EveryStrategyRunsAsACampaignUnderTheLearnersModel) {
 // campaign runs, the learner trains the model on it once it ended, and every candidate
 // of the search is then scored by that model (no retraining: retrain_every is large).
 TEST(SearchCampaignTest, ASearchStartsUnderAnotherCampaignsModel) {
-  LocalFarm farm;
+  LearnerFarm farm = LannFarm();
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   TestClient& client = farm.client;
   const std::string dataset =
@@ -203,11 +168,12 @@ std::vector<std::string> LinesWith(const std::string& log, const std::vector<std
   return out;
 }
 
-// One campaign's long training does not hold back another's proposals: each campaign
-// steps on a thread of its own. "slow" trains a GCN for many epochs; "steady" never
-// trains and proposes random schedules through the learner all along.
+// One campaign's long training does not hold back another's proposals: the campaigns
+// step on threads of their own, and a training gives the learner's cpus to the steps
+// that wait between two of its epochs. "slow" trains a GCN for many epochs; "steady"
+// never trains and proposes random schedules through the learner all along.
 TEST(SearchCampaignTest, OneCampaignsTrainingDoesNotHoldBackAnothersProposals) {
-  LocalFarm farm(/*epochs=*/"3000", /*poll_ms=*/"100", /*min_samples=*/"6");
+  LearnerFarm farm = LannFarm(/*epochs=*/"3000", /*poll_ms=*/"100", /*min_samples=*/"6");
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   TestClient& client = farm.client;
   ChildProcess& learner = farm.learner;
@@ -253,7 +219,7 @@ TEST(SearchCampaignTest, OneCampaignsTrainingDoesNotHoldBackAnothersProposals) {
 // proposed, the learner completes it and it ends with the reason, every schedule
 // measured once.
 TEST(SearchCampaignTest, AnExhaustedSearchCampaignEndsWithItsReason) {
-  LocalFarm farm(/*epochs=*/"50", /*poll_ms=*/"100", /*min_samples=*/"2");
+  LearnerFarm farm = LannFarm(/*epochs=*/"50", /*poll_ms=*/"100", /*min_samples=*/"2");
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   TestClient& client = farm.client;
   ChildProcess& learner = farm.learner;
@@ -353,7 +319,7 @@ struct PretrainedFarm {
   };
   ScratchDir models;
   ModelsDir models_dir{models.path()};
-  LocalFarm farm;
+  LearnerFarm farm = LannFarm();
   HostFingerprint host = WorkerHost(farm.client);
 };
 
@@ -362,7 +328,7 @@ struct PretrainedFarm {
 // every retraining fine-tunes that model on the campaign's results (warm start).
 TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFineTunesIt) {
   PretrainedFarm rig;
-  LocalFarm& farm = rig.farm;
+  LearnerFarm& farm = rig.farm;
   const std::string& models = rig.models.path();
   const HostFingerprint& host = rig.host;
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
@@ -396,7 +362,7 @@ TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFin
 // without one.
 TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
   PretrainedFarm rig;
-  LocalFarm& farm = rig.farm;
+  LearnerFarm& farm = rig.farm;
   const std::string& models = rig.models.path();
   const HostFingerprint& host = rig.host;
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blas_threads.h"
 #include "gtest/gtest.h"
 #include "learner/cost_model_adapter.h"
 #include "learner/features.h"
@@ -647,18 +648,45 @@ TEST(TorchModelsTest, TrainSetsThreadsAndRestoresThem) {
   EXPECT_EQ(TorchThreads(), 2);
 }
 
-// OpenBLAS's own pool follows Torch's thread count (common/blas_threads.h): one thread
-// means one cpu, not a spinning BLAS thread per cpu beside it.
-TEST(TorchModelsTest, TheBlasPoolFollowsTorchsThreads) {
+// OpenBLAS's own pool is the process's (common/blas_threads.h): its owner sizes it once,
+// and neither Torch's thread count nor a training on fewer threads changes it while
+// another thread may be inside BLAS.
+TEST(TorchModelsTest, TheBlasPoolIsSetOnceByItsOwner) {
   using GetThreads = int (*)();
   const auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
   if (get == nullptr) GTEST_SKIP() << "the BLAS library loaded is not OpenBLAS";
-  SetTorchThreads(1);
-  EXPECT_EQ(get(), 1);
-  SetTorchThreads(2);
+  SetBlasThreads(2);
   EXPECT_EQ(get(), 2);
   SetTorchThreads(1);
+  EXPECT_EQ(get(), 2);
+  const Dataset data = ZooDataset(8, 4, 5);
+  std::unique_ptr<PerformanceModel> model = MakeLannModel();
+  TrainOptions options = Fast(1, 10);
+  options.threads = 1;
+  ASSERT_TRUE(model->Train(data.train, options).ok());
+  EXPECT_EQ(get(), 2);
+  SetBlasThreads(1);
   EXPECT_EQ(get(), 1);
+}
+
+// A training stops between two epochs when TrainOptions.between_epochs says so, with
+// an error, after calling it between every two epochs and never before the first.
+TEST(TorchModelsTest, BetweenEpochsIsCalledBetweenEpochsAndCanStopTheTraining) {
+  const Dataset data = ZooDataset(8, 4, 5);
+  for (const std::string kind : {"gcn", "lann", "gbt"}) {
+    StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    TrainOptions options = Fast(1, 6);
+    int calls = 0;
+    options.between_epochs = [&calls] { return ++calls < 3; };
+    const Status stopped = (*model)->Train(data.train, options);
+    EXPECT_FALSE(stopped.ok()) << kind;
+    EXPECT_NE(stopped.message().find("stopped between"), std::string::npos) << stopped.message();
+    EXPECT_EQ(calls, 3) << kind;
+    calls = -1000;
+    EXPECT_TRUE((*model)->Train(data.train, options).ok()) << kind;
+    EXPECT_GT(calls, -1000) << kind << ": called";
+  }
 }
 
 // ---------------------------------------------------------------------------------

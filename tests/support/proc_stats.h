@@ -74,6 +74,41 @@ inline double MachineBusySeconds() {
   return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// How many threads of `pid` are running or ready to run (state R in /proc/PID/task).
+inline int RunnableThreads(pid_t pid) {
+  int runnable = 0;
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = opendir(task_dir.c_str());
+  if (dir == nullptr) return 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(task_dir + "/" + entry->d_name + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') {
+      ++runnable;
+    }
+  }
+  closedir(dir);
+  return runnable;
+}
+
+// CPU seconds of the whole process `pid`, threads that have ended included
+// (/proc/PID/stat); 0 once it is gone.
+inline double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(line.substr(close + 2));
+  std::vector<std::string> f;
+  for (std::string v; f.size() < 13 && fields >> v;) f.push_back(v);
+  if (f.size() < 13) return 0;  // f[0] is field 3 (state): utime is field 14, stime 15
+  return (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 inline std::string LoadAverage() {
   std::ifstream in("/proc/loadavg");
   std::string a, b, c;
