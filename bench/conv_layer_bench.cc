@@ -1,6 +1,6 @@
 // The per-layer benchmark of fast kernels (docs/SCHEDULES.md, "Templates"): for every
 // distinct task of the networks given whose anchor is a convolution, a depthwise
-// convolution or a matmul, the template schedule's time beside the same tile without
+// convolution, a matmul or a pool, the template schedule's time beside the same tile without
 // layouts (the space before storage layouts and packed weights) and the contenders a
 // user would run: libtorch at its best (the fastest of eager NCHW, eager channels-last
 // and the frozen, inference-optimized TorchScript module) and ONNX Runtime (the task
@@ -222,8 +222,8 @@ int Run(const Options& options) {
       const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
       StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
       if (!spec.ok()) {
-        // No CONV or MATMUL anchor; any other reason is reported.
-        if (spec.status().message().find("no CONV or MATMUL stage") == std::string::npos) {
+        // No CONV, MATMUL or POOL anchor; any other reason is reported.
+        if (spec.status().message().find("no CONV, MATMUL or POOL stage") == std::string::npos) {
           std::printf("%-48s no template: %s\n", task.summary.c_str(),
                       spec.status().message().c_str());
         }

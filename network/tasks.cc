@@ -98,7 +98,7 @@ StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network) {
   for (const NetworkTask& task : partition.tasks) {
     if (task.anchor < 0) continue;
     const Stage& anchor = graph.stage(task.anchor);
-    if ((anchor.op() != CONV && anchor.op() != MATMUL) ||
+    if ((anchor.op() != CONV && anchor.op() != MATMUL && anchor.op() != POOL) ||
         !std::count(task.outputs.begin(), task.outputs.end(), anchor.name())) {
       continue;
     }

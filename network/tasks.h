@@ -74,8 +74,8 @@ struct NetworkPartition {
 // (ResNet-18: 45 MiB each, over the protocol's message limit together).
 StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network);
 
-// The network with an identity stage "<name>_out" after every CONV or MATMUL stage
-// that would be an output of its task, taking over all its readers and its place
+// The network with an identity stage "<name>_out" after every CONV, MATMUL or POOL
+// stage that would be an output of its task, taking over all its readers and its place
 // among the network's outputs (label "tile_copy"). In Halide an output accumulates a
 // reduction in its own buffer, across the whole reduction; a stage computed in its
 // consumer's tile accumulates in registers (docs/NETWORKS.md, "Tile copies"). The

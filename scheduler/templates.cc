@@ -41,18 +41,22 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   const int lanes = space.lanes(anchor);
   TileShape shape;
   const std::vector<Shape> inputs = graph.input_shapes(anchor);
-  const bool depthwise = stage.op() == CONV && stage.attrs().groups() > 1 && inputs[1][1] == 1;
-  // A depthwise convolution reads one input channel per output channel: across channels
-  // only where its input stores them innermost (an input of a channels-last pipeline).
+  // A depthwise convolution or a pool reads one input channel per output channel:
+  // across channels only where its input stores them innermost (an input of a
+  // channels-last pipeline).
+  const bool per_channel =
+      stage.op() == POOL || (stage.op() == CONV && stage.attrs().groups() > 1 && inputs[1][1] == 1);
   const Value& input = graph.value(graph.stage_inputs(anchor)[0]);
   const bool channels_across =
-      !depthwise ||
+      !per_channel ||
       (input.kind == Value::Kind::kInput && BoundaryChannelsLast(graph.spec(), input.shape.size()));
-  if (stage.op() == CONV && rank >= 3) {
-    // Output channels (row-major axis 1), or the columns of a depthwise convolution
-    // whose input stores its channels apart.
-    shape.vector_dim = channels_across ? rank - 2 : 0;
-    shape.tile_dim = channels_across ? 0 : 1;
+  if ((stage.op() == CONV || stage.op() == POOL) && rank >= 3) {
+    // Output channels (row-major axis 1), or the columns of a depthwise convolution or
+    // pool whose input stores its channels apart, unless a pool's columns are fewer
+    // than a vector (a pool of a small map).
+    const bool across = channels_across || (stage.op() == POOL && pure[0].extent < lanes);
+    shape.vector_dim = across ? rank - 2 : 0;
+    shape.tile_dim = across ? 0 : 1;
   } else {
     shape.vector_dim = 0;  // MATMUL: n
     shape.tile_dim = rank >= 2 ? 1 : -1;
@@ -190,18 +194,23 @@ std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
 
 StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
   const PipelineGraph& graph = space.graph();
+  // The convolution or matmul of the most flops, else the pool of the most.
   int anchor = -1;
   double anchor_flops = -1;
-  for (int s = 0; s < graph.num_stages(); ++s) {
-    const OpKind op = graph.stage(s).op();
-    if ((op == CONV || op == MATMUL) && graph.cost(s).flops > anchor_flops) {
-      anchor = s;
-      anchor_flops = graph.cost(s).flops;
+  for (const bool pools : {false, true}) {
+    for (int s = 0; s < graph.num_stages(); ++s) {
+      const OpKind op = graph.stage(s).op();
+      const bool kind = pools ? op == POOL : (op == CONV || op == MATMUL);
+      if (kind && graph.cost(s).flops > anchor_flops) {
+        anchor = s;
+        anchor_flops = graph.cost(s).flops;
+      }
     }
+    if (anchor >= 0) break;
   }
   if (anchor < 0) {
     return Status::Error("pipeline '" + graph.spec().name() +
-                         "': no template: it has no CONV or MATMUL stage");
+                         "': no template: it has no CONV, MATMUL or POOL stage");
   }
   const std::vector<int> chain = EpilogueChain(graph, anchor);
   const int host = chain.back();

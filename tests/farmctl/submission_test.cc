@@ -13,6 +13,7 @@
 
 #include "campaign/campaign_pipelines.h"
 #include "campaign/campaign_yaml.h"
+#include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/random_pipeline.h"
 #include "pipeline/spec.h"
@@ -57,11 +58,14 @@ void ExpectPipelinesOf(const CampaignConfig& config, const SubmitCampaign& got) 
       return options;
     }());
     ASSERT_TRUE(network.ok());
-    StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
+    // As a network campaign times it: random weights, tile copies, its layout.
+    StatusOr<PipelineSpec> timed = TimedNetwork(*network, config.network_layout());
+    ASSERT_TRUE(timed.ok()) << timed.status().ToString();
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(*timed);
     ASSERT_TRUE(graph.ok());
     StatusOr<NetworkPartition> partition = PartitionNetwork(*graph);
     ASSERT_TRUE(partition.ok());
-    const std::vector<PipelineSpec> expected = NetworkCampaignPipelines(*network, *partition);
+    const std::vector<PipelineSpec> expected = NetworkCampaignPipelines(*timed, *partition);
     ASSERT_EQ(got.pipelines_size(), static_cast<int>(expected.size()));
     for (size_t i = 0; i < expected.size(); ++i) {
       EXPECT_TRUE(MessageDifferencer::Equals(got.pipelines(static_cast<int>(i)), expected[i]))

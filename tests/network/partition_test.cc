@@ -199,7 +199,7 @@ TEST(Partition, EveryZooBlockPartitionsIntoValidTasks) {
   }
 }
 
-TEST(TileCopies, EveryConvolutionThatEndsItsTaskGetsACopyThatTakesOverItsReaders) {
+TEST(TileCopies, EveryConvolutionMatmulOrPoolThatEndsItsTaskGetsACopyThatTakesOverItsReaders) {
   const PipelineSpec network = *test_networks::TinyResNet();
   const PipelineGraph original = MustBuild(network);
   StatusOr<NetworkPartition> before = PartitionNetwork(original);
@@ -208,7 +208,7 @@ TEST(TileCopies, EveryConvolutionThatEndsItsTaskGetsACopyThatTakesOverItsReaders
   for (const NetworkTask& task : before->tasks) {
     if (task.anchor < 0) continue;
     const Stage& anchor = original.stage(task.anchor);
-    if ((anchor.op() == CONV || anchor.op() == MATMUL) &&
+    if ((anchor.op() == CONV || anchor.op() == MATMUL || anchor.op() == POOL) &&
         std::count(task.outputs.begin(), task.outputs.end(), anchor.name())) {
       ending.insert(anchor.name());
     }
@@ -228,13 +228,13 @@ TEST(TileCopies, EveryConvolutionThatEndsItsTaskGetsACopyThatTakesOverItsReaders
     EXPECT_EQ(graph.consumers(graph.value(graph.FindValue(name)).index), std::vector<int>{copy})
         << name << ": the copy takes over every reader";
   }
-  // No convolution or matmul ends its task any more, and the values are the same.
+  // No convolution, matmul or pool ends its task any more.
   StatusOr<NetworkPartition> after = PartitionNetwork(graph);
   ASSERT_TRUE(after.ok());
   for (const NetworkTask& task : after->tasks) {
     if (task.anchor < 0) continue;
     const OpKind op = graph.stage(task.anchor).op();
-    if (op != CONV && op != MATMUL) continue;  // pools keep ending their tasks
+    if (op != CONV && op != MATMUL && op != POOL) continue;
     EXPECT_FALSE(std::count(task.outputs.begin(), task.outputs.end(),
                             graph.stage(task.anchor).name()))
         << graph.stage(task.anchor).name();

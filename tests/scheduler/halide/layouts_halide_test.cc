@@ -102,7 +102,7 @@ std::vector<std::string> RampStrides(const std::string& stmt) {
 const StageSchedule* AnchorOf(const Case& c, const ScheduleSpec& spec) {
   for (const StageSchedule& s : spec.stages()) {
     const OpKind op = c.graph->stage(c.graph->value(c.graph->FindValue(s.stage())).index).op();
-    if (op == CONV || op == MATMUL) return &s;
+    if (op == CONV || op == MATMUL || op == POOL) return &s;
   }
   return nullptr;
 }
@@ -281,6 +281,47 @@ TEST(TemplatesHalideTest, TemplatesOfConvolutionsAndMatmulsComputeTheReference) 
   }
 }
 
+// Pools of a network's shapes: a max pool of 3x3 with stride 2 and ceil_mode (its last
+// windows leave the input), one with padding (ResNet's stem), and an average pool with
+// padding that does not count; each in the natural layout (columns vectorized) and
+// channels-last (channels vectorized), at 32 and 64 vector bytes. (A global pool is a
+// REDUCE, not a POOL.)
+TEST(TemplatesHalideTest, TemplatesOfPoolsComputeTheReference) {
+  std::vector<PipelineSpec> specs;
+  for (const bool channels_last : {false, true}) {
+    auto pool = [&](const std::string& name, auto&& make) {
+      PipelineBuilder b(name + (channels_last ? "_cl" : ""));
+      b.Output(make(b, b.Input("x", {1, 32, 27, 27})));
+      PipelineSpec spec = b.Finish().value();
+      if (channels_last) spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+      specs.push_back(spec);
+    };
+    pool("max_pool_ceil", [](PipelineBuilder& b, const std::string& x) {
+      return b.MaxPool(x, {3, 3}, {2, 2}, {0, 0, 0, 0}, /*ceil_mode=*/true);
+    });
+    pool("avg_pool_padded", [](PipelineBuilder& b, const std::string& x) {
+      return b.AvgPool(x, {3, 3}, {1, 1}, {1, 1, 1, 1}, /*count_include_pad=*/false);
+    });
+    pool("max_pool_padded",
+         [](PipelineBuilder& b, const std::string& x) { return b.MaxPool2d(x, 3, 2, 1); });
+  }
+  for (const PipelineSpec& spec : specs) {
+    for (int vector_bytes : {32, 64}) {
+      Case c = Make(spec, vector_bytes);
+      StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);
+      ASSERT_TRUE(t.ok()) << spec.name() << ": " << t.status().ToString();
+      const StageSchedule* anchor = AnchorOf(c, *t);
+      ASSERT_NE(anchor, nullptr) << spec.name();
+      EXPECT_GT(anchor->update().vector_width(), 0) << spec.name() << ": vectorized";
+      const schedule_checks::RunOutcome run =
+          RunAndCompare(*c.space, *t, c.reference, RunOptions{1});
+      EXPECT_TRUE(run.pass) << spec.name() << " at " << vector_bytes << " bytes: " << run.message;
+      const std::vector<std::string> differences = CheckLoopNest(*c.space, *t);
+      EXPECT_TRUE(differences.empty()) << spec.name() << ": " << differences[0];
+    }
+  }
+}
+
 TEST(TemplatesHalideTest, TemplatesOfZooBlocksComputeTheReference) {
   int templates = 0;
   for (const std::string& name : ZooNames()) {
@@ -290,12 +331,14 @@ TEST(TemplatesHalideTest, TemplatesOfZooBlocksComputeTheReference) {
     StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);
     bool has_anchor = false;
     for (int s = 0; s < c.graph->num_stages(); ++s) {
-      has_anchor |= c.graph->stage(s).op() == CONV || c.graph->stage(s).op() == MATMUL;
+      const OpKind op = c.graph->stage(s).op();
+      has_anchor |= op == CONV || op == MATMUL || op == POOL;
     }
-    // Only a block without a convolution or matmul may have no template, and it says so.
+    // Only a block without a convolution, matmul or pool may have no template, and it
+    // says so.
     if (!has_anchor) {
       ASSERT_FALSE(t.ok()) << name;
-      EXPECT_NE(t.status().message().find("no CONV or MATMUL stage"), std::string::npos)
+      EXPECT_NE(t.status().message().find("no CONV, MATMUL or POOL stage"), std::string::npos)
           << name << ": " << t.status().message();
       continue;
     }
