@@ -146,6 +146,14 @@ class ChurnTest : public ::testing::Test {
     return std::nullopt;
   }
 
+  // The campaign's results so far; -1 when its status cannot be had.
+  int64_t Results(const std::string& id) {
+    std::optional<ClientReply> status = client_->Status(id);
+    return status && status->status().campaigns_size() == 1
+               ? status->status().campaigns(0).campaign().counters().results()
+               : int64_t{-1};
+  }
+
   std::string Scrape() {
     std::optional<std::string> scrape = HttpGet(port_, "/metrics");
     EXPECT_TRUE(scrape.has_value());
@@ -438,12 +446,6 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
   ASSERT_FALSE(id.empty());
   int64_t before = 0, bound = 0;
   double cpu = 0;
-  auto results = [&] {
-    std::optional<ClientReply> status = client_->Status(id);
-    return status && status->status().campaigns_size() == 1
-               ? status->status().campaigns(0).campaign().counters().results()
-               : int64_t{-1};
-  };
 
   Envelope envelope;
   envelope.mutable_client_request()->set_request_id("flood");
@@ -460,9 +462,9 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
     ChurnFarm farm(Settings(/*workers=*/4, /*max_leases_per_life=*/0));
     // Five seconds without the flood, then fifteen with it.
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    const int64_t start = results();
+    const int64_t start = Results(id);
     std::this_thread::sleep_for(std::chrono::seconds(5));
-    const int64_t flood_start = results();
+    const int64_t flood_start = Results(id);
     quiet = flood_start - start;
     // The peak from here on, over what the coordinator holds now.
     before = ProcStatusBytes(pid, "VmRSS");
@@ -504,7 +506,7 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
       if (stalled) watch(3);
     }
     watch(7);
-    flooded = results() - flood_start;
+    flooded = Results(id) - flood_start;
     cpu = Total(ThreadCpuSeconds(pid)) - cpu_start;
     stop.store(true);
     flooding.join();
@@ -561,12 +563,6 @@ TEST_F(ChurnQueueTest, ClientsThatNeverReadTheirRepliesLeaveTheMemoryBoundedWhil
   model->set_weights(std::string(kReplyBytes, 'w'));
   std::optional<ClientReply> stored = client_->Call(store, 30000);
   ASSERT_TRUE(stored && stored->code() == CLIENT_OK) << (stored ? stored->error() : "no reply");
-  auto results = [&] {
-    std::optional<ClientReply> status = client_->Status(id);
-    return status && status->status().campaigns_size() == 1
-               ? status->status().campaigns(0).campaign().counters().results()
-               : int64_t{-1};
-  };
 
   Envelope envelope;
   envelope.mutable_client_request()->mutable_models()->set_campaign(id);
@@ -597,9 +593,9 @@ TEST_F(ChurnQueueTest, ClientsThatNeverReadTheirRepliesLeaveTheMemoryBoundedWhil
   {
     ChurnFarm farm(Settings(/*workers=*/4, /*max_leases_per_life=*/0));
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    const int64_t start = results();
+    const int64_t start = Results(id);
     std::this_thread::sleep_for(std::chrono::seconds(4));
-    const int64_t flood_start = results();
+    const int64_t flood_start = Results(id);
     quiet = flood_start - start;
     before = ProcStatusBytes(pid, "VmRSS");
     bound = before + (int64_t{kInAllMiB} << 20) + 2 * 3 * kReplyBytes + 3 * kReplyBytes +
@@ -616,7 +612,7 @@ TEST_F(ChurnQueueTest, ClientsThatNeverReadTheirRepliesLeaveTheMemoryBoundedWhil
     watch(4);
     std::thread second(flood);  // together: the bound in all drops the one with the most
     watch(8);
-    flooded = results() - flood_start;
+    flooded = Results(id) - flood_start;
     stop.store(true);
     first.join();
     second.join();
