@@ -3,23 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <memory>
-#include <new>
 #include <random>
 #include <sstream>
 #include <thread>
 
 #include "common/cpus.h"
-#include "common/elapsed.h"
+#include "timing/bandwidth.h"
 #include "timing/peak.h"
 
 namespace schedfarm {
@@ -32,65 +28,13 @@ constexpr char kOneMemberFormat[] = "schedfarm.roofline.v1";
 constexpr int kDefaultMembers = 5;  // when TrainOptions.ensemble is 0
 constexpr int kMaxMembers = 1000;
 
-using Clock = std::chrono::steady_clock;
-
 // --- microbenchmarks ------------------------------------------------------------------
-
-// Runs fn(thread index) on `threads` threads at once; returns the wall time.
-template <typename Fn>
-double RunOnThreads(int threads, const Fn& fn) {
-  std::vector<std::thread> pool;
-  const Clock::time_point start = Clock::now();
-  for (int t = 0; t < threads; ++t) pool.emplace_back([&fn, t] { fn(t); });
-  for (std::thread& th : pool) th.join();
-  return SecondsSince(start);
-}
-
-std::atomic<float> g_sink{0};  // keeps the loops' results alive
 
 // Multiply-adds on one pinned thread per cpu: timing/peak.h's kernel (the worker's fp32
 // peak), in AVX2 with FMA or SSE, the vector width the roofline's terms assume.
 StatusOr<double> MeasureFlops(const std::vector<int>& cpus, PeakIsa isa) {
   SCHEDFARM_ASSIGN_OR_RETURN(const PeakResult peak, MeasurePeak(isa, cpus));
   return peak.gflops * 1e9;
-}
-
-StatusOr<double> MeasureBandwidth(int threads) {
-  constexpr size_t kElements = size_t{64} << 20 >> 2;  // 64 MiB of floats per array
-  std::unique_ptr<float[]> a(new (std::nothrow) float[kElements]);
-  std::unique_ptr<float[]> b(new (std::nothrow) float[kElements]);
-  std::unique_ptr<float[]> c(new (std::nothrow) float[kElements]);
-  if (a == nullptr || b == nullptr || c == nullptr) {
-    return Status::Error("measuring host peaks: cannot allocate the bandwidth test's 192 MiB");
-  }
-  const size_t chunk = (kElements + threads - 1) / threads;
-  auto range = [&](int t) {
-    const size_t begin = std::min(kElements, chunk * t);
-    return std::make_pair(begin, std::min(kElements, begin + chunk));
-  };
-  // First touch by the thread that streams the chunk later.
-  RunOnThreads(threads, [&](int t) {
-    auto [begin, end] = range(t);
-    for (size_t i = begin; i < end; ++i) {
-      a[i] = 0;
-      b[i] = 1.0f + static_cast<float>(i & 7);
-      c[i] = 2.0f;
-    }
-  });
-  const float s = 0.5f;
-  double best = std::numeric_limits<double>::infinity();
-  for (int rep = 0; rep < 4; ++rep) {
-    best = std::min(best, RunOnThreads(threads, [&](int t) {
-                      auto [begin, end] = range(t);
-                      float* __restrict pa = a.get();
-                      const float* __restrict pb = b.get();
-                      const float* __restrict pc = c.get();
-                      for (size_t i = begin; i < end; ++i) pa[i] = pb[i] + s * pc[i];
-                    }));
-  }
-  g_sink.store(g_sink.load(std::memory_order_relaxed) + a[kElements / 2],
-               std::memory_order_relaxed);
-  return 3.0 * sizeof(float) * static_cast<double>(kElements) / best;
 }
 
 std::string CpuModelName() {
@@ -180,7 +124,8 @@ StatusOr<HostPeaks> MeasureHostPeaks() {
   const StatusOr<double> flops = MeasureFlops(HostCpus(), avx2 ? PeakIsa::kAvx2 : PeakIsa::kSse);
   if (!flops.ok()) return flops.status().WithContext("measuring host peaks");
   p.flops_per_second = *flops;
-  SCHEDFARM_ASSIGN_OR_RETURN(p.bytes_per_second, MeasureBandwidth(p.cores));
+  SCHEDFARM_ASSIGN_OR_RETURN(const double gbps, MeasureBandwidth(HostCpus()));
+  p.bytes_per_second = gbps * 1e9;
   SCHEDFARM_RETURN_IF_ERROR(CheckPeaks(p).WithContext("measuring host peaks"));
   return p;
 }

@@ -145,6 +145,58 @@ bool IsAnchorOp(OpKind op) {
   return op == CONV || op == MATMUL || op == POOL || op == REDUCE;
 }
 
+std::string TaskKind(const PipelineGraph& task) {
+  std::string kind = "elementwise";
+  bool concat = false;
+  for (int s : task.topological_order()) {
+    const Stage& stage = task.stage(s);
+    concat |= stage.op() == CONCAT;
+    if (kind != "elementwise" || !IsAnchorOp(stage.op())) continue;
+    const std::vector<int>& inputs = task.stage_inputs(s);
+    switch (stage.op()) {
+      case CONV: {
+        const int64_t groups = std::max<int64_t>(1, stage.attrs().groups());
+        const int64_t channels = task.value(inputs[0]).shape[1];
+        kind = groups == 1 ? "conv" : groups == channels ? "depthwise conv" : "grouped conv";
+        break;
+      }
+      case MATMUL: {
+        bool computed = true;
+        for (int i = 0; i < 2; ++i) {
+          computed &= task.value(inputs[i]).kind != Value::Kind::kParameter;
+        }
+        kind = computed ? "batched matmul" : "matmul";
+        break;
+      }
+      case POOL:
+        kind = "pool";
+        break;
+      default: {  // REDUCE
+        const Shape& shape = task.value(inputs[0]).shape;
+        std::vector<int64_t> spatial;
+        for (size_t d = 2; d < shape.size(); ++d) spatial.push_back(static_cast<int64_t>(d));
+        const std::vector<int64_t> axes(stage.attrs().axes().begin(), stage.attrs().axes().end());
+        kind = shape.size() == 4 && axes == spatial ? "global pool" : "reduction";
+      }
+    }
+  }
+  return concat ? kind + " into concat" : kind;
+}
+
+double CompulsoryBytes(const PipelineGraph& task) {
+  double bytes = 0;
+  for (const Value& value : task.values()) {
+    if (value.kind != Value::Kind::kStage) {
+      bytes += static_cast<double>(NumElements(value.shape)) * BytesPerElement(value.dtype);
+    }
+  }
+  for (int s : task.output_stages()) {
+    const Value& value = task.value(task.stage_value(s));
+    bytes += static_cast<double>(NumElements(value.shape)) * BytesPerElement(value.dtype);
+  }
+  return bytes;
+}
+
 StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {
   NetworkPartition partition;
   partition.task_of_stage.assign(network.num_stages(), -1);

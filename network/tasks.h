@@ -90,6 +90,19 @@ StatusOr<PipelineSpec> TimedNetwork(const PipelineSpec& imported, BoundaryLayout
 // Whether stage `op` starts a task.
 bool IsAnchorOp(OpKind op);
 
+// The operator kind of a task (a pipeline of PartitionNetwork's), by its anchor: "conv",
+// "grouped conv", "depthwise conv" (one group per input channel), "matmul" (by weights),
+// "batched matmul" (of two computed operands), "pool", "global pool" (a reduction over
+// every spatial axis of an NCHW tensor), "reduction" (any other: the statistics of a
+// layer norm, a softmax's), or "elementwise" (no anchor); " into concat" follows when the
+// task writes a concatenation. What the per-operator benchmark groups by and the task
+// table shows.
+std::string TaskKind(const PipelineGraph& task);
+
+// The bytes a task cannot avoid moving: its inputs and weights read once and its
+// outputs written once (the bandwidth roofline's numerator).
+double CompulsoryBytes(const PipelineGraph& task);
+
 // Splits `network` into tasks. Fails only if a task is not a valid pipeline, which
 // names the task and its first stage.
 StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network);

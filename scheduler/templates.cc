@@ -63,7 +63,13 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   }
   std::vector<int64_t> vector_widths;
   for (int v : {4, 2, 1}) vector_widths.push_back(int64_t{v} * lanes);
-  shape.vector = Factor(pure[shape.vector_dim].extent, 4 * lanes, vector_widths);
+  const int64_t vector_extent = pure[shape.vector_dim].extent;
+  shape.vector = Factor(vector_extent, 4 * lanes, vector_widths);
+  // A dim of one vector or less (16 channels in 16 lanes) is vectorized whole: split by
+  // its extent, so that a stage computed in a tile vectorizes a loop of constant extent.
+  if (shape.vector == 0 && vector_extent <= lanes && vector_extent % 4 == 0) {
+    shape.vector = vector_extent;
+  }
   if (shape.vector == 0) shape.vector_dim = -1;
   if (shape.tile_dim < 0) return shape;
   const int registers = space.target().vector_registers();

@@ -199,6 +199,51 @@ TEST(Partition, EveryZooBlockPartitionsIntoValidTasks) {
   }
 }
 
+// Each task's operator kind (TaskKind), which the per-operator benchmark groups by, and
+// the bytes it cannot avoid moving: a network of every kind the corpus has, one task
+// each.
+TEST(TaskKinds, EveryAnchorKindIsNamedAndATaskWritingAConcatenationSaysSo) {
+  PipelineBuilder b("kinds");
+  const std::string x = b.Input("x", {1, 32, 16, 16});
+  const std::string dense = b.Relu(b.Conv2d(x, 32, 3, 1, 1));
+  const std::string depthwise = b.DepthwiseConv2d(dense, 3, 1, 1);
+  const std::string grouped = b.Conv2d(depthwise, 32, 3, 1, 1, /*groups=*/4);
+  const std::string pooled = b.MaxPool2d(grouped, 2, 2);                      // [1,32,8,8]
+  const std::string joined = b.Concat({pooled, b.Conv2d(pooled, 16, 1)}, 1);  // [1,48,8,8]
+  const std::string squeezed = b.GlobalAvgPool(joined);                       // [1,48,1,1]
+  const std::string rows = b.Reshape(joined, {1, 48, 64});
+  const std::string normed = b.LayerNorm(rows);
+  const std::string linear = b.Linear(normed, 64);
+  const std::string scores = b.Softmax(b.BatchMatMul(linear, b.Transpose(linear, {0, 2, 1})), 2);
+  b.Output(squeezed);
+  b.Output(b.Relu(scores));
+  const PipelineGraph network = MustBuild(b.Finish());
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  ASSERT_TRUE(partition.ok()) << partition.status().ToString();
+  std::vector<std::string> kinds;
+  for (const NetworkTask& task : partition->tasks) {
+    const PipelineGraph graph = MustBuild(partition->distinct[task.distinct].spec);
+    kinds.push_back(TaskKind(graph));
+  }
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{"conv", "depthwise conv", "grouped conv", "pool",
+                                      "conv into concat", "global pool", "reduction", "reduction",
+                                      "matmul", "batched matmul", "reduction", "reduction"}));
+
+  // The pool's task reads [1,32,16,16] and writes [1,32,8,8] in f32; no weights.
+  const NetworkTask& pool = partition->tasks[3];
+  const PipelineGraph pool_graph = MustBuild(partition->distinct[pool.distinct].spec);
+  EXPECT_EQ(CompulsoryBytes(pool_graph), 4.0 * (32 * 16 * 16 + 32 * 8 * 8));
+  // The dense convolution's also reads its weights and bias: 32x32x3x3 and 32.
+  const PipelineGraph conv_graph =
+      MustBuild(partition->distinct[partition->tasks[0].distinct].spec);
+  EXPECT_EQ(CompulsoryBytes(conv_graph), 4.0 * (2 * 32 * 16 * 16 + 32 * 32 * 9 + 32));
+  // A task of elementwise stages only.
+  PipelineBuilder e("elementwise");
+  e.Output(e.Relu(e.Add(e.Input("a", {1, 8}), e.Input("c", {1, 8}))));
+  EXPECT_EQ(TaskKind(MustBuild(e.Finish())), "elementwise");
+}
+
 TEST(TileCopies, EveryConvolutionMatmulOrPoolThatEndsItsTaskGetsACopyThatTakesOverItsReaders) {
   const PipelineSpec network = *test_networks::TinyResNet();
   const PipelineGraph original = MustBuild(network);

@@ -10,7 +10,11 @@ Writes, for each network NAME, the layout of ONNX's backend tests:
 
 Networks: torchvision ResNet-18 and MobileNetV2 (opset 13, input 1x3x64x64 rather
 than 224x224 to keep the Halide reference runs of CI short; --image-size 224 for the
-networks of docs/NETWORKS.md), and one PyTorch
+networks of docs/NETWORKS.md); the rest of the corpus of docs/NETWORKS.md, exported
+only when named in --only (opset 17): ResNet-50, ResNeXt-50 32x4d, DenseNet-121,
+Inception-v3 (at 299x299 when --image-size is 224, the size it was made for),
+MobileNetV3-Large, ConvNeXt-Tiny and ViT-B/16 (224x224 whatever --image-size says: its
+position embedding fixes the size); and one PyTorch
 TransformerEncoderLayer (opset 17, input 1x16x32: d_model 32, 4 heads, GELU), whose
 export computes reshape targets from Shape/Gather/Slice subgraphs and uses
 LayerNormalization. The weights are random (torch.manual_seed, weights=None:
@@ -27,6 +31,17 @@ import onnx
 from onnx import numpy_helper
 
 IMAGE_SHAPE = (1, 3, 64, 64)
+# The corpus of docs/NETWORKS.md: name -> (constructor, image size from --image-size).
+CORPUS = {
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None), lambda size: size),
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), lambda size: size),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), lambda size: size),
+    "inception_v3": (lambda: torchvision.models.inception_v3(
+        weights=None, aux_logits=False, init_weights=True), lambda size: size * 299 // 224),
+    "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), lambda size: size),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), lambda size: size),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), lambda size: 224),
+}
 SEQUENCE_SHAPE = (1, 16, 32)
 SEED = 20240601
 
@@ -72,7 +87,7 @@ def main():
     parser.add_argument("--only", default="resnet18,mobilenet_v2,transformer_encoder")
     args = parser.parse_args()
     only = set(args.only.split(","))
-    unknown = only - {"resnet18", "mobilenet_v2", "transformer_encoder"}
+    unknown = only - {"resnet18", "mobilenet_v2", "transformer_encoder"} - set(CORPUS)
     if unknown:
         sys.exit(f"export_torchvision.py: unknown network(s) {', '.join(sorted(unknown))}")
     image_shape = (1, 3, args.image_size, args.image_size)
@@ -90,6 +105,14 @@ def main():
     for name, model, shape, opset in networks:
         if name in only:
             export(name, model, shape, opset, args.out_dir, generator)
+    # The corpus is built after them, and only what is asked for: each network's weights
+    # come from a generator of its own.
+    for name in sorted(only & set(CORPUS)):
+        build, image_size = CORPUS[name]
+        torch.manual_seed(SEED)
+        generator = torch.Generator().manual_seed(SEED)
+        size = image_size(args.image_size)
+        export(name, build(), (1, 3, size, size), 17, args.out_dir, generator)
 
 
 if __name__ == "__main__":

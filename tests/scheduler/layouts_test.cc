@@ -232,6 +232,32 @@ TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) 
   EXPECT_EQ(conv->update().loop_order(4).dim()[0], 'r');
 }
 
+// Output channels of one vector (16 channels in AVX-512's 16 lanes) are vectorized whole:
+// split by their extent, so that the anchor, computed in its consumer's tile, vectorizes
+// a loop of constant extent. Without it the tile was not vectorized at all (MobileNetV2's
+// 16-channel projection at 112x112 ran 20 times slower than libtorch).
+TEST(TemplatesTest, ChannelsOfOneVectorAreVectorizedWhole) {
+  PipelineBuilder b("one_vector");
+  const std::string x = b.Input("x", {1, 32, 28, 28});
+  b.Output(b.Relu(b.Conv2d(x, 16, 1)));
+  Fixture f = Make(b.Finish().value(), /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  int vectorized = 0;
+  for (const StageSchedule& s : spec->stages()) {
+    for (const DefinitionSchedule* d : {&s.pure(), &s.update()}) {
+      if (!d->has_vectorize()) continue;
+      ++vectorized;
+      EXPECT_EQ(d->vectorize().dim(), "d1") << s.stage();
+      EXPECT_EQ(d->vector_width(), 16) << s.stage();
+      ASSERT_EQ(d->splits_size(), 2) << s.stage();  // the columns and the channels
+      EXPECT_EQ(d->splits(1).dim(), "d1");
+      EXPECT_EQ(d->splits(1).factors(0), 16);
+    }
+  }
+  EXPECT_EQ(vectorized, 2);  // the host's tile and the convolution's update
+}
+
 TEST(TemplatesTest, EveryZooBlockWithAConvolutionOrMatmulHasALegalTemplate) {
   for (const std::string& name : ZooNames()) {
     ZooOptions options;

@@ -16,6 +16,7 @@
 
 #include "common/cpus.h"
 #include "storage/throughput.h"
+#include "timing/bandwidth.h"
 #include "worker/fingerprint.h"
 
 namespace schedfarm {
@@ -110,6 +111,30 @@ TEST(Fp32Peak, ErrorsNameTheIsaAndTheCpus) {
   EXPECT_EQ(unpinned.status().message(), "fp32 peak (sse, cpus " + std::to_string(outside) +
                                              "): cannot pin a thread to cpu " +
                                              std::to_string(outside));
+}
+
+// The memory bandwidth (timing/bandwidth.h) beside the peak: a triad over 192 MiB, beyond
+// every cache, streams at least 1 GB/s on any server (one DDR4 channel gives 20) and at
+// most 100 GB/s per thread (a core's loads and stores to memory, with every prefetcher,
+// stay well below that); the errors name the cpus.
+TEST(MemoryBandwidth, IsPlausibleOnOneCpuAndOnEvery) {
+  const std::vector<int> cpus = AllowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  for (const std::vector<int>& on : {std::vector<int>{cpus[0]}, cpus}) {
+    StatusOr<double> gbps = MeasureBandwidth(on, /*repeats=*/2);
+    ASSERT_TRUE(gbps.ok()) << gbps.status().ToString();
+    EXPECT_GE(*gbps, 1.0) << CpuList(on);
+    EXPECT_LE(*gbps, 100.0 * on.size()) << CpuList(on);
+  }
+  StatusOr<double> none = MeasureBandwidth({});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "memory bandwidth: no cpu to run on");
+  const int outside = CPU_SETSIZE - 1;
+  if (std::count(cpus.begin(), cpus.end(), outside)) GTEST_SKIP() << "cpu " << outside;
+  StatusOr<double> unpinned = MeasureBandwidth({outside}, 1);
+  ASSERT_FALSE(unpinned.ok());
+  EXPECT_EQ(unpinned.status().message(), "memory bandwidth (cpus " + std::to_string(outside) +
+                                             "): cannot pin a thread to its cpu");
 }
 
 // The thread counts a worker measures its peak at: every count up to 16 cores, then the

@@ -264,7 +264,8 @@ TEST(LayoutsHalideTest, ChannelsLastPipelinesComputeTheNaturalOnesValues) {
 }
 
 TEST(TemplatesHalideTest, TemplatesOfConvolutionsAndMatmulsComputeTheReference) {
-  for (const PipelineSpec& spec : {ConvRelu(16, 64, 14), ConvRelu(32, 32, 7), FullyConnected()}) {
+  for (const PipelineSpec& spec :
+       {ConvRelu(16, 64, 14), ConvRelu(32, 32, 7), ConvRelu(32, 16, 14), FullyConnected()}) {
     for (int vector_bytes : {32, 64}) {
       Case c = Make(spec, vector_bytes);
       StatusOr<ScheduleSpec> t = TemplateSchedule(*c.space);

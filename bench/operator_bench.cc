@@ -1,0 +1,505 @@
+// The per-operator benchmark (docs/NETWORKS.md, "Every operator kind"): every distinct
+// task of the networks given (tasks of several networks that are one pipeline are timed
+// once, weighted by all their occurrences), grouped by operator kind (network/tasks.h,
+// TaskKind): the template schedule's time, or the reference schedule's for a task
+// without a template (what search starts from), beside the contenders a user would run:
+// libtorch at its best (the fastest of eager NCHW, eager channels-last and the frozen,
+// inference-optimized TorchScript module) and ONNX Runtime (the task written as an ONNX
+// model, worker/onnxruntime/onnxruntime_baseline.h). With this host's fp32 peak
+// (timing/peak.h) and memory bandwidth (timing/bandwidth.h) measured in the same run,
+// each task's GFLOP/s and share of the peak, and its GB/s (the bytes it cannot avoid
+// moving, CompulsoryBytes, over its time) and share of the bandwidth roofline. Per
+// kind: the geometric mean of the fastest contender's time over ours (weighted by the
+// contender's time times the occurrences: the share of a network's time; goal at least
+// 1.0 for every kind), the FLOP-weighted share of peak (goal 85% for dense convolutions)
+// and the byte-weighted share of the bandwidth (goal 70% for the memory-bound kinds).
+// Every schedule's and ONNX Runtime's outputs are checked against libtorch's before
+// they are timed. Without node or the onnxruntime-node package the ONNX Runtime column
+// is left out, saying why.
+//
+// Usage: operator_bench [--threads N] [--samples K] [--rounds R] [--only TEXT]
+//                       [--kind TEXT] [--list] [--schedules] [--assembly DIR]
+//                       [--layout nchw|channels_last] NETWORK.onnx...
+// Each task is timed in R rounds (default 3), each round libtorch's three ways, ONNX
+// Runtime, then ours, K samples each (default 7); a time is the fastest of all its
+// samples, so that a slow spell of a shared host falls on every side of a ratio. --only
+// keeps the tasks whose summary contains TEXT, --kind those whose kind contains it;
+// --list prints the tasks, their kinds, FLOPs, bytes and template (or why none) without
+// timing anything; --schedules prints each schedule timed; --assembly writes each template's
+// assembly (DIR/<task id>.s), to check its inner loop; --layout is the layout the tasks exchange
+// tensors in (PipelineSpec.boundary_layout; default channels_last).
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/cpus.h"
+#include "common/elapsed.h"
+#include "common/files.h"
+#include "network/tasks.h"
+#include "pipeline/halide/jit_target.h"
+#include "pipeline/halide/lowering.h"
+#include "pipeline/onnx/onnx_export.h"
+#include "pipeline/source/source.h"
+#include "pipeline/spec.h"
+#include "pipeline/torch/frozen_torch.h"
+#include "pipeline/torch/torch_eval.h"
+#include "scheduler/autoschedule/autoschedulers.h"
+#include "scheduler/halide/apply.h"
+#include "scheduler/templates.h"
+#include "tests/support/scratch_dir.h"
+#include "timing/bandwidth.h"
+#include "timing/peak.h"
+#include "worker/onnxruntime/onnxruntime_baseline.h"
+
+namespace schedfarm {
+namespace {
+
+// libtorch's warnings, each printed once: the frozen module's oneDNN convolutions warn
+// on every run of a channel count that is not a multiple of 16.
+class WarnOnce : public c10::WarningHandler {
+ public:
+  void process(const c10::SourceLocation& where, const std::string& message,
+               bool verbatim) override {
+    if (seen_.insert(message).second) c10::WarningHandler::process(where, message, verbatim);
+  }
+
+ private:
+  std::set<std::string> seen_;
+};
+
+struct Options {
+  int threads = 2;
+  int samples = 7;
+  int rounds = 3;
+  std::string only, kind;
+  bool list = false, schedules = false;
+  std::string assembly_dir;
+  BoundaryLayout layout = LAYOUT_CHANNELS_LAST;
+  std::vector<std::string> networks;
+};
+
+// The template's code for this host, as assembly.
+Status WriteAssembly(const PipelineGraph& graph, const ScheduleSpec& spec,
+                     const std::string& file) {
+  SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
+  SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
+  try {
+    lowered.pipeline.compile_to_assembly(file, lowered.pipeline.infer_arguments(), "template",
+                                         HostJitTarget());
+  } catch (const Halide::Error& e) {
+    return Status::Error(file + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+struct Row {
+  std::string kind, task, networks;
+  int weight = 0;
+  double flops = 0, bytes = 0;
+  bool has_template = false;
+  double ours_s = 0, torch_s = 0, onnxruntime_s = 0;  // 0: not measured
+  std::string torch_way;
+
+  // The fastest contender's time and name.
+  double fastest_s() const {
+    return onnxruntime_s > 0 && onnxruntime_s < torch_s ? onnxruntime_s : torch_s;
+  }
+  const char* fastest() const {
+    return onnxruntime_s > 0 && onnxruntime_s < torch_s ? "onnxruntime" : "libtorch";
+  }
+};
+
+// `value` with 3 decimals, or "-" when it is 0 (not measured).
+std::string Fixed3(double value) {
+  if (value == 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", value);
+  return text;
+}
+
+// Keeps the lesser of `best` (0: none yet) and `seconds`.
+bool KeepFastest(double& best, double seconds) {
+  if (best != 0 && best <= seconds) return false;
+  best = seconds;
+  return true;
+}
+
+StatusOr<double> TimeSchedule(const PipelineGraph& graph, const ScheduleSpec& spec,
+                              const std::vector<HostTensor>& inputs,
+                              const std::vector<HostTensor>& expected, const Options& options) {
+  RunOptions run;
+  run.timing_samples = options.samples;
+  run.min_sample_seconds = 0.02;
+  run.threads = options.threads;
+  SCHEDFARM_ASSIGN_OR_RETURN(RunResult result, RunWithSchedule(graph, spec, run, inputs));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Comparison c =
+        CompareTensors(result.outputs[i], expected[i], DefaultTolerance(expected[i].dtype));
+    if (!c.match) return Status::Error("wrong answer against libtorch: " + c.message);
+  }
+  return result.min_seconds;
+}
+
+// The fastest of K samples of `program` (a TorchProgram or a FrozenTorchProgram).
+template <typename Program>
+StatusOr<double> TimeTorch(Program& program, const Options& options) {
+  SCHEDFARM_RETURN_IF_ERROR(program.Run());  // warm-up
+  double best = 1e30;
+  for (int k = 0; k < options.samples; ++k) {
+    int reps = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    do {
+      SCHEDFARM_RETURN_IF_ERROR(program.Run());
+      ++reps;
+      elapsed = SecondsSince(start);
+    } while (elapsed < 0.02);
+    best = std::min(best, elapsed / reps);
+  }
+  return best;
+}
+
+// The host's fp32 peak on the first `threads` cpus, in the ISA of Halide's target; 0
+// when it cannot be measured.
+double MeasuredPeak(int threads) {
+  const std::optional<PeakIsa> isa = PeakIsaOfHalideTarget(HostJitTarget().to_string());
+  std::vector<int> cpus = AllowedCpus();
+  if (static_cast<int>(cpus.size()) > threads) cpus.resize(threads);
+  StatusOr<PeakResult> peak =
+      isa ? MeasurePeak(*isa, cpus) : StatusOr<PeakResult>(Status::Error("no known ISA"));
+  if (!peak.ok()) {
+    std::fprintf(stderr, "no peak: %s\n", peak.status().message().c_str());
+    return 0;
+  }
+  std::printf("fp32 peak: %.1f GFLOP/s at %d threads (%s)\n", peak->gflops, threads,
+              PeakIsaName(*isa));
+  return peak->gflops;
+}
+
+// The host's memory bandwidth on the first `threads` cpus in GB/s; 0 when it cannot be
+// measured.
+double MeasuredBandwidth(int threads) {
+  std::vector<int> cpus = AllowedCpus();
+  if (static_cast<int>(cpus.size()) > threads) cpus.resize(threads);
+  StatusOr<double> gbps = MeasureBandwidth(cpus);
+  if (!gbps.ok()) {
+    std::fprintf(stderr, "no bandwidth: %s\n", gbps.status().message().c_str());
+    return 0;
+  }
+  std::printf("memory bandwidth: %.1f GB/s at %d threads (triad)\n", *gbps, threads);
+  return *gbps;
+}
+
+// ONNX Runtime on the task written as `model_file`: the fastest of its samples, its
+// outputs checked against `expected` by the measurement protocol.
+StatusOr<double> TimeOnnxRuntime(const std::string& model_file, const PipelineGraph& graph,
+                                 const std::vector<HostTensor>& expected, const Options& options,
+                                 const std::string& scratch_dir) {
+  MeasurementSettings settings;
+  settings.set_samples(options.samples);
+  settings.set_max_samples(options.samples);
+  settings.set_min_sample_seconds(0.02);
+  settings.set_threads(options.threads);
+  const Measurement m =
+      MeasureOnnxModelFile(model_file, graph.spec(), expected, settings, scratch_dir);
+  if (m.status() != OK || m.samples_seconds().empty()) {
+    return Status::Error("onnxruntime: " + m.error());
+  }
+  return *std::min_element(m.samples_seconds().begin(), m.samples_seconds().end());
+}
+
+// The distinct tasks of every network, one row per pipeline over all of them, in order
+// of first occurrence; false after printing why a network cannot be read.
+struct Task {
+  Row row;
+  PipelineSpec spec;
+  std::string pipeline_id;
+};
+bool CollectTasks(const Options& options, std::vector<Task>& tasks) {
+  std::map<std::string, int> by_id;
+  for (const std::string& path : options.networks) {
+    StatusOr<PipelineGraph> given = LoadPipelineSource(path);
+    StatusOr<PipelineSpec> tuned =
+        given.ok() ? NetworkWithTileCopies(given->spec()) : StatusOr<PipelineSpec>(given.status());
+    if (tuned.ok()) tuned->set_boundary_layout(options.layout);
+    StatusOr<PipelineGraph> network =
+        tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
+    StatusOr<NetworkPartition> partition =
+        network.ok() ? PartitionNetwork(*network) : StatusOr<NetworkPartition>(network.status());
+    if (!partition.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), partition.status().message().c_str());
+      return false;
+    }
+    const std::string name = network->spec().name() == "torch_jit" ? path : network->spec().name();
+    for (const DistinctTask& distinct : partition->distinct) {
+      auto [it, added] = by_id.emplace(distinct.pipeline_id, static_cast<int>(tasks.size()));
+      if (!added) {
+        Row& row = tasks[it->second].row;
+        row.weight += distinct.weight();
+        if (row.networks.find(name) == std::string::npos) row.networks += "," + name;
+        continue;
+      }
+      StatusOr<PipelineGraph> graph = PipelineGraph::Build(distinct.spec);
+      if (!graph.ok()) {
+        std::fprintf(stderr, "%s: %s\n", distinct.summary.c_str(),
+                     graph.status().message().c_str());
+        return false;
+      }
+      Task task;
+      task.spec = distinct.spec;
+      task.pipeline_id = distinct.pipeline_id;
+      task.row.kind = TaskKind(*graph);
+      task.row.task = distinct.summary;
+      task.row.networks = name;
+      task.row.weight = distinct.weight();
+      task.row.flops = graph->total_cost().flops;
+      task.row.bytes = CompulsoryBytes(*graph);
+      tasks.push_back(std::move(task));
+    }
+  }
+  return true;
+}
+
+bool Kept(const Options& options, const Row& row) {
+  return (options.only.empty() || row.task.find(options.only) != std::string::npos) &&
+         (options.kind.empty() || row.kind.find(options.kind) != std::string::npos);
+}
+
+// Times `task`'s schedule `spec` and the contenders in R rounds; 1 after printing why
+// one of them failed (ONNX Runtime refusing a task only leaves its column out).
+int TimeTask(const Options& options, const Task& task, const ScheduleSpec& spec,
+             bool with_onnxruntime, const std::string& model_file, const std::string& scratch_dir,
+             Row& row) {
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
+  if (!graph.ok()) return 1;
+  const std::vector<HostTensor> inputs = DeterministicInputs(graph->spec());
+  auto failed = [&](const std::string& what, const Status& status) {
+    std::fprintf(stderr, "%s: %s: %s\n", row.task.c_str(), what.c_str(), status.message().c_str());
+    return 1;
+  };
+  StatusOr<FrozenTorchProgram> frozen = FrozenTorchProgram::Prepare(*graph, inputs);
+  if (!frozen.ok()) return failed("libtorch frozen", frozen.status());
+  if (with_onnxruntime) {
+    StatusOr<std::string> model = ExportOnnxModel(graph->spec());
+    const Status written = model.ok() ? WriteFileAtomically(model_file, *model) : model.status();
+    if (!written.ok()) return failed("as an ONNX model", written);
+  }
+  std::vector<HostTensor> expected;
+  for (int round = 0; round < options.rounds; ++round) {
+    // libtorch at its best: the fastest of its three ways.
+    for (TorchLayout layout : {TorchLayout::kAsImported, TorchLayout::kChannelsLast}) {
+      StatusOr<TorchProgram> program = TorchProgram::Prepare(*graph, inputs, layout);
+      StatusOr<double> seconds =
+          program.ok() ? TimeTorch(*program, options) : StatusOr<double>(program.status());
+      if (!seconds.ok()) {
+        return failed(std::string("libtorch ") + TorchLayoutName(layout), seconds.status());
+      }
+      if (expected.empty()) expected = program->Outputs();
+      if (KeepFastest(row.torch_s, *seconds)) row.torch_way = TorchLayoutName(layout);
+    }
+    StatusOr<double> frozen_s = TimeTorch(*frozen, options);
+    if (!frozen_s.ok()) return failed("libtorch frozen", frozen_s.status());
+    if (KeepFastest(row.torch_s, *frozen_s)) row.torch_way = frozen->Name();
+    if (with_onnxruntime) {
+      StatusOr<double> onnxruntime_s =
+          TimeOnnxRuntime(model_file, *graph, expected, options, scratch_dir);
+      if (onnxruntime_s.ok()) {
+        KeepFastest(row.onnxruntime_s, *onnxruntime_s);
+      } else {
+        // A task ONNX Runtime refuses is a failed contender: the task goes on.
+        std::fprintf(stderr, "%s: %s\n", row.task.c_str(),
+                     onnxruntime_s.status().message().c_str());
+        with_onnxruntime = false;
+        row.onnxruntime_s = 0;
+      }
+    }
+    StatusOr<double> ours_s = TimeSchedule(*graph, spec, inputs, expected, options);
+    if (!ours_s.ok()) return failed(row.has_template ? "template" : "reference", ours_s.status());
+    KeepFastest(row.ours_s, *ours_s);
+  }
+  return 0;
+}
+
+// Whether a kind is bound by memory rather than arithmetic on a CPU: its goal is a share
+// of the bandwidth roofline rather than of the peak.
+bool MemoryBound(const std::string& kind) {
+  for (const char* bound : {"depthwise", "pool", "elementwise", "reduction"}) {
+    if (kind.find(bound) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// One line per kind (then over all): the time-weighted geometric mean of the fastest
+// contender over ours, the FLOP-weighted share of peak and the byte-weighted share of
+// the bandwidth, each with its goal where the kind has one.
+void PrintKinds(const std::vector<Row>& rows, double peak, double bandwidth) {
+  std::vector<std::string> kinds;
+  for (const Row& r : rows) {
+    if (std::find(kinds.begin(), kinds.end(), r.kind) == kinds.end()) kinds.push_back(r.kind);
+  }
+  std::sort(kinds.begin(), kinds.end());
+  kinds.push_back("");
+  for (const std::string& kind : kinds) {
+    double weight = 0, log_fastest = 0, flops = 0, bytes = 0, seconds = 0;
+    int tasks = 0, templates = 0;
+    for (const Row& r : rows) {
+      if (!kind.empty() && r.kind != kind) continue;
+      const double w = r.fastest_s() * r.weight;
+      weight += w;
+      log_fastest += w * std::log(r.fastest_s() / r.ours_s);
+      flops += r.flops * r.weight;
+      bytes += r.bytes * r.weight;
+      seconds += r.ours_s * r.weight;
+      ++tasks;
+      templates += r.has_template;
+    }
+    if (weight == 0) continue;
+    const double ratio = std::exp(log_fastest / weight);
+    const double peak_share = peak > 0 ? flops / seconds / 1e9 / peak : 0;
+    const double bandwidth_share = bandwidth > 0 ? bytes / seconds / 1e9 / bandwidth : 0;
+    std::string goals = "fastest contender / ours " + Fixed3(ratio) + " (" + Fixed3(ratio / 1.0) +
+                        "x the goal of 1.0)";
+    char shares[160];
+    std::snprintf(
+        shares, sizeof(shares), "; %.0f%% of peak%s; %.0f%% of the bandwidth%s", 100 * peak_share,
+        kind == "conv" ? (" (" + Fixed3(peak_share / 0.85) + "x the goal of 85%)").c_str() : "",
+        100 * bandwidth_share,
+        !kind.empty() && MemoryBound(kind)
+            ? (" (" + Fixed3(bandwidth_share / 0.70) + "x the goal of 70%)").c_str()
+            : "");
+    std::printf("%-22s %3d tasks (%d with a template): %s%s\n",
+                kind.empty() ? "all kinds" : kind.c_str(), tasks, templates, goals.c_str(), shares);
+  }
+}
+
+int Run(const Options& options) {
+  std::vector<Task> tasks;
+  if (!CollectTasks(options, tasks)) return 1;
+  if (options.list) {
+    for (const Task& task : tasks) {
+      if (!Kept(options, task.row)) continue;
+      StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
+      if (!graph.ok()) return 1;
+      const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
+      const StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
+      std::printf("%-22s %-56s w%-2d %9.2f MFLOP %8.3f MB  %s  [%s]\n", task.row.kind.c_str(),
+                  task.row.task.c_str(), task.row.weight, task.row.flops / 1e6,
+                  task.row.bytes / 1e6,
+                  spec.ok() ? "template" : ("no template: " + spec.status().message()).c_str(),
+                  task.row.networks.c_str());
+    }
+    return 0;
+  }
+  at::set_num_threads(options.threads);
+  WarnOnce warn_once;
+  const c10::Warning::WarningHandlerGuard quiet(&warn_once);
+  const double peak = MeasuredPeak(options.threads);
+  const double bandwidth = MeasuredBandwidth(options.threads);
+  const StatusOr<OnnxRuntimeInstall> onnxruntime = FindOnnxRuntime();
+  if (onnxruntime.ok()) {
+    std::printf("onnxruntime %s\n", onnxruntime->version.c_str());
+  } else {
+    std::printf("no onnxruntime column: %s\n", onnxruntime.status().message().c_str());
+  }
+  const ScratchDir scratch;
+  const std::string model_file = scratch.Sub("task.onnx");
+  std::vector<Row> rows;
+  for (const Task& task : tasks) {
+    if (!Kept(options, task.row)) continue;
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
+    if (!graph.ok()) return 1;
+    const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
+    StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
+    Row row = task.row;
+    row.has_template = spec.ok();
+    if (!spec.ok()) spec = space.Reference();
+    if (options.schedules) std::printf("%s: %s\n", row.task.c_str(), spec->DebugString().c_str());
+    if (row.has_template && !options.assembly_dir.empty()) {
+      const Status written =
+          WriteAssembly(*graph, *spec, options.assembly_dir + "/" + task.pipeline_id + ".s");
+      if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+    }
+    if (TimeTask(options, task, *spec, onnxruntime.ok(), model_file, scratch.path(), row) != 0) {
+      return 1;
+    }
+    const double gflops = row.flops / row.ours_s / 1e9;
+    const double gbps = row.bytes / row.ours_s / 1e9;
+    std::printf(
+        "%-20s %-52s w%-2d %8.2f MFLOP %7.3f MB  %-9s %7.3f ms %6.1f GFLOP/s %3.0f%% of peak "
+        "%6.1f GB/s %3.0f%% of bw  libtorch %7.3f ms (%s)  onnxruntime %s ms  "
+        "fastest/ours %.2f (%s)\n",
+        row.kind.c_str(), row.task.c_str(), row.weight, row.flops / 1e6, row.bytes / 1e6,
+        row.has_template ? "template" : "reference", row.ours_s * 1e3, gflops,
+        peak > 0 ? 100 * gflops / peak : 0.0, gbps, bandwidth > 0 ? 100 * gbps / bandwidth : 0.0,
+        row.torch_s * 1e3, row.torch_way.c_str(), Fixed3(row.onnxruntime_s * 1e3).c_str(),
+        row.fastest_s() / row.ours_s, row.fastest());
+    std::fflush(stdout);
+    rows.push_back(row);
+  }
+  PrintKinds(rows, peak, bandwidth);
+  return 0;
+}
+
+}  // namespace
+}  // namespace schedfarm
+
+int main(int argc, char** argv) {
+  schedfarm::Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--list" || arg == "--schedules") {
+      (arg == "--list" ? options.list : options.schedules) = true;
+    } else if ((arg == "--threads" || arg == "--samples" || arg == "--rounds" || arg == "--only" ||
+                arg == "--kind" || arg == "--assembly" || arg == "--layout") &&
+               i + 1 < argc) {
+      const std::string value = argv[++i];
+      if (arg == "--layout") {
+        const std::optional<schedfarm::BoundaryLayout> layout =
+            schedfarm::BoundaryLayoutNamed(value);
+        if (!layout) {
+          std::fprintf(stderr, "operator_bench: --layout '%s' is not nchw or channels_last\n",
+                       value.c_str());
+          return 2;
+        }
+        options.layout = *layout;
+      } else if (arg == "--only") {
+        options.only = value;
+      } else if (arg == "--kind") {
+        options.kind = value;
+      } else if (arg == "--assembly") {
+        options.assembly_dir = value;
+      } else {
+        (arg == "--threads"   ? options.threads
+         : arg == "--samples" ? options.samples
+                              : options.rounds) = std::atoi(value.c_str());
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr,
+                   "usage: operator_bench [--threads N] [--samples K] [--rounds R] "
+                   "[--only TEXT] [--kind TEXT] [--list] [--schedules] [--assembly DIR] "
+                   "[--layout nchw|channels_last] NETWORK.onnx...\n");
+      return 2;
+    } else {
+      options.networks.push_back(arg);
+    }
+  }
+  if (options.threads < 1 || options.samples < 1 || options.rounds < 1) {
+    std::fprintf(stderr, "operator_bench: --threads, --samples and --rounds must be at least 1\n");
+    return 2;
+  }
+  if (options.networks.empty()) {
+    std::fprintf(stderr, "usage: operator_bench [--threads N] [--samples K] NETWORK.onnx...\n");
+    return 2;
+  }
+  return schedfarm::Run(options);
+}
