@@ -109,6 +109,56 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   return shape;
 }
 
+// The dim a stage stores innermost, as an index into its pure loops (innermost first):
+// the channels of a 4-D output of a channels-last pipeline, else its last dim.
+int StorageInnermost(const PipelineGraph& graph, int stage) {
+  const std::vector<int>& outputs = graph.output_stages();
+  const int rank = static_cast<int>(graph.loops(stage).pure.size());
+  const bool output = std::find(outputs.begin(), outputs.end(), stage) != outputs.end();
+  return output && BoundaryChannelsLast(graph.spec(), rank) ? rank - 2 : 0;
+}
+
+// Whether a stage without a register tile has the work to pay for a parallel loop:
+// 256K points (its elements times its reduction's), 128K per core of two. A launch of
+// Halide's thread pool costs about 10 us on a shared host, more than a global pool of
+// 960 channels at 7x7 takes on one core (2 us).
+bool WorthParallel(const PipelineGraph& graph, int stage) {
+  const StageLoops loops = graph.loops(stage);
+  double points = 1;
+  for (const LoopDim& d : loops.pure) points *= static_cast<double>(d.extent);
+  for (const LoopDim& r : loops.reduction) points *= static_cast<double>(r.extent);
+  return points >= 256 * 1024;
+}
+
+// The tile of a stage without a register tile (a reduction other than a pool, or an
+// elementwise stage at root): one vector of the dim it stores innermost, else of its
+// innermost dim of at least 4 elements, vectorized; nothing unrolled. A reduction of a
+// channels-last input takes its channels (a global pool). No vector when no dim has 4
+// elements.
+TileShape VectorShape(const ScheduleSpace& space, int stage) {
+  const PipelineGraph& graph = space.graph();
+  const std::vector<LoopDim> pure = graph.loops(stage).pure;
+  const int rank = static_cast<int>(pure.size());
+  std::vector<int> candidates = {StorageInnermost(graph, stage)};
+  if (graph.stage(stage).op() == REDUCE) {
+    const Value& input = graph.value(graph.stage_inputs(stage)[0]);
+    const bool input_channels_last =
+        input.kind == Value::Kind::kInput && BoundaryChannelsLast(graph.spec(), input.shape.size());
+    if (input_channels_last && rank == 4) candidates.insert(candidates.begin(), rank - 2);
+  }
+  for (int d = 0; d < rank; ++d) candidates.push_back(d);
+  TileShape shape;
+  const int lanes = space.lanes(stage);
+  for (int d : candidates) {
+    const int64_t extent = pure[d].extent;
+    if (extent < 4) continue;
+    shape.vector_dim = d;
+    shape.vector = extent > lanes ? lanes : extent % 4 == 0 ? extent : 0;
+    if (shape.vector > 0) return shape;
+  }
+  return TileShape();
+}
+
 // The full definition of `stage` (pure, or its update) cut into the tile: splits, the
 // loop order (the vectorized level, the other dims' inner levels, the reduction dims,
 // then the outer levels), vectorize and unroll, and with `parallel` the outermost
@@ -200,31 +250,32 @@ std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
 
 StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
   const PipelineGraph& graph = space.graph();
-  // The convolution or matmul of the most flops, else the pool of the most.
+  // The convolution or matmul of the most flops, else the pool of the most, else the
+  // reduction of the most; -1 for a pipeline of elementwise stages and data movement.
   int anchor = -1;
   double anchor_flops = -1;
-  for (const bool pools : {false, true}) {
+  for (const OpKind kind : {CONV, POOL, REDUCE}) {
     for (int s = 0; s < graph.num_stages(); ++s) {
       const OpKind op = graph.stage(s).op();
-      const bool kind = pools ? op == POOL : (op == CONV || op == MATMUL);
-      if (kind && graph.cost(s).flops > anchor_flops) {
+      const bool of_kind = kind == CONV ? (op == CONV || op == MATMUL) : op == kind;
+      if (of_kind && graph.cost(s).flops > anchor_flops) {
         anchor = s;
         anchor_flops = graph.cost(s).flops;
       }
     }
     if (anchor >= 0) break;
   }
-  if (anchor < 0) {
-    return Status::Error("pipeline '" + graph.spec().name() +
-                         "': no template: it has no CONV, MATMUL or POOL stage");
-  }
-  const std::vector<int> chain = EpilogueChain(graph, anchor);
-  const int host = chain.back();
-  const TileShape shape = ShapeOf(space, anchor);
-  const std::string& anchor_name = graph.stage(anchor).name();
+  const bool register_tile = anchor >= 0 && graph.stage(anchor).op() != REDUCE;
+  const std::vector<int> chain = anchor >= 0 ? EpilogueChain(graph, anchor) : std::vector<int>();
+  const int host = anchor >= 0 ? chain.back() : -1;
+  const TileShape shape = anchor < 0      ? TileShape()
+                          : register_tile ? ShapeOf(space, anchor)
+                                          : VectorShape(space, anchor);
+  const std::string anchor_name = anchor >= 0 ? graph.stage(anchor).name() : "";
 
   ScheduleSpec spec = space.Empty();
   std::vector<std::pair<LoopRef, int64_t>> host_order;
+  int vectorized = 0;  // stages with a vector loop
   for (int s : space.decision_order()) {
     StageSchedule* d = spec.add_stages();
     d->set_stage(graph.stage(s).name());
@@ -241,7 +292,8 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
         d->set_compute(ROOT);
         // The pure definition (the bias) in parallel along its outermost dim.
         const std::vector<LoopDim> pure = graph.loops(s).pure;
-        for (int dim = static_cast<int>(pure.size()) - 1; dim >= 0; --dim) {
+        for (int dim = static_cast<int>(pure.size()) - 1;
+             dim >= 0 && (register_tile || WorthParallel(graph, s)); --dim) {
           if (pure[dim].extent > 1) {
             *d->mutable_pure()->add_parallel() = MakeLoopRef(anchor_name, pure[dim].name, 0, false);
             break;
@@ -265,10 +317,30 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
           d->set_storage_innermost(graph.loops(s).pure[shape.vector_dim].name);
         }
       }
-      CutTile(space, s, true, shape, root, d->mutable_update());
+      CutTile(space, s, true, shape, root && (register_tile || WorthParallel(graph, s)),
+              d->mutable_update());
+    } else if (space.InlineLegal(s)) {
+      d->set_compute(INLINE);
     } else {
-      d->set_compute(space.InlineLegal(s) ? INLINE : ROOT);
+      // Any other stage at root (an output, a concatenation two tasks read): one vector
+      // of what it stores innermost, in parallel, where the space allows it.
+      d->set_compute(ROOT);
+      const TileShape own = VectorShape(space, s);
+      if (own.vector_dim >= 0 && graph.loops(s).reduction.empty()) {
+        CutTile(space, s, false, own, WorthParallel(graph, s), d->mutable_pure());
+        if (space.Check(space.WithDefaults(spec)).ok()) {
+          ++vectorized;
+        } else {
+          d->clear_pure();
+        }
+      }
     }
+    if (s == anchor || s == host) vectorized += shape.vector_dim >= 0;
+  }
+  if (anchor < 0 && vectorized == 0) {
+    return Status::Error("pipeline '" + graph.spec().name() +
+                         "': no template: no convolution, matmul, pool or reduction, and no "
+                         "stage at root with a dim of 4 elements or more to vectorize");
   }
   spec.set_partial(false);
   const Status legal = space.Check(spec);

@@ -1,6 +1,6 @@
 // The template schedule of a task whose anchor is a convolution, a depthwise
-// convolution, a matmul or, in a task without those, a pool: what a performance
-// engineer writes by hand for a CPU, as a
+// convolution, a matmul or, in a task without those, a pool, else a reduction: what a
+// performance engineer writes by hand for a CPU, as a
 // schedule of the space (docs/SCHEDULES.md, "Templates"). The output channels of a
 // convolution or matmul are vectorized (up to 4 vectors) with a register tile of
 // output columns unrolled around them, the reduction outside the tile, the weights
@@ -8,7 +8,9 @@
 // consumer's tile, stored channels innermost, so that the epilogue (bias, activation,
 // residual add) is applied to the tile while it is in registers; the outer loops are
 // parallel. A depthwise convolution or a pool vectorizes its channels where its input
-// stores them innermost, else its columns, and unrolls its rows.
+// stores them innermost, else its columns, and unrolls its rows. A reduction, and every
+// other stage at root, gets a vector of what it stores innermost, parallel only where
+// the work pays for Halide's thread pool.
 // Campaigns propose it (origin `template`) and searches start from it. Halide-free.
 #pragma once
 
@@ -21,7 +23,7 @@ namespace schedfarm {
 inline constexpr char kTemplateOrigin[] = "template";
 
 // The template schedule of the space's pipeline, legal (space.Check). An error names
-// the pipeline when it has no CONV, MATMUL or POOL stage.
+// the pipeline when it has no anchor and no stage at root to vectorize.
 StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space);
 
 }  // namespace schedfarm

@@ -258,7 +258,9 @@ TEST(TemplatesTest, ChannelsOfOneVectorAreVectorizedWhole) {
   EXPECT_EQ(vectorized, 2);  // the host's tile and the convolution's update
 }
 
-TEST(TemplatesTest, EveryZooBlockWithAConvolutionOrMatmulHasALegalTemplate) {
+// Every zoo block has a template: the register tile of its convolution or matmul, or of
+// its pool, or the vector tile of its reduction and of its stages at root.
+TEST(TemplatesTest, EveryZooBlockHasALegalTemplate) {
   for (const std::string& name : ZooNames()) {
     ZooOptions options;
     options.spatial_scale = 0.5;
@@ -266,19 +268,18 @@ TEST(TemplatesTest, EveryZooBlockWithAConvolutionOrMatmulHasALegalTemplate) {
     ASSERT_TRUE(spec.ok()) << name;
     for (int vector_bytes : {32, 64}) {
       Fixture f = Make(*spec, vector_bytes);
-      bool anchor = false;
-      for (int s = 0; s < f.graph->num_stages(); ++s) {
-        anchor |= f.graph->stage(s).op() == CONV || f.graph->stage(s).op() == MATMUL;
-      }
       StatusOr<ScheduleSpec> t = TemplateSchedule(*f.space);
-      EXPECT_EQ(t.ok(), anchor) << name << ": " << t.status().ToString();
+      EXPECT_TRUE(t.ok()) << name << ": " << t.status().ToString();
     }
   }
 }
 
-// A pool is the anchor of a task without a convolution or matmul: its update is
-// vectorized; a pipeline of none of them has no template, and says why.
-TEST(TemplatesTest, APoolIsTheAnchorOfATaskWithoutConvolutionAndNoneIsAnError) {
+// A pool is the anchor of a task without a convolution or matmul, and a reduction of one
+// without a pool: each has its update vectorized. Elementwise stages at root are
+// vectorized along what they store innermost (the channels of a channels-last output),
+// in parallel only with the work to pay for it; a pipeline with nothing to vectorize has
+// no template, and says why.
+TEST(TemplatesTest, PoolsReductionsAndStagesAtRootAreVectorizedAndNothingToVectorizeIsAnError) {
   PipelineBuilder b("pool_only");
   b.Output(b.MaxPool2d(b.Input("x", {1, 16, 40, 40}), 2, 2));
   Fixture f = Make(b.Finish().value());
@@ -286,12 +287,35 @@ TEST(TemplatesTest, APoolIsTheAnchorOfATaskWithoutConvolutionAndNoneIsAnError) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_GT(t->stages(0).update().vector_width(), 0);
 
-  PipelineBuilder r("relu_only");
-  r.Output(r.Relu(r.Input("x", {1, 8, 16, 16})));
-  Fixture g = Make(r.Finish().value());
-  StatusOr<ScheduleSpec> none = TemplateSchedule(*g.space);
+  PipelineBuilder p("global_pool");
+  p.Output(p.GlobalAvgPool(p.Input("x", {1, 64, 7, 7})));
+  PipelineSpec pool_spec = p.Finish().value();
+  pool_spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Fixture g = Make(pool_spec, /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> pool = TemplateSchedule(*g.space);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  EXPECT_EQ(pool->stages(0).update().vectorize().dim(), "d1");  // the channels
+  EXPECT_EQ(pool->stages(0).update().vector_width(), 16);
+  EXPECT_EQ(pool->stages(0).update().parallel_size(), 0);  // 3,136 points: serial
+
+  for (const bool large : {false, true}) {
+    PipelineBuilder r("relu_only");
+    r.Output(r.Relu(r.Input("x", {1, 8, large ? 256 : 16, 128})));
+    Fixture e = Make(r.Finish().value(), /*vector_bytes=*/64);
+    StatusOr<ScheduleSpec> relu = TemplateSchedule(*e.space);
+    ASSERT_TRUE(relu.ok()) << relu.status().ToString();
+    EXPECT_EQ(relu->stages(0).pure().vectorize().dim(), "d3");  // the columns
+    EXPECT_EQ(relu->stages(0).pure().vector_width(), 16);
+    EXPECT_EQ(relu->stages(0).pure().parallel_size(), large ? 1 : 0);  // 262,144 points
+  }
+
+  PipelineBuilder n("nothing_to_vectorize");
+  n.Output(n.Relu(n.Input("x", {3, 3})));
+  Fixture h = Make(n.Finish().value());
+  StatusOr<ScheduleSpec> none = TemplateSchedule(*h.space);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find("no CONV, MATMUL or POOL stage"), std::string::npos)
+  EXPECT_NE(none.status().message().find("no stage at root with a dim of 4 elements"),
+            std::string::npos)
       << none.status().message();
 }
 
