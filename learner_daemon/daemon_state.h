@@ -70,6 +70,11 @@ struct NetworkData {
   double assembled_estimate = 0;
   std::set<std::string> assembled;  // hashes of the assemblies proposed or measured
   std::string assembly_in_flight;    // the newest assembly proposed, until it is measured
+  // When the assembly in flight was proposed, and the longest any assembly took from its
+  // proposal to its result (compile, check and timing of the whole network, and the
+  // wait for a worker): what the final assembly needs left of a wall-time budget.
+  std::chrono::steady_clock::time_point assembly_proposed;
+  double longest_assembly_seconds = 0;
   bool completed = false;
 };
 

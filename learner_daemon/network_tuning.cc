@@ -10,6 +10,7 @@
 #include "network/assemble.h"
 #include "pipeline/spec.h"
 #include "scheduler/autoscheduler_names.h"
+#include "scheduler/templates.h"
 
 namespace schedfarm {
 namespace {
@@ -21,8 +22,10 @@ namespace {
 // ResNet-18 at 224x224).
 constexpr double kReassembleGain = 0.05;
 // A campaign with a wall-time budget stops proposing tasks for this share of it at the
-// end, so that the final assembly is compiled and timed before the campaign ends.
+// end, or for twice the longest an assembly took when that is more, so that the final
+// assembly is compiled and timed before the campaign ends.
 constexpr double kFinalAssemblyShare = 0.1;
+constexpr double kFinalAssemblyTurns = 2;
 
 std::string TaskGroup(const PipelineGraph& network, const NetworkTask& task) {
   if (task.anchor < 0) return "none";
@@ -72,7 +75,11 @@ void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, co
   const double median = m.stats().median_seconds();
   if (pipeline == 1 && m.candidate().origin() == kAssembledOrigin) {
     network.assembled.insert(m.candidate().schedule_hash());
-    if (m.candidate().schedule_hash() == network.assembly_in_flight) network.assembly_in_flight.clear();
+    if (m.candidate().schedule_hash() == network.assembly_in_flight) {
+      network.assembly_in_flight.clear();
+      network.longest_assembly_seconds =
+          std::max(network.longest_assembly_seconds, SecondsSince(network.assembly_proposed));
+    }
     const double estimate = m.candidate().prediction().mean_seconds();
     if (estimate > 0 && (network.assembled_estimate == 0 || estimate < network.assembled_estimate)) {
       network.assembled_estimate = estimate;
@@ -122,9 +129,10 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
   const int64_t remaining =
       campaign.budget() - counters.finished() - counters.queued() - counters.leased();
   const double wall_time = data.config.budget().wall_time_seconds();
+  const double reserve = std::max(kFinalAssemblyShare * wall_time,
+                                  kFinalAssemblyTurns * network.longest_assembly_seconds);
   const bool final_stretch =
-      remaining <= 1 ||
-      (wall_time > 0 && campaign.running_seconds() >= (1 - kFinalAssemblyShare) * wall_time);
+      remaining <= 1 || (wall_time > 0 && campaign.running_seconds() >= wall_time - reserve);
   // The last assembly waits for the results in flight, which may still improve a task.
   const bool in_flight = counters.queued() + counters.leased() > 0;
 
@@ -141,6 +149,46 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     }
   }
   std::vector<Candidate> candidates;
+  auto propose_assembly = [&](std::vector<const ScheduleSpec*> schedules, double estimate,
+                              const char* which) {
+    const CampaignData::PipelineData& assembly = data.pipelines[1];
+    StatusOr<ScheduleSpec> assembled =
+        AssembleSchedule(network.partition, *assembly.space, schedules);
+    if (!assembled.ok()) {
+      LogEvent("warn", "assembly_failed",
+               {{"campaign", data.id}, {"error", assembled.status().message()}});
+      return;
+    }
+    const std::string hash = ScheduleHash(*assembly.space, *assembled);
+    if (!network.assembled.insert(hash).second) return;
+    Candidate candidate;
+    candidate.set_pipeline_id(assembly.id);
+    *candidate.mutable_schedule() = std::move(*assembled);
+    candidate.set_schedule_hash(hash);
+    candidate.set_origin(kAssembledOrigin);
+    candidate.mutable_prediction()->set_mean_seconds(estimate);
+    candidates.push_back(std::move(candidate));
+    if (estimate > 0) network.assembled_estimate = estimate;
+    network.assembly_in_flight = hash;
+    network.assembly_proposed = std::chrono::steady_clock::now();
+    LogEvent(
+        "info", "network_assembled",
+        {{"campaign", data.id}, {"estimate_seconds", std::to_string(estimate)}, {"which", which}});
+  };
+  // First, at once: every task's template (its reference where it has none), so that a
+  // measured network comes within minutes and tells how long an assembly takes. It has
+  // no estimate yet (0).
+  if (network.assembled.empty() && network.assembly_in_flight.empty() && data.config.templates()) {
+    std::vector<std::optional<ScheduleSpec>> templates(network.tasks.size());
+    std::vector<const ScheduleSpec*> schedules;
+    for (size_t d = 0; d < network.tasks.size(); ++d) {
+      StatusOr<ScheduleSpec> spec =
+          TemplateSchedule(*data.pipelines[NetworkData::kFirstTask + d].space);
+      if (spec.ok()) templates[d] = std::move(*spec);
+      schedules.push_back(templates[d] ? &*templates[d] : nullptr);
+    }
+    propose_assembly(schedules, 0, "templates");
+  }
   // At the end, whatever is known: a task without a measured schedule takes the
   // reference schedule.
   const bool assembly_due =
@@ -148,34 +196,12 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
       (!final_stretch && every_task_known && network.assembly_in_flight.empty() &&
        (network.assembled_estimate == 0 ||
         estimate <= (1 - kReassembleGain) * network.assembled_estimate));
-  if (assembly_due) {
+  if (assembly_due && candidates.empty()) {
     std::vector<const ScheduleSpec*> schedules;
     for (const NetworkData::TaskProgress& task : network.tasks) {
       schedules.push_back(task.best ? &*task.best : nullptr);
     }
-    const CampaignData::PipelineData& assembly = data.pipelines[1];
-    StatusOr<ScheduleSpec> assembled =
-        AssembleSchedule(network.partition, *assembly.space, schedules);
-    if (!assembled.ok()) {
-      LogEvent("warn", "assembly_failed", {{"campaign", data.id}, {"error", assembled.status().message()}});
-    } else {
-      const std::string hash = ScheduleHash(*assembly.space, *assembled);
-      if (network.assembled.insert(hash).second) {
-        Candidate candidate;
-        candidate.set_pipeline_id(assembly.id);
-        *candidate.mutable_schedule() = std::move(*assembled);
-        candidate.set_schedule_hash(hash);
-        candidate.set_origin(kAssembledOrigin);
-        candidate.mutable_prediction()->set_mean_seconds(estimate);
-        candidates.push_back(std::move(candidate));
-        network.assembled_estimate = estimate;
-        network.assembly_in_flight = hash;
-        LogEvent("info", "network_assembled",
-                 {{"campaign", data.id},
-                  {"estimate_seconds", std::to_string(estimate)},
-                  {"final", final_stretch ? "yes" : "no"}});
-      }
-    }
+    propose_assembly(schedules, estimate, final_stretch ? "final" : "tasks' best");
   }
 
   // A round of the task the scheduler picks, leaving one benchmark for the last assembly.
