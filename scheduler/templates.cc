@@ -246,6 +246,10 @@ std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
   return chain;
 }
 
+// The template with the anchor's tile `shape` (-1: no anchor).
+StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
+                                        const TileShape& shape);
+
 }  // namespace
 
 StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
@@ -266,11 +270,31 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
     if (anchor >= 0) break;
   }
   const bool register_tile = anchor >= 0 && graph.stage(anchor).op() != REDUCE;
+  TileShape shape = anchor < 0      ? TileShape()
+                    : register_tile ? ShapeOf(space, anchor)
+                                    : VectorShape(space, anchor);
+  StatusOr<ScheduleSpec> spec = TemplateWithTile(space, anchor, shape);
+  if (!spec.ok() && shape.tile_dim >= 0) {
+    // A register tile Halide 14 cannot unroll here (rule 7 of docs/SCHEDULES.md: strided
+    // loads with guarded tails, as a matmul of 197 rows reading its operand transposed)
+    // gives way to the vectors alone.
+    shape.tile_dim = -1;
+    shape.tile = 0;
+    if (StatusOr<ScheduleSpec> vectors = TemplateWithTile(space, anchor, shape); vectors.ok()) {
+      return vectors;
+    }
+  }
+  return spec;
+}
+
+namespace {
+
+StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
+                                        const TileShape& shape) {
+  const PipelineGraph& graph = space.graph();
+  const bool register_tile = anchor >= 0 && graph.stage(anchor).op() != REDUCE;
   const std::vector<int> chain = anchor >= 0 ? EpilogueChain(graph, anchor) : std::vector<int>();
   const int host = anchor >= 0 ? chain.back() : -1;
-  const TileShape shape = anchor < 0      ? TileShape()
-                          : register_tile ? ShapeOf(space, anchor)
-                                          : VectorShape(space, anchor);
   const std::string anchor_name = anchor >= 0 ? graph.stage(anchor).name() : "";
 
   ScheduleSpec spec = space.Empty();
@@ -350,4 +374,5 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
   return spec;
 }
 
+}  // namespace
 }  // namespace schedfarm

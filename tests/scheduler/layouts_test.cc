@@ -258,6 +258,29 @@ TEST(TemplatesTest, ChannelsOfOneVectorAreVectorizedWhole) {
   EXPECT_EQ(vectorized, 2);  // the host's tile and the convolution's update
 }
 
+// A register tile Halide 14 cannot unroll (rule 7: a matmul of a prime number of rows,
+// 197 in ViT-B/16's attention output projection, whose tail of rows is guarded, with its
+// output read through a transpose) gives way to the vectors alone rather than to no
+// template.
+TEST(TemplatesTest, ATileThatCannotBeUnrolledGivesWayToTheVectorsAlone) {
+  PipelineBuilder b("projection");
+  const std::string x = b.Input("x", {37, 128});
+  const std::string w = b.RandomParameter("w", {128, 128}, 0.05);
+  const std::string bias = b.RandomParameter("bias", {128}, 0.1);
+  const std::string y = b.Gemm(x, w, bias, 1.0, 1.0, /*trans_a=*/false, /*trans_b=*/true);
+  const std::string back = b.Transpose(b.Reshape(y, {37, 1, 128}), {1, 0, 2});
+  b.Output(b.Add(back, b.Input("residual", {1, 37, 128})));
+  Fixture f = Make(b.Finish().value(), /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  bool vectorized = false;
+  for (const StageSchedule& s : spec->stages()) {
+    vectorized |= s.update().has_vectorize() || s.pure().has_vectorize();
+    EXPECT_EQ(s.update().unroll_size() + s.pure().unroll_size(), 0) << s.stage();
+  }
+  EXPECT_TRUE(vectorized);
+}
+
 // Every zoo block has a template: the register tile of its convolution or matmul, or of
 // its pool, or the vector tile of its reduction and of its stages at root.
 TEST(TemplatesTest, EveryZooBlockHasALegalTemplate) {

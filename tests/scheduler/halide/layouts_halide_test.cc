@@ -339,9 +339,10 @@ TEST(TemplatesHalideTest, TemplatesOfZooBlocksComputeTheReference) {
 // channels vectorized; NCHW), a layer norm's and a softmax's reductions over the last
 // axis, squeeze-and-excitation (a 1x1 convolution of the pooled channels scaling the
 // map, a stage at root after it), a concatenation with the batch norm and ReLU after it,
-// and a large elementwise task (in parallel), at 32 and 64 vector bytes, each computing
+// a matmul whose register tile cannot be unrolled, and a large elementwise task (in
+// parallel), at 32 and 64 vector bytes, each computing
 // the reference with Halide's loop nest as the space says.
-TEST(TemplatesHalideTest, TemplatesOfReductionsAndStagesAtRootComputeTheReference) {
+TEST(TemplatesHalideTest, TemplatesWithoutARegisterTileComputeTheReference) {
   std::vector<PipelineSpec> specs;
   auto add = [&](const std::string& name, bool channels_last, auto&& make) {
     PipelineBuilder b(name + (channels_last ? "_cl" : ""));
@@ -370,6 +371,13 @@ TEST(TemplatesHalideTest, TemplatesOfReductionsAndStagesAtRootComputeTheReferenc
   });
   add("softmax", false, [](PipelineBuilder& b) {
     b.Output(b.Softmax(b.Input("x", {3, 20, 37}), 2));
+  });
+  add("projection_without_unroll", false, [](PipelineBuilder& b) {  // the vectors alone
+    const std::string w = b.RandomParameter("w", {128, 128}, 0.05);
+    const std::string bias = b.RandomParameter("bias", {128}, 0.1);
+    const std::string y = b.Gemm(b.Input("x", {37, 128}), w, bias, 1.0, 1.0, false, true);
+    const std::string back = b.Transpose(b.Reshape(y, {37, 1, 128}), {1, 0, 2});
+    b.Output(b.Add(back, b.Input("residual", {1, 37, 128})));
   });
   add("elementwise", true, [](PipelineBuilder& b) {
     b.Output(b.Relu(b.Add(b.Input("x", {1, 64, 64, 64}), b.Input("y", {1, 64, 64, 64}))));
