@@ -278,7 +278,7 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
   StatusOr<ScheduleSpec> spec = TemplateWithTile(space, anchor, shape);
   if (!spec.ok() && shape.tile_dim >= 0) {
     // A register tile Halide 14 cannot unroll here (rule 7 of docs/SCHEDULES.md: strided
-    // loads with guarded tails, as a matmul of 197 rows reading its operand transposed)
+    // loads with guarded tails, as ViT-B/16's projection of 197 rows read through a transpose)
     // gives way to the vectors alone.
     shape.tile_dim = -1;
     shape.tile = 0;
