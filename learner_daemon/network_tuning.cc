@@ -149,7 +149,7 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     }
   }
   std::vector<Candidate> candidates;
-  auto propose_assembly = [&](std::vector<const ScheduleSpec*> schedules, double estimate,
+  auto propose_assembly = [&](std::vector<const ScheduleSpec*> schedules, double predicted,
                               const char* which) {
     const CampaignData::PipelineData& assembly = data.pipelines[1];
     StatusOr<ScheduleSpec> assembled =
@@ -166,14 +166,14 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     *candidate.mutable_schedule() = std::move(*assembled);
     candidate.set_schedule_hash(hash);
     candidate.set_origin(kAssembledOrigin);
-    candidate.mutable_prediction()->set_mean_seconds(estimate);
+    candidate.mutable_prediction()->set_mean_seconds(predicted);
     candidates.push_back(std::move(candidate));
-    if (estimate > 0) network.assembled_estimate = estimate;
+    if (predicted > 0) network.assembled_estimate = predicted;
     network.assembly_in_flight = hash;
     network.assembly_proposed = std::chrono::steady_clock::now();
     LogEvent(
         "info", "network_assembled",
-        {{"campaign", data.id}, {"estimate_seconds", std::to_string(estimate)}, {"which", which}});
+        {{"campaign", data.id}, {"estimate_seconds", std::to_string(predicted)}, {"which", which}});
   };
   // First, at once: every task's template (its reference where it has none), so that a
   // measured network comes within minutes and tells how long an assembly takes. It has
