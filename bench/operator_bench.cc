@@ -14,7 +14,9 @@
 // 1.0 for every kind), the FLOP-weighted share of peak (goal 85% for dense convolutions)
 // and the byte-weighted share of the bandwidth (goal 70% for the memory-bound kinds).
 // Every schedule's and ONNX Runtime's outputs are checked against libtorch's before
-// they are timed. Without node or the onnxruntime-node package the ONNX Runtime column
+// they are timed. The process keeps the memory it frees, as the worker's sandbox child
+// does (common/memory.h): a schedule's buffers at root do not pay their page faults on
+// every run. Without node or the onnxruntime-node package the ONNX Runtime column
 // is left out, saying why.
 //
 // Usage: operator_bench [--threads N] [--samples K] [--rounds R] [--only TEXT]
@@ -45,6 +47,7 @@
 #include "common/cpus.h"
 #include "common/elapsed.h"
 #include "common/files.h"
+#include "common/memory.h"
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
@@ -458,6 +461,7 @@ int Run(const Options& options) {
 }  // namespace schedfarm
 
 int main(int argc, char** argv) {
+  schedfarm::KeepFreedMemory();  // as the worker's sandbox child times schedules
   schedfarm::Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

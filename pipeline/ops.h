@@ -88,8 +88,9 @@ const char* AccessPatternName(AccessPattern pattern);
 // indices, because it reads outside [0, extent) or selects among pieces: CONV's padded
 // spatial axes of x, POOL's spatial axes of x whose windows leave it, PAD's padded
 // axes, CONCAT's axis of every input. Empty for other ops and inputs. The lowering
-// (pipeline/halide/lowering.h) clamps exactly these; the schedule space needs to know
-// them (Halide's bounds of a clamped region are loose, see docs/SCHEDULES.md).
+// (pipeline/halide/lowering.h) clamps exactly these (CONCAT's wraps, modulo the input's
+// extent); the schedule space needs to know them (Halide's bounds of a clamped region are
+// loose, see docs/SCHEDULES.md).
 std::vector<int> ClampedAxes(const Stage& stage, int input_index,
                              const std::vector<Shape>& input_shapes);
 

@@ -471,6 +471,7 @@ StageWindow ScheduleSpaceImpl::WindowAt(const ScheduleSpace& space, SpecState& s
   // Aligned readers read in their pure definitions: a host's update is never aligned.
   if (host_update || !state.ReadAligned(stage)) return window;
   for (size_t d = 0; d < window.extent.size(); ++d) {
+    if (d < 32 && !(tiled >> d & 1)) continue;  // a concatenation's axis
     // The span of the host's levels of dim d inside loop q: its whole window when
     // level 0 is among them, else 1 + (extent - 1) * stride summed over those levels
     // (their product when they are the innermost ones, as in the space's orders).

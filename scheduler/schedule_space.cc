@@ -235,6 +235,11 @@ bool ReadsWindowAligned(const Stage& consumer, int index, const std::vector<Shap
 // The pure dims of input `index` (bit i: LoopNestOf index i) along which the
 // consumer's loops tile it as they tile the consumer (StageReader::tiled).
 uint32_t TiledDims(const Stage& consumer, int index, const std::vector<Shape>& shapes) {
+  if (consumer.op() == CONCAT) {
+    // Along its axis the lowering reads each input modulo its extent, and Halide's region
+    // of it there is the whole input.
+    return ~(1u << (consumer.shape_size() - 1 - consumer.attrs().axis()));
+  }
   if (ReadsWindowAligned(consumer, index, shapes)) return ~0u;
   if (consumer.op() != MATMUL) return 0;
   if (index == 2) return ~0u;  // c, broadcast to [..., m, n]

@@ -56,13 +56,15 @@
 //              broadcast, pad, concat, unit-stride slice, nearest upsample; through
 //              inlined consumers that do too) computes, at a host loop, along each
 //              dim at most the span of the host's loops of that dim inside the loop
-//              (the host's own window when its level 0 is inside).
+//              (the host's own window when its level 0 is inside); along a
+//              concatenation's axis, the whole input.
 //              Its splits AT that loop are those whose product fits the window: a
 //              larger split only makes a loop of extent 1 and a partly false guard,
 //              and Halide 14 mislowers some of them (an out-of-bounds input read, a
 //              crash in its simplifier). So the options at each AT loop differ.
 //              Nested tiles: along a dim its host tiles it by (every dim of an
-//              aligned read, MATMUL's batch dims with m or n), a stage inside a host
+//              aligned read but a concatenation's axis, MATMUL's batch dims with m
+//              or n), a stage inside a host
 //              loop lies in the tiles of the host's splits of that dim and of the
 //              host's own hosts; at most 3 splits in all when one of them has a tail
 //              (factors that do not divide the extent they split), else Halide 14

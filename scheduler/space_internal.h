@@ -310,7 +310,8 @@ class ScheduleSpaceImpl {
 // consumer along a dim read at most w points of the stage along it (elementwise ops,
 // broadcasts, pads, concatenations, unit-stride slices, nearest upsampling).
 // tiled: the stage's pure dims (bit i: dim i) along which the consumer's loops tile it
-// as they tile the consumer: every dim of an aligned read, and the batch dims with m
+// as they tile the consumer: every dim of an aligned read but a concatenation's axis
+// (read modulo each input's extent, the whole input), and the batch dims with m
 // (MATMUL's a) or n (its b).
 struct StageReader {
   int stage = 0;

@@ -11,12 +11,14 @@ namespace schedfarm {
 namespace {
 
 // How the tile is cut: the dim vectorized by `vector` lanes (split), the dim unrolled
-// by `tile` (split), each -1 / 0 when not.
+// by `tile` (split), each -1 / 0 when not; `unroll_vectors`: the vectorized dim's outer
+// level unrolled too, just outside the vector.
 struct TileShape {
   int vector_dim = -1;
   int64_t vector = 0;
   int tile_dim = -1;
   int64_t tile = 0;
+  bool unroll_vectors = false;
 };
 
 // The largest factor of `allowed` up to `limit` and below `extent`, preferring
@@ -109,13 +111,16 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   return shape;
 }
 
+bool IsOutput(const PipelineGraph& graph, int stage) {
+  const std::vector<int>& outputs = graph.output_stages();
+  return std::find(outputs.begin(), outputs.end(), stage) != outputs.end();
+}
+
 // The dim a stage stores innermost, as an index into its pure loops (innermost first):
 // the channels of a 4-D output of a channels-last pipeline, else its last dim.
 int StorageInnermost(const PipelineGraph& graph, int stage) {
-  const std::vector<int>& outputs = graph.output_stages();
   const int rank = static_cast<int>(graph.loops(stage).pure.size());
-  const bool output = std::find(outputs.begin(), outputs.end(), stage) != outputs.end();
-  return output && BoundaryChannelsLast(graph.spec(), rank) ? rank - 2 : 0;
+  return IsOutput(graph, stage) && BoundaryChannelsLast(graph.spec(), rank) ? rank - 2 : 0;
 }
 
 // Whether a stage without a register tile has the work to pay for a parallel loop:
@@ -129,6 +134,10 @@ bool WorthParallel(const PipelineGraph& graph, int stage) {
   for (const LoopDim& r : loops.reduction) points *= static_cast<double>(r.extent);
   return points >= 256 * 1024;
 }
+
+// The most vectors a concatenation's unrolled loop holds (Inception's last, 2,048
+// channels in 16 lanes: 128).
+constexpr int64_t kMaxUnrolledVectors = 128;
 
 // The tile of a stage without a register tile (a reduction other than a pool, or an
 // elementwise stage at root): one vector of the dim it stores innermost, else of its
@@ -154,16 +163,24 @@ TileShape VectorShape(const ScheduleSpace& space, int stage) {
     if (extent < 4) continue;
     shape.vector_dim = d;
     shape.vector = extent > lanes ? lanes : extent % 4 == 0 ? extent : 0;
-    if (shape.vector > 0) return shape;
+    if (shape.vector == 0) continue;
+    // A concatenation along the vectorized dim unrolls its vectors: each then reads one
+    // input at a constant offset, where a loop of them loads every input for each vector
+    // and selects one (DenseNet's concatenations of 6 to 32 inputs).
+    const Stage& op = graph.stage(stage);
+    const int64_t blocks = (extent + shape.vector - 1) / shape.vector;
+    shape.unroll_vectors = op.op() == CONCAT && d == rank - 1 - op.attrs().axis() && blocks > 1 &&
+                           blocks <= kMaxUnrolledVectors;
+    return shape;
   }
   return TileShape();
 }
 
 // The full definition of `stage` (pure, or its update) cut into the tile: splits, the
-// loop order (the vectorized level, the other dims' inner levels, the reduction dims,
-// then the outer levels), vectorize and unroll, and up to `parallel_loops` of the
-// outermost loops parallel (0: none). Returns the order, innermost first, with each
-// loop's extent.
+// loop order (the vectorized level, the other dims' inner levels, the reduction dims, in
+// an update the dims not split, then the outer levels), vectorize and unroll, and up to
+// `parallel_loops` of the outermost loops parallel (0: none). Returns the order,
+// innermost first, with each loop's extent.
 std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int stage, bool update,
                                                  const TileShape& shape, int parallel_loops,
                                                  DefinitionSchedule* out) {
@@ -186,19 +203,28 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
     order.push_back(
         {MakeLoopRef(name, loops.pure[d].name, f ? 1 : 0, update), f ? f : loops.pure[d].extent});
   };
+  auto outer = [&](int d) {
+    const int64_t f = factor(d);
+    order.push_back(
+        {MakeLoopRef(name, loops.pure[d].name, 0, update), (loops.pure[d].extent + f - 1) / f});
+  };
   if (shape.vector_dim >= 0) inner(shape.vector_dim);
+  if (shape.unroll_vectors) outer(shape.vector_dim);
+  // In an update, the reduction just outside the tile's split levels, the dims not split
+  // outside it: inside it they would hold the accumulators in memory across the
+  // reduction (a convolution at root over its rows ran at 5% of peak).
   for (int d = 0; d < rank; ++d) {
-    if (d != shape.vector_dim) inner(d);
+    if (d != shape.vector_dim && (!update || factor(d))) inner(d);
   }
   if (update) {
     for (const LoopDim& r : loops.reduction)
       order.push_back({MakeLoopRef(name, r.name, 0, true), r.extent});
+    for (int d = 0; d < rank; ++d) {
+      if (d != shape.vector_dim && !factor(d)) inner(d);
+    }
   }
   for (int d = 0; d < rank; ++d) {
-    const int64_t f = factor(d);
-    if (f)
-      order.push_back(
-          {MakeLoopRef(name, loops.pure[d].name, 0, update), (loops.pure[d].extent + f - 1) / f});
+    if (factor(d) && !(shape.unroll_vectors && d == shape.vector_dim)) outer(d);
   }
   for (const auto& [ref, extent] : order) *out->add_loop_order() = ref;
   if (shape.vector_dim >= 0) {
@@ -207,12 +233,14 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
   }
   if (shape.tile_dim >= 0)
     *out->add_unroll() = MakeLoopRef(name, loops.pure[shape.tile_dim].name, 1, update);
+  if (shape.unroll_vectors) *out->add_unroll() = order[1].first;
   if (parallel_loops > 0) {
     // The outermost loop, and the next one too (where two are allowed) when the
     // outermost alone is too short to keep the cores busy in even shares.
     std::vector<LoopRef> outer;
+    const auto unrolled = order.rend() - (shape.unroll_vectors ? 2 : 0);
     for (auto it = order.rbegin();
-         it != order.rend() && static_cast<int>(outer.size()) < parallel_loops; ++it) {
+         it != unrolled && static_cast<int>(outer.size()) < parallel_loops; ++it) {
       if (it->second <= 1) continue;
       if (it->first.dim()[0] == 'r' || (it->first.level() == 1)) break;
       outer.push_back(it->first);
@@ -228,12 +256,8 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
 // anchor's; the anchor itself when there is none.
 std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
   std::vector<int> chain = {anchor};
-  const std::vector<int>& outputs = graph.output_stages();
-  auto is_output = [&](int s) {
-    return std::find(outputs.begin(), outputs.end(), s) != outputs.end();
-  };
   int s = anchor;
-  while (!is_output(s) && graph.consumers(s).size() == 1) {
+  while (!IsOutput(graph, s) && graph.consumers(s).size() == 1) {
     const int c = graph.consumers(s)[0];
     const Stage& consumer = graph.stage(c);
     if ((consumer.op() != UNARY && consumer.op() != BINARY) ||
@@ -244,7 +268,7 @@ std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
     chain.push_back(c);
     s = c;
   }
-  if (!is_output(chain.back())) return {anchor};
+  if (!IsOutput(graph, chain.back())) return {anchor};
   return chain;
 }
 
@@ -314,10 +338,18 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
       d->set_pack_weights(PackableWeights(graph, s).ok());
       d->set_padded_copy(PaddedCopyAllowed(graph, s).ok());
       const bool root = host == anchor;
+      const std::vector<LoopDim> pure = graph.loops(s).pure;
       if (root) {
         d->set_compute(ROOT);
+        // Stored with its vectorized dim innermost where it is not an output (whose layout
+        // is the pipeline's): stored otherwise, a tile across channels is stored and
+        // reloaded with gathers over the reduction (Inception's and DenseNet's
+        // convolutions into their concatenations at 2% of peak).
+        if (shape.vector_dim > 0 && !IsOutput(graph, s) &&
+            pure[shape.vector_dim].extent % space.lanes(s) == 0) {
+          d->set_storage_innermost(pure[shape.vector_dim].name);
+        }
         // The pure definition (the bias) in parallel along its outermost dim.
-        const std::vector<LoopDim> pure = graph.loops(s).pure;
         for (int dim = static_cast<int>(pure.size()) - 1;
              dim >= 0 && (register_tile || WorthParallel(graph, s)); --dim) {
           if (pure[dim].extent > 1) {
@@ -340,7 +372,7 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
         }
         *d->mutable_compute_at() = host_order[q].first;
         if (shape.vector_dim > 0) {
-          d->set_storage_innermost(graph.loops(s).pure[shape.vector_dim].name);
+          d->set_storage_innermost(pure[shape.vector_dim].name);
         }
       }
       // At root, one parallel loop: two nested ones over an update at root (Halide

@@ -9,8 +9,10 @@
 // residual add) is applied to the tile while it is in registers; the outer loops are
 // parallel. A depthwise convolution or a pool vectorizes its channels where its input
 // stores them innermost, else its columns, and unrolls its rows. A reduction, and every
-// other stage at root, gets a vector of what it stores innermost, parallel only where
-// the work pays for Halide's thread pool.
+// other stage at root, gets a vector of what it stores innermost (a concatenation along
+// it: its vectors unrolled), parallel only where the work pays for Halide's thread pool;
+// an anchor at root is stored with its vector innermost, its reduction just outside the
+// tile.
 // Campaigns propose it (origin `template`) and searches start from it. Halide-free.
 #pragma once
 

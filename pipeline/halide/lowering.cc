@@ -738,13 +738,17 @@ class Lowerer {
   Status LowerConcat(int s) {
     const Stage& stage = graph_.stage(s);
     const int axis = static_cast<int>(stage.attrs().axis());
-    // select(d < end_0, x0, d < end_1, x1, ..., x_last) with each read clamped in range.
+    // select(d < end_0, x0, d < end_1, x1, ..., x_last), each input read at (d - its
+    // offset) modulo its extent: in range for bounds inference, as a clamp would be, but
+    // where a vector of d lies within one input (the output's min is 0: outputs are bound,
+    // docs/SCHEDULES.md) Halide's simplifier keeps the index a ramp, one dense load, where a
+    // clamped ramp is a gather (Inception's concatenations 15 times slower).
     int offset = 0;
     std::vector<std::pair<Expr, Expr>> branches;
     for (int i = 0; i < stage.inputs_size(); ++i) {
       const int extent = static_cast<int>(InputValue(s, i).shape[axis]);
       Index idx = out_idx_;
-      idx[axis] = Halide::clamp(vars_[axis] - offset, 0, extent - 1);
+      idx[axis] = (vars_[axis] - offset) % extent;
       offset += extent;
       branches.emplace_back(vars_[axis] < offset, Read(s, i, idx));
     }

@@ -281,6 +281,38 @@ TEST(TemplatesTest, ATileThatCannotBeUnrolledGivesWayToTheVectorsAlone) {
   EXPECT_TRUE(vectorized);
 }
 
+// A concatenation at root along the channels it stores innermost unrolls its vectors just
+// outside the vector, so that each reads one input at a constant offset (a loop of them
+// loaded every input for each vector: DenseNet's concatenations of 6 to 32 inputs), with
+// its rows in parallel.
+TEST(TemplatesTest, AConcatenationUnrollsItsVectors) {
+  PipelineBuilder b("concat_output");
+  const std::string x = b.Input("x", {1, 64, 56, 56});
+  const std::string joined =
+      b.Concat({x, b.Input("y", {1, 32, 56, 56}), b.Relu(b.Conv2d(x, 32, 1))}, 1);
+  b.Output(joined);
+  PipelineSpec spec = b.Finish().value();
+  spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Fixture f = Make(spec, /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> t = TemplateSchedule(*f.space);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const StageSchedule* concat = nullptr;
+  for (const StageSchedule& s : t->stages()) {
+    if (s.stage() == joined) concat = &s;
+  }
+  ASSERT_NE(concat, nullptr);
+  const DefinitionSchedule& pure = concat->pure();
+  EXPECT_EQ(pure.vectorize().dim(), "d1");  // the channels
+  EXPECT_EQ(pure.vector_width(), 16);
+  ASSERT_EQ(pure.unroll_size(), 1);
+  EXPECT_EQ(pure.unroll(0).dim(), "d1");
+  EXPECT_EQ(pure.unroll(0).level(), 0);  // 8 vectors of 128 channels
+  EXPECT_EQ(pure.loop_order(1).dim(), "d1");
+  EXPECT_EQ(pure.loop_order(1).level(), 0);
+  ASSERT_EQ(pure.parallel_size(), 1);
+  EXPECT_EQ(pure.parallel(0).dim(), "d2");  // the rows
+}
+
 // Every zoo block has a template: the register tile of its convolution or matmul, or of
 // its pool, or the vector tile of its reduction and of its stages at root.
 TEST(TemplatesTest, EveryZooBlockHasALegalTemplate) {

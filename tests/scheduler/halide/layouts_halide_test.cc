@@ -339,9 +339,10 @@ TEST(TemplatesHalideTest, TemplatesOfZooBlocksComputeTheReference) {
 // channels vectorized; NCHW), a layer norm's and a softmax's reductions over the last
 // axis, squeeze-and-excitation (a 1x1 convolution of the pooled channels scaling the
 // map, a stage at root after it), a concatenation with the batch norm and ReLU after it,
-// a matmul whose register tile cannot be unrolled, and a large elementwise task (in
-// parallel), at 32 and 64 vector bytes, each computing
-// the reference with Halide's loop nest as the space says.
+// a convolution into a concatenation of three (its vectors unrolled; 40 channels straddle
+// a vector of 16 lanes), a matmul whose register tile cannot be unrolled, and a large elementwise
+// task (in parallel), at 32 and 64 vector bytes, each computing the reference with Halide's loop
+// nest as the space says.
 TEST(TemplatesHalideTest, TemplatesWithoutARegisterTileComputeTheReference) {
   std::vector<PipelineSpec> specs;
   auto add = [&](const std::string& name, bool channels_last, auto&& make) {
@@ -364,6 +365,10 @@ TEST(TemplatesHalideTest, TemplatesWithoutARegisterTileComputeTheReference) {
     add("concat_bn_relu", channels_last, [](PipelineBuilder& b) {
       const std::string x = b.Input("x", {1, 40, 9, 9});
       b.Output(b.Relu(b.BatchNorm(b.Concat({x, b.Conv2d(x, 24, 3, 1, 1)}, 1))));
+    });
+    add("conv_into_concat", channels_last, [](PipelineBuilder& b) {
+      const std::string x = b.Input("x", {1, 40, 9, 9});
+      b.Output(b.Concat({x, b.Input("y", {1, 24, 9, 9}), b.Relu(b.Conv2d(x, 32, 1))}, 1));
     });
   }
   add("layer_norm", false, [](PipelineBuilder& b) {
