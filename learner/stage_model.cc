@@ -605,11 +605,10 @@ void BuildAccesses(const PipelineGraph& graph, int s, StageModel& m) {
         for (int d = 0; d < rank; ++d) b.Identity(d, d);
         CoordMap& c = b.Axis(axis);
         c.b = -offset;
-        b.ClampAxis(axis, 0, extent - 1);
+        c.mod = extent;
         offset += extent;
         pure.i[kISub] += 1;
-        pure.i[kIMin] += 1;
-        pure.i[kIMax] += 1;
+        pure.i[kIMod] += 1;
       }
       pure.b[kBLess] += n - 1;
       pure.b[kBSelect] += n - 1;
@@ -772,7 +771,8 @@ PipelineModel BuildPipelineModel(const PipelineGraph& graph, int vector_bytes) {
     BuildAccesses(graph, s, m);
     for (const InputAccess& acc : m.inputs) {
       for (int j = 0; j < acc.rank; ++j) {
-        if (acc.coords[j].kind != CoordMap::kAffine) model.exact_on_symbols = true;
+        const CoordMap& c = acc.coords[j];
+        if (c.kind != CoordMap::kAffine || c.mod > 0) model.exact_on_symbols = true;
       }
     }
     m.consumers = graph.consumers(s);

@@ -49,8 +49,9 @@ inline Interval Hull(const Interval& a, const Interval& b) {
 
 // One coordinate of an input as a function of the reading definition's loop variables
 // (pure dims in LoopNestOf order, reduction dims likewise):
-//   kAffine:  scale * floor((a * var + b) / div) + r_coef * rvar + c, then clamped to
-//             [clamp_lo, clamp_hi] if `clamp`; var or rvar may be absent (-1).
+//   kAffine:  scale * floor((a * var + b) / div) + r_coef * rvar + c, taken modulo
+//             `mod` if > 0 (CONCAT), then clamped to [clamp_lo, clamp_hi] if `clamp`; var
+//             or rvar may be absent (-1).
 //   kReflect: clamp(last - |last - |clamp(var - b, -last, 2 last)||, 0, last) with
 //             last = clamp_hi (PAD REFLECT).
 //   kGather:  the row-major flat index of the pure vars (strides in InputAccess), divided
@@ -175,6 +176,16 @@ inline int64_t FloorDivide(int64_t a, int64_t b) {
   return q;
 }
 
+// [lo, hi] modulo `mod` as Halide bounds it: the value of a symbol, else the whole period.
+inline void ModuloInterval(int64_t mod, bool symbol, int64_t* lo, int64_t* hi) {
+  if (symbol) {
+    *lo = *hi = ((*lo % mod) + mod) % mod;
+  } else {
+    *lo = 0;
+    *hi = mod - 1;
+  }
+}
+
 // Interval of coordinate `m` given intervals of the pure and reduction variables
 // (`pure` and `red`, LoopNestOf order) and, for kGather, the access's strides.
 inline Interval MapInterval(const CoordMap& m, const InputAccess& access, const Interval* pure,
@@ -207,6 +218,7 @@ inline Interval MapInterval(const CoordMap& m, const InputAccess& access, const 
       }
       lo += m.c;
       hi += m.c;
+      if (m.mod > 0) ModuloInterval(m.mod, symbol, &lo, &hi);  // CONCAT's inputs
       break;
     }
     case CoordMap::kReflect: {
@@ -238,14 +250,7 @@ inline Interval MapInterval(const CoordMap& m, const InputAccess& access, const 
         lo = FloorDivide(lo, m.div);
         hi = FloorDivide(hi, m.div);
       }
-      if (m.mod > 0) {
-        if (symbol) {
-          lo = hi = ((lo % m.mod) + m.mod) % m.mod;
-        } else {
-          lo = 0;
-          hi = m.mod - 1;
-        }
-      }
+      if (m.mod > 0) ModuloInterval(m.mod, symbol, &lo, &hi);
       break;
     }
   }
