@@ -111,6 +111,7 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   return shape;
 }
 
+// Whether `stage` is an output of the pipeline (stored in its boundary layout).
 bool IsOutput(const PipelineGraph& graph, int stage) {
   const std::vector<int>& outputs = graph.output_stages();
   return std::find(outputs.begin(), outputs.end(), stage) != outputs.end();
@@ -141,7 +142,8 @@ constexpr int64_t kMaxUnrolledVectors = 128;
 
 // The tile of a stage without a register tile (a reduction other than a pool, or an
 // elementwise stage at root): one vector of the dim it stores innermost, else of its
-// innermost dim of at least 4 elements, vectorized; nothing unrolled. A reduction of a
+// innermost dim of at least 4 elements, vectorized; nothing unrolled but a
+// concatenation's vectors along its axis. A reduction of a
 // channels-last input takes its channels (a global pool). No vector when no dim has 4
 // elements.
 TileShape VectorShape(const ScheduleSpace& space, int stage) {
