@@ -8,7 +8,7 @@
 // model, worker/onnxruntime/onnxruntime_baseline.h). With this host's fp32 peak
 // (timing/peak.h) and memory bandwidth (timing/bandwidth.h) measured in the same run,
 // each task's GFLOP/s and share of the peak, and its GB/s (the bytes it cannot avoid
-// moving, CompulsoryBytes, over its time) and share of the bandwidth roofline. Per
+// moving, PipelineGraph::compulsory_bytes, over its time) and share of the bandwidth roofline. Per
 // kind: the geometric mean of the fastest contender's time over ours (weighted by the
 // contender's time times the occurrences: the share of a network's time; goal at least
 // 1.0 for every kind), the FLOP-weighted share of peak (goal 85% for dense convolutions)
@@ -233,7 +233,7 @@ bool CollectTasks(const Options& options, std::vector<Task>& tasks) {
   for (const std::string& path : options.networks) {
     StatusOr<PipelineGraph> given = LoadPipelineSource(path);
     StatusOr<PipelineSpec> tuned =
-        given.ok() ? NetworkWithTileCopies(given->spec()) : StatusOr<PipelineSpec>(given.status());
+        given.ok() ? TunedNetwork(given->spec()) : StatusOr<PipelineSpec>(given.status());
     if (tuned.ok()) tuned->set_boundary_layout(options.layout);
     StatusOr<PipelineGraph> network =
         tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
@@ -266,7 +266,7 @@ bool CollectTasks(const Options& options, std::vector<Task>& tasks) {
       task.row.networks = name;
       task.row.weight = distinct.weight();
       task.row.flops = graph->total_cost().flops;
-      task.row.bytes = CompulsoryBytes(*graph);
+      task.row.bytes = graph->compulsory_bytes();
       tasks.push_back(std::move(task));
     }
   }

@@ -50,6 +50,7 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     entry.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
     entry.spec = std::move(spec);
     entry.flops = entry.graph->total_cost().flops;
+    entry.bytes = entry.graph->compulsory_bytes();
     if (run->entry_by_id_.count(entry.id)) continue;  // listed twice: one entry
     run->entry_by_id_[entry.id] = run->entries_.size();
     run->specs_.push_back(entry.spec);
@@ -61,8 +62,10 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
     if (!partition.ok()) return partition.status().WithContext("campaign " + run->id());
     for (const DistinctTask& task : partition->distinct) {
       auto found = run->entry_by_id_.find(task.pipeline_id);
-      if (found != run->entry_by_id_.end())
-        run->entries_[found->second].task_weight = task.weight();
+      if (found == run->entry_by_id_.end()) continue;
+      PipelineEntry& entry = run->entries_[found->second];
+      entry.task_weight = task.weight();
+      entry.task_kind = TaskKind(*entry.graph);
     }
   }
   if (run->campaign_.pipeline_ids().empty()) {  // a new campaign
@@ -155,12 +158,14 @@ void CampaignRun::RestoreMeasurement(const Measurement& measurement) {
   const double median = measurement.stats().median_seconds();
   if (!std::isfinite(median) || median <= 0) return;
   PipelineEntry& entry = entries_[it->second];
-  OkResult result{measurement.candidate().schedule_hash(),
-                  measurement.candidate().origin(),
-                  measurement.host().worker_id(),
-                  median,
-                  PeakGflops(measurement.host(), MeasuredThreads(measurement.settings())).value_or(0),
-                  {}};
+  OkResult result{
+      measurement.candidate().schedule_hash(),
+      measurement.candidate().origin(),
+      measurement.host().worker_id(),
+      median,
+      PeakGflops(measurement.host(), MeasuredThreads(measurement.settings())).value_or(0),
+      BandwidthGbps(measurement.host(), MeasuredThreads(measurement.settings())).value_or(0),
+      {}};
   for (const TorchLayoutRun& run : measurement.torch_layouts()) {
     if (run.status() == OK && run.stats().median_seconds() > 0) {
       result.torch_layouts.emplace_back(run.layout(), run.stats().median_seconds());
@@ -191,11 +196,8 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
   ProgressState::Runtime& runtime = state->runtimes[result.hash];
   runtime.sum_log_seconds += std::log(result.seconds);
   ++runtime.count;
-  if (result.peak_gflops > 0) {
-    runtime.sum_log_peak += std::log(result.peak_gflops);
-  } else {
-    runtime.every_peak = false;
-  }
+  runtime.peak.Add(result.peak_gflops);
+  runtime.bandwidth.Add(result.bandwidth_gbps);
   if (runtime.origin.empty()) runtime.origin = result.origin;  // of its first measurement
   const double estimate = runtime.Seconds();
   if (result.hash == progress.best_schedule_hash() && estimate > progress.best_seconds()) {
@@ -212,10 +214,12 @@ void CampaignRun::Count(const OkResult& result, ProgressState* state) const {
     progress.set_best_schedule_hash(result.hash);
     progress.set_best_origin(runtime.origin);  // a re-measurement's is "remeasure"
   }
-  // The best's hosts' peak, whichever schedule is the best now (a schedule measured
-  // again on another host keeps its place but may lose its peak).
+  // The best's hosts' roofs, whichever schedule is the best now (a schedule measured
+  // again on another host keeps its place but may lose its roofs).
   const auto best = state->runtimes.find(progress.best_schedule_hash());
-  progress.set_best_peak_gflops(best == state->runtimes.end() ? 0 : best->second.PeakGflops());
+  const bool none = best == state->runtimes.end();
+  progress.set_best_peak_gflops(none ? 0 : best->second.peak.Mean());
+  progress.set_best_bandwidth_gbps(none ? 0 : best->second.bandwidth.Mean());
   if (!IsBaselineName(runtime.origin)) CountFarmBest(result.hash, estimate, state);
 }
 
@@ -236,10 +240,12 @@ void CampaignRun::CountFarmBest(const std::string& hash, double estimate, Progre
     progress.set_farm_best_seconds(estimate);
     state->farm_best_hash = hash;
   }
-  // Its origin and its hosts' peak, whichever schedule is the farm's best now.
+  // Its origin and its hosts' roofs, whichever schedule is the farm's best now.
   const auto best = state->runtimes.find(state->farm_best_hash);
-  progress.set_farm_best_origin(best == state->runtimes.end() ? "" : best->second.origin);
-  progress.set_farm_best_peak_gflops(best == state->runtimes.end() ? 0 : best->second.PeakGflops());
+  const bool none = best == state->runtimes.end();
+  progress.set_farm_best_origin(none ? "" : best->second.origin);
+  progress.set_farm_best_peak_gflops(none ? 0 : best->second.peak.Mean());
+  progress.set_farm_best_bandwidth_gbps(none ? 0 : best->second.bandwidth.Mean());
 }
 
 const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord record) {
@@ -626,7 +632,9 @@ std::vector<PipelineProgress> CampaignRun::Progress(
     all.back().set_pipeline_id(entry.id);
     all.back().set_name(entry.spec.name());
     all.back().set_flops(entry.flops);
+    all.back().set_bytes(entry.bytes);
     all.back().set_task_weight(entry.task_weight);
+    all.back().set_kind(entry.task_kind);
   }
   return all;
 }

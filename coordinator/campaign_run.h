@@ -154,10 +154,25 @@ class CampaignRun {
     std::string origin;
     std::string worker_id;
     double seconds = 0;  // its median
-    // Its host's fp32 peak at the measurement's threads (storage/throughput.h); 0: none.
+    // Its host's fp32 peak and memory bandwidth at the measurement's threads
+    // (storage/throughput.h); 0: none.
     double peak_gflops = 0;
+    double bandwidth_gbps = 0;
     // The libtorch baseline's median in each layout that matched (Measurement.torch_layouts).
     std::vector<std::pair<std::string, double>> torch_layouts;
+  };
+  // The geometric mean of a host roof (peak, bandwidth) over a schedule's measurements;
+  // 0 once one of its hosts had none.
+  struct HostRoofMean {
+    double sum_log = 0;
+    int count = 0;
+    bool every = true;
+    void Add(double roof) {
+      if (roof > 0) sum_log += std::log(roof);
+      every = every && roof > 0;
+      ++count;
+    }
+    double Mean() const { return every && count > 0 ? std::exp(sum_log / count) : 0; }
   };
   // A pipeline's progress over some of its OK measurements, and each schedule's runtime.
   struct ProgressState {
@@ -166,11 +181,9 @@ class CampaignRun {
       double sum_log_seconds = 0;
       int count = 0;
       std::string origin;
-      double sum_log_peak = 0;  // over its measurements, while every one has a peak
-      bool every_peak = true;   // false once one of its hosts had none
+      HostRoofMean peak;       // of its hosts' fp32 peaks
+      HostRoofMean bandwidth;  // of its hosts' memory bandwidths
       double Seconds() const { return std::exp(sum_log_seconds / count); }
-      // The geometric mean of its hosts' peaks, 0 when one had none.
-      double PeakGflops() const { return every_peak ? std::exp(sum_log_peak / count) : 0; }
     };
     std::map<std::string, Runtime> runtimes;
     std::string farm_best_hash;  // the schedule of progress.farm_best_seconds
@@ -184,7 +197,9 @@ class CampaignRun {
     ProgressState all_hosts;  // kept as results come
     std::vector<OkResult> ok_results;  // to count again without a flagged host
     double flops = 0;                  // per run of the pipeline
+    double bytes = 0;                  // its compulsory bytes (PipelineGraph::compulsory_bytes)
     int task_weight = 0;               // a network campaign's distinct task: its occurrences
+    std::string task_kind;             // and its operator kind (network/tasks.h TaskKind)
   };
 
   CampaignRun(Campaign campaign, CampaignConfig config);

@@ -18,14 +18,15 @@
 namespace schedfarm {
 
 // The campaign's status first (an unknown campaign fails before a file is made): its
-// pipelines' FLOPs, for each row's GFLOP/s; then its measurements, page by page.
+// pipelines' FLOPs and bytes, for each row's GFLOP/s and GB/s; then its measurements, page
+// by page.
 int RunExport(Runner& r) {
   const std::string format_name = r.inv().Get("--format", "csv");
   if (format_name != "csv" && format_name != "jsonl") {
     return r.Fail(kExitUsage, "flag --format: expected csv or jsonl, got '" + format_name + "'");
   }
   const ExportFormat format = format_name == "csv" ? ExportFormat::kCsv : ExportFormat::kJsonLines;
-  std::map<std::string, double> flops;  // by pipeline id
+  std::map<std::string, PipelineWork> works;  // by pipeline id
   std::string campaign_id = r.inv().args[0];  // a name becomes the id it named
   {
     int code = kExitOk;
@@ -33,7 +34,9 @@ int RunExport(Runner& r) {
     if (!reply) return code;
     for (const CampaignStatus& campaign : reply->status().campaigns()) {
       campaign_id = campaign.campaign().id();
-      for (const PipelineProgress& p : campaign.pipelines()) flops[p.pipeline_id()] = p.flops();
+      for (const PipelineProgress& p : campaign.pipelines()) {
+        works[p.pipeline_id()] = {p.flops(), p.bytes()};
+      }
     }
   }
   const std::string output = r.inv().Get("--output", "-");
@@ -55,16 +58,15 @@ int RunExport(Runner& r) {
   };
   WriteExportHeader(format, out);
   int64_t rows = 0;
-  const int code =
-      ForEachMeasurement(r, campaign_id, [&](const StoredMeasurementRecord& record) {
-        const auto pipeline = flops.find(record.measurement().candidate().pipeline_id());
-        SCHEDFARM_RETURN_IF_ERROR(WriteExportRow({record.seq(), record.measurement()},
-                                                 pipeline == flops.end() ? 0 : pipeline->second,
-                                                 format, out));
-        if (!out) return Status::Error("writing '" + output + "' failed");
-        ++rows;
-        return Status::Ok();
-      });
+  const int code = ForEachMeasurement(r, campaign_id, [&](const StoredMeasurementRecord& record) {
+    const auto pipeline = works.find(record.measurement().candidate().pipeline_id());
+    SCHEDFARM_RETURN_IF_ERROR(
+        WriteExportRow({record.seq(), record.measurement()},
+                       pipeline == works.end() ? PipelineWork{} : pipeline->second, format, out));
+    if (!out) return Status::Error("writing '" + output + "' failed");
+    ++rows;
+    return Status::Ok();
+  });
   if (code != kExitOk) return fail(code, "");
   out.flush();
   if (output != "-") {

@@ -234,8 +234,9 @@ PipelineCells PipelineTableCells(const CampaignStatus& status, int max_pipelines
     for (const auto& [name, seconds] : p.baseline_seconds()) baselines.insert(name);
   }
   PipelineCells cells;
-  cells.header = {"PIPELINE", "ID", "MEASURED", "FARM'S BEST", "GFLOP/S", "PEAK", "ORIGIN"};
-  cells.right_aligned = {false, false, true, true, true, true, false};
+  cells.header = {"PIPELINE", "ID",   "MEASURED",  "FARM'S BEST", "GFLOP/S",
+                  "PEAK",     "GB/S", "BANDWIDTH", "ORIGIN"};
+  cells.right_aligned = {false, false, true, true, true, true, true, true, false};
   for (const std::string& name : baselines) {
     cells.header.push_back(name);
     cells.right_aligned.push_back(true);
@@ -252,8 +253,10 @@ PipelineCells PipelineTableCells(const CampaignStatus& status, int max_pipelines
                                     ShortId(p.pipeline_id()),
                                     std::to_string(p.measured()),
                                     FormatDuration(farm),
-                                    FormatGflops(best.gflops),
-                                    FormatPeakShare(best.peak_share),
+                                    FormatRate(best.gflops),
+                                    FormatShare(best.peak_share),
+                                    FormatRate(best.gbps),
+                                    FormatShare(best.bandwidth_share),
                                     p.farm_best_origin().empty() ? "-" : p.farm_best_origin()};
     for (const std::string& name : baselines) {
       const auto it = p.baseline_seconds().find(name);
@@ -295,12 +298,12 @@ std::string PipelineDisplayName(const PipelineProgress& pipeline) {
   return pipeline.name().empty() ? ShortId(pipeline.pipeline_id()) : pipeline.name();
 }
 
-std::string FormatGflops(std::optional<double> gflops) {
-  if (!gflops || !std::isfinite(*gflops) || *gflops < 0) return "-";
-  return FormatNumber(*gflops >= 100 ? "%.0f" : "%.3g", *gflops);
+std::string FormatRate(std::optional<double> rate) {
+  if (!rate || !std::isfinite(*rate) || *rate < 0) return "-";
+  return FormatNumber(*rate >= 100 ? "%.0f" : "%.3g", *rate);
 }
 
-std::string FormatPeakShare(std::optional<double> share) {
+std::string FormatShare(std::optional<double> share) {
   if (!share || !std::isfinite(*share) || *share < 0) return "-";
   return FormatNumber(*share >= 1 ? "%.0f%%" : "%.3g%%", *share * 100);
 }

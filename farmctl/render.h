@@ -25,12 +25,13 @@ std::string Speedup(double baseline_seconds, double best_seconds);
 std::string FormatElapsed(double seconds);
 // A pipeline as the views name it: its name, else the first 12 characters of its id.
 std::string PipelineDisplayName(const PipelineProgress& pipeline);
-// GFLOP/s with three significant digits, "41.2", "0.0512", whole from 100 on ("1050");
-// "-" when unknown.
-std::string FormatGflops(std::optional<double> gflops);
-// A share of the peak as a percentage with three significant digits, "31.4%", "0.52%",
-// whole from 100% on; "-" when unknown (the host measured no peak at the thread count).
-std::string FormatPeakShare(std::optional<double> share);
+// A rate (GFLOP/s, GB/s) with three significant digits, "41.2", "0.0512", whole from 100
+// on ("1050"); "-" when unknown.
+std::string FormatRate(std::optional<double> rate);
+// A share of a roof (the peak, the bandwidth) as a percentage with three significant
+// digits, "31.4%", "0.52%", whole from 100% on; "-" when unknown (the host measured no
+// such roof at the thread count).
+std::string FormatShare(std::optional<double> share);
 // A campaign's failed results by class, "COMPILE_ERROR 1, CRASH 3", or "none".
 std::string FailuresText(const CampaignStatus& status);
 

@@ -17,8 +17,9 @@ double TaskRow::BaselineSeconds(const std::string& name) const {
   return it == baseline_seconds.end() ? 0 : it->second;
 }
 
-double TaskRow::FarmGflops() const {
-  return farm_seconds > 0 && flops > 0 ? flops / farm_seconds / 1e9 : 0;
+Throughput TaskRow::FarmThroughput() const {
+  const auto roof = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
+  return ThroughputOf({flops, bytes}, farm_seconds, roof(peak_gflops), roof(bandwidth_gbps));
 }
 
 std::string FormatFlops(double flops) {
@@ -47,6 +48,10 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
     row.farm_seconds = p.farm_best_seconds();
     row.peak_gflops = p.farm_best_peak_gflops();
     if (row.peak_gflops > 0) all.peak_gflops = row.peak_gflops;
+    row.bandwidth_gbps = p.farm_best_bandwidth_gbps();
+    if (row.bandwidth_gbps > 0) all.bandwidth_gbps = row.bandwidth_gbps;
+    row.kind = p.kind();
+    row.bytes = p.bytes();
     for (const auto& [name, seconds] : p.baseline_seconds()) {
       if (name == kReferenceOrigin || !(seconds > 0)) continue;
       row.baseline_seconds[name] = seconds;
@@ -68,6 +73,7 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
     });
     all.weight += row.weight;
     all.flops += row.weight * row.flops;
+    all.bytes += row.weight * row.bytes;
     all.farm_seconds += row.weight * row.farm_seconds;
     farm_complete = farm_complete && row.farm_seconds > 0;
     rows.push_back(std::move(row));
@@ -83,6 +89,7 @@ std::vector<TaskRow> NetworkTaskRows(const CampaignStatus& status) {
 const std::vector<TaskColumn>& TaskColumns() {
   static const std::vector<TaskColumn> kColumns = {
       {"TASK", false, [](const TaskRow& r) { return r.name; }},
+      {"KIND", false, [](const TaskRow& r) { return r.kind.empty() ? "-" : r.kind; }},
       {"WEIGHT", true, [](const TaskRow& r) { return std::to_string(r.weight); }},
       {"FLOPS", true, [](const TaskRow& r) { return FormatFlops(r.flops); }},
       {"FARM'S BEST", true, [](const TaskRow& r) { return FormatDuration(r.farm_seconds); }},
@@ -103,18 +110,11 @@ const std::vector<TaskColumn>& TaskColumns() {
        [](const TaskRow& r) {
          return VersusFastest(FastestContender(r.baseline_seconds), r.farm_seconds);
        }},
-      {"GFLOP/S", true,
-       [](const TaskRow& r) {
-         const double gflops = r.FarmGflops();
-         return gflops > 0 ? FormatNumber("%.3g", gflops) : std::string("-");
-       }},
-      {"PEAK", true,
-       [](const TaskRow& r) {
-         const double gflops = r.FarmGflops();
-         return gflops > 0 && r.peak_gflops > 0
-                    ? FormatNumber("%.0f%%", 100 * gflops / r.peak_gflops)
-                    : std::string("-");
-       }},
+      {"GFLOP/S", true, [](const TaskRow& r) { return FormatRate(r.FarmThroughput().gflops); }},
+      {"PEAK", true, [](const TaskRow& r) { return FormatShare(r.FarmThroughput().peak_share); }},
+      {"GB/S", true, [](const TaskRow& r) { return FormatRate(r.FarmThroughput().gbps); }},
+      {"BANDWIDTH", true,
+       [](const TaskRow& r) { return FormatShare(r.FarmThroughput().bandwidth_share); }},
   };
   return kColumns;
 }

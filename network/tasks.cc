@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "network/channels_first.h"
 #include "pipeline/spec.h"
 #include "pipeline/tensor.h"
 
@@ -134,9 +135,14 @@ StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network) {
   return out;
 }
 
+StatusOr<PipelineSpec> TunedNetwork(const PipelineSpec& network) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const PipelineSpec channels_first, NetworkChannelsFirst(network));
+  return NetworkWithTileCopies(channels_first);
+}
+
 StatusOr<PipelineSpec> TimedNetwork(const PipelineSpec& imported, BoundaryLayout layout) {
-  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec random, NetworkWithRandomWeights(imported));
-  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec timed, NetworkWithTileCopies(random));
+  SCHEDFARM_ASSIGN_OR_RETURN(const PipelineSpec tuned, TunedNetwork(imported));
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec timed, NetworkWithRandomWeights(tuned));
   timed.set_boundary_layout(layout);
   return timed;
 }
@@ -181,20 +187,6 @@ std::string TaskKind(const PipelineGraph& task) {
     }
   }
   return concat ? kind + " into concat" : kind;
-}
-
-double CompulsoryBytes(const PipelineGraph& task) {
-  double bytes = 0;
-  for (const Value& value : task.values()) {
-    if (value.kind != Value::Kind::kStage) {
-      bytes += static_cast<double>(NumElements(value.shape)) * BytesPerElement(value.dtype);
-    }
-  }
-  for (int s : task.output_stages()) {
-    const Value& value = task.value(task.stage_value(s));
-    bytes += static_cast<double>(NumElements(value.shape)) * BytesPerElement(value.dtype);
-  }
-  return bytes;
 }
 
 StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {

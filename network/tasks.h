@@ -82,9 +82,13 @@ StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network);
 // network computes the same values.
 StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network);
 
-// The network a network campaign times, as farmctl builds it from the imported one:
-// random weights, tile copies, and `layout` the boundary layout of the network and so
-// of its assembly and tasks (docs/NETWORKS.md, "Layouts across a network").
+// The network whose tasks a campaign tunes, its weights kept: channels-last islands
+// rewritten channels-first (network/channels_first.h), then tile copies.
+StatusOr<PipelineSpec> TunedNetwork(const PipelineSpec& network);
+
+// The network a network campaign times, as farmctl builds it from the imported one: the
+// tuned network with random weights, and `layout` the boundary layout of the network and
+// so of its assembly and tasks (docs/NETWORKS.md, "Layouts across a network").
 StatusOr<PipelineSpec> TimedNetwork(const PipelineSpec& imported, BoundaryLayout layout);
 
 // Whether stage `op` starts a task.
@@ -98,10 +102,6 @@ bool IsAnchorOp(OpKind op);
 // task writes a concatenation. What the per-operator benchmark groups by and the task
 // table shows.
 std::string TaskKind(const PipelineGraph& task);
-
-// The bytes a task cannot avoid moving: its inputs and weights read once and its
-// outputs written once (the bandwidth roofline's numerator).
-double CompulsoryBytes(const PipelineGraph& task);
 
 // Splits `network` into tasks. Fails only if a task is not a valid pipeline, which
 // names the task and its first stage.

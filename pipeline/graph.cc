@@ -241,4 +241,18 @@ StageCost PipelineGraph::total_cost() const {
   return total;
 }
 
+double PipelineGraph::compulsory_bytes() const {
+  double bytes = 0;
+  for (const Value& value : values_) {
+    if (value.kind != Value::Kind::kStage) {
+      bytes += static_cast<double>(NumElements(value.shape)) * BytesPerElement(value.dtype);
+    }
+  }
+  for (int s : output_stages()) {
+    const Value& value = values_[stage_value(s)];
+    bytes += static_cast<double>(NumElements(value.shape)) * BytesPerElement(value.dtype);
+  }
+  return bytes;
+}
+
 }  // namespace schedfarm

@@ -65,6 +65,9 @@ class PipelineGraph {
   StageCost cost(int s) const { return CostOf(stage(s), input_shapes(s)); }
   // Sum of the stages' costs.
   StageCost total_cost() const;
+  // The bytes the pipeline cannot avoid moving: its inputs and weights read once and its
+  // outputs written once (the bandwidth roofline's numerator).
+  double compulsory_bytes() const;
 
  private:
   PipelineSpec spec_;

@@ -1,6 +1,7 @@
 #include "scheduler/templates.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -253,25 +254,41 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
   return order;
 }
 
-// The stage the anchor's tile is computed in: the anchor's single consumer chain of
-// elementwise stages, to an output or a stage read by several, when its shape is the
-// anchor's; the anchor itself when there is none.
-std::vector<int> EpilogueChain(const PipelineGraph& graph, int anchor) {
-  std::vector<int> chain = {anchor};
-  int s = anchor;
-  while (!IsOutput(graph, s) && graph.consumers(s).size() == 1) {
-    const int c = graph.consumers(s)[0];
-    const Stage& consumer = graph.stage(c);
-    if ((consumer.op() != UNARY && consumer.op() != BINARY) ||
-        !std::equal(consumer.shape().begin(), consumer.shape().end(),
-                    graph.stage(anchor).shape().begin(), graph.stage(anchor).shape().end())) {
-      break;
+// The stages computed with the anchor's tile, the anchor first and the host last: the
+// elementwise stages of the anchor's shape that read it, directly or through each other
+// (ConvNeXt's GELU reads its convolution twice), up to the one that is an output, the
+// host; the others are read by each other only. The anchor alone when there is no such
+// host (a consumer of another shape, a stage read by another task).
+std::vector<int> Epilogue(const PipelineGraph& graph, int anchor) {
+  const auto anchor_shape = graph.stage(anchor).shape();
+  std::vector<int> members = {anchor};
+  std::set<int> extends = {anchor};  // members a stage may join through: not outputs
+  for (int s : graph.topological_order()) {
+    const Stage& stage = graph.stage(s);
+    if (s == anchor || (stage.op() != UNARY && stage.op() != BINARY) ||
+        !std::equal(stage.shape().begin(), stage.shape().end(), anchor_shape.begin(),
+                    anchor_shape.end())) {
+      continue;
     }
-    chain.push_back(c);
-    s = c;
+    const std::vector<int>& inputs = graph.stage_inputs(s);
+    if (std::none_of(inputs.begin(), inputs.end(), [&](int v) {
+          return graph.value(v).kind == Value::Kind::kStage && extends.count(graph.value(v).index);
+        })) {
+      continue;
+    }
+    members.push_back(s);
+    if (!IsOutput(graph, s)) extends.insert(s);
   }
-  if (!IsOutput(graph, chain.back())) return {anchor};
-  return chain;
+  const std::set<int> in(members.begin(), members.end());
+  for (size_t m = 0; m + 1 < members.size(); ++m) {
+    const std::vector<int>& readers = graph.consumers(members[m]);
+    if (IsOutput(graph, members[m]) ||
+        !std::all_of(readers.begin(), readers.end(), [&](int r) { return in.count(r) > 0; })) {
+      return {anchor};
+    }
+  }
+  if (members.size() == 1 || !IsOutput(graph, members.back())) return {anchor};
+  return members;
 }
 
 // The template with the anchor's tile `shape` (-1: no anchor).
@@ -321,7 +338,7 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
                                         const TileShape& shape) {
   const PipelineGraph& graph = space.graph();
   const bool register_tile = anchor >= 0 && graph.stage(anchor).op() != REDUCE;
-  const std::vector<int> chain = anchor >= 0 ? EpilogueChain(graph, anchor) : std::vector<int>();
+  const std::vector<int> chain = anchor >= 0 ? Epilogue(graph, anchor) : std::vector<int>();
   const int host = anchor >= 0 ? chain.back() : -1;
   const std::string anchor_name = anchor >= 0 ? graph.stage(anchor).name() : "";
 

@@ -78,9 +78,12 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
-StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored, double pipeline_flops) {
+// A positive figure, or an empty cell.
+Cell Known(double v) { return v > 0 ? Num(v) : Cell{"", false}; }
+
+StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored, const PipelineWork& work) {
   const Measurement& m = stored.measurement;
-  const Throughput throughput = MeasurementThroughput(m, pipeline_flops);
+  const Throughput throughput = MeasurementThroughput(m, work);
   const Candidate& c = m.candidate();
   const SampleStats& s = m.stats();
   std::string schedule;
@@ -112,10 +115,14 @@ StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored, double pipeline
                            Num(s.stddev_seconds()),
                            Num(s.cv()),
                            Int(m.samples_seconds_size()),
-                           pipeline_flops > 0 ? Num(pipeline_flops) : Cell{"", false},
+                           Known(work.flops),
                            Num(throughput.gflops),
                            Num(throughput.peak_gflops),
                            Num(throughput.peak_share),
+                           Known(work.bytes),
+                           Num(throughput.gbps),
+                           Num(throughput.bandwidth_gbps),
+                           Num(throughput.bandwidth_share),
                            Str(m.host().worker_id()),
                            Str(m.host().cpu_model()),
                            Int(m.finished_unix_ms()),
@@ -123,14 +130,14 @@ StatusOr<std::vector<Cell>> Row(const StoredMeasurement& stored, double pipeline
                            Cell{schedule, false}};
 }
 
-// The FLOPs of a pipeline of the store (0 when the store does not hold it).
-StatusOr<double> PipelineFlops(const Store& store, const std::string& pipeline_id) {
+// The work of a pipeline of the store (none when the store does not hold it).
+StatusOr<PipelineWork> StoredPipelineWork(const Store& store, const std::string& pipeline_id) {
   SCHEDFARM_ASSIGN_OR_RETURN(const std::optional<PipelineSpec> spec,
                              store.GetPipeline(pipeline_id));
-  if (!spec) return 0.0;
+  if (!spec) return PipelineWork{};
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
   if (!graph.ok()) return graph.status().WithContext("pipeline " + pipeline_id + " of the store");
-  return graph->total_cost().flops;
+  return PipelineWork{graph->total_cost().flops, graph->compulsory_bytes()};
 }
 
 }  // namespace
@@ -141,9 +148,9 @@ void WriteExportHeader(ExportFormat format, std::ostream& out) {
   out << "\n";
 }
 
-Status WriteExportRow(const StoredMeasurement& stored, double pipeline_flops, ExportFormat format,
-                      std::ostream& out) {
-  SCHEDFARM_ASSIGN_OR_RETURN(const std::vector<Cell> row, Row(stored, pipeline_flops));
+Status WriteExportRow(const StoredMeasurement& stored, const PipelineWork& work,
+                      ExportFormat format, std::ostream& out) {
+  SCHEDFARM_ASSIGN_OR_RETURN(const std::vector<Cell> row, Row(stored, work));
   for (size_t i = 0; i < std::size(kExportColumns); ++i) {
     const Cell& cell = row[i];
     if (format == ExportFormat::kCsv) {
@@ -162,18 +169,18 @@ Status WriteExportRow(const StoredMeasurement& stored, double pipeline_flops, Ex
 Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
                           std::ostream& out) {
   WriteExportHeader(format, out);
-  std::map<std::string, double> flops;  // by pipeline id, read from the store once each
+  std::map<std::string, PipelineWork> works;  // by pipeline id, read from the store once each
   Status row_status;
   Status scan = store.ScanMeasurements(campaign, 0, [&](const StoredMeasurement& stored) {
     const std::string& pipeline_id = stored.measurement.candidate().pipeline_id();
-    auto known = flops.find(pipeline_id);
-    if (known == flops.end()) {
-      StatusOr<double> counted = PipelineFlops(store, pipeline_id);
+    auto known = works.find(pipeline_id);
+    if (known == works.end()) {
+      StatusOr<PipelineWork> counted = StoredPipelineWork(store, pipeline_id);
       if (!counted.ok()) {
         row_status = counted.status().WithContext("measurement " + std::to_string(stored.seq));
         return false;
       }
-      known = flops.emplace(pipeline_id, *counted).first;
+      known = works.emplace(pipeline_id, *counted).first;
     }
     row_status = WriteExportRow(stored, known->second, format, out);
     return row_status.ok() && static_cast<bool>(out);

@@ -1,8 +1,9 @@
 // Datasets from the store: a campaign's measurements, one row per measurement in seq
 // order, as CSV (RFC 4180, with a header row) or JSON lines (one object per line).
 // Both carry the columns of kExportColumns; the schedule is its protobuf JSON. An OK
-// row also has its pipeline's FLOPs, GFLOP/s at its median and their share of its
-// host's fp32 peak at its thread count (storage/throughput.h), empty where unknown.
+// row also has its pipeline's FLOPs and compulsory bytes, GFLOP/s and GB/s at its median
+// and their shares of its host's fp32 peak and memory bandwidth at its thread count
+// (storage/throughput.h), empty where unknown.
 #pragma once
 
 #include <ostream>
@@ -10,6 +11,7 @@
 
 #include "common/status.h"
 #include "storage/store.h"
+#include "storage/throughput.h"
 
 namespace schedfarm {
 
@@ -41,6 +43,10 @@ inline constexpr const char* kExportColumns[] = {"seq",
                                                  "gflops",
                                                  "peak_gflops",
                                                  "peak_share",
+                                                 "bytes",
+                                                 "gbps",
+                                                 "bandwidth_gbps",
+                                                 "bandwidth_share",
                                                  "worker_id",
                                                  "cpu_model",
                                                  "finished_unix_ms",
@@ -49,17 +55,18 @@ inline constexpr const char* kExportColumns[] = {"seq",
 
 // Writes the campaign's measurements to `out`: the header, then one row per measurement.
 // Non-finite numbers, and figures that are unknown, are written as an empty CSV field
-// or JSON null. The FLOPs are those of the pipelines in the store (none for a pipeline
-// the store does not hold).
+// or JSON null. The FLOPs and bytes are those of the pipelines in the store (none for a
+// pipeline the store does not hold).
 Status ExportMeasurements(const Store& store, const std::string& campaign, ExportFormat format,
                           std::ostream& out);
 
 // The pieces of ExportMeasurements, for writers that get the measurements elsewhere
 // (farmctl reads them from the coordinator page by page): the CSV header line (nothing
 // for JSON lines), and one measurement as one CSV row or JSON line, with its pipeline's
-// FLOPs (0 when unknown: no flops, gflops or share).
+// work (0 where unknown: no flops, gflops or share of the peak; no bytes, gbps or share
+// of the bandwidth).
 void WriteExportHeader(ExportFormat format, std::ostream& out);
-Status WriteExportRow(const StoredMeasurement& stored, double pipeline_flops, ExportFormat format,
-                      std::ostream& out);
+Status WriteExportRow(const StoredMeasurement& stored, const PipelineWork& work,
+                      ExportFormat format, std::ostream& out);
 
 }  // namespace schedfarm

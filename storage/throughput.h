@@ -1,8 +1,11 @@
-// What a result achieved against its host: GFLOP/s (the pipeline's FLOPs over the
-// runtime) and their share of the measuring host's fp32 peak at the thread count it ran
-// with (HostFingerprint.peak_gflops, measured by the worker at start: timing/peak.h).
-// One definition for the export, farmctl's status and the report. A share is given
-// only against a peak the host measured at that thread count, never an estimate.
+// What a result achieved against its host's two roofs: GFLOP/s (the pipeline's FLOPs over
+// the runtime) and their share of the measuring host's fp32 peak, and GB/s (the bytes the
+// pipeline cannot avoid moving over the runtime) and their share of the host's memory
+// bandwidth, both at the thread count it ran with (HostFingerprint.peak_gflops and
+// bandwidth_gbps, measured by the worker at start: timing/peak.h, timing/bandwidth.h).
+// One definition for the export, farmctl's status, the task table and the report. A
+// share is given only against a roof the host measured at that thread count, never an
+// estimate.
 #pragma once
 
 #include <optional>
@@ -14,26 +17,37 @@ namespace schedfarm {
 // The threads a measurement ran with: settings.threads, 1 (the default) when unset.
 int MeasuredThreads(const MeasurementSettings& settings);
 
-// The host's peak at `threads` threads; nullopt when it measured none there (or a value
-// that is not a positive number).
+// The host's peak (GFLOP/s) and memory bandwidth (GB/s) at `threads` threads; nullopt when
+// it measured none there (or a value that is not a positive number).
 std::optional<double> PeakGflops(const HostFingerprint& host, int threads);
+std::optional<double> BandwidthGbps(const HostFingerprint& host, int threads);
 
 struct Throughput {
-  std::optional<double> gflops;       // flops / seconds / 1e9
-  std::optional<double> peak_gflops;  // the peak it is compared with
-  std::optional<double> peak_share;   // gflops / peak_gflops
+  std::optional<double> gflops;           // flops / seconds / 1e9
+  std::optional<double> peak_gflops;      // the peak it is compared with
+  std::optional<double> peak_share;       // gflops / peak_gflops
+  std::optional<double> gbps;             // bytes / seconds / 1e9
+  std::optional<double> bandwidth_gbps;   // the bandwidth it is compared with
+  std::optional<double> bandwidth_share;  // gbps / bandwidth_gbps
 };
 
-// From a pipeline's FLOPs, a runtime and a peak: gflops when flops and seconds are
-// positive and finite, peak_share when the peak is known too.
-Throughput ThroughputOf(double flops, double seconds, std::optional<double> peak_gflops);
+// A pipeline's work: its FLOPs and the bytes it cannot avoid moving.
+struct PipelineWork {
+  double flops = 0;
+  double bytes = 0;
+};
 
-// An OK measurement's, at its median runtime and its host's peak at its thread count;
+// From a pipeline's work, a runtime and the roofs: gflops (gbps) when flops (bytes) and
+// seconds are positive and finite, the share when its roof is known too.
+Throughput ThroughputOf(const PipelineWork& work, double seconds, std::optional<double> peak_gflops,
+                        std::optional<double> bandwidth_gbps);
+
+// An OK measurement's, at its median runtime and its host's roofs at its thread count;
 // nothing for a failed one.
-Throughput MeasurementThroughput(const Measurement& measurement, double flops);
+Throughput MeasurementThroughput(const Measurement& measurement, const PipelineWork& work);
 
-// The farm's best of a pipeline in a status: PipelineProgress.flops over
-// farm_best_seconds, against farm_best_peak_gflops.
+// The farm's best of a pipeline in a status: PipelineProgress.flops and bytes over
+// farm_best_seconds, against farm_best_peak_gflops and farm_best_bandwidth_gbps.
 Throughput FarmBestThroughput(const PipelineProgress& pipeline);
 
 }  // namespace schedfarm

@@ -309,8 +309,8 @@ int Show(const PipelineGraph& graph) {
 }
 
 int Tasks(const PipelineGraph& given) {
-  // The tasks a network campaign tunes: with its tile copies.
-  StatusOr<PipelineSpec> tuned = NetworkWithTileCopies(given.spec());
+  // The tasks a network campaign tunes: channels-first, with its tile copies.
+  StatusOr<PipelineSpec> tuned = TunedNetwork(given.spec());
   if (!tuned.ok()) Exit({kExitInput, tuned.status().message()});
   StatusOr<PipelineGraph> built = PipelineGraph::Build(*tuned);
   if (!built.ok()) Exit({kExitInput, built.status().message()});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "common/files.h"
 #include "common/sha256.h"
 #include "pipeline/halide/runner.h"
+#include "timing/bandwidth.h"
 #include "timing/peak.h"
 #include "worker/cpu_plan.h"
 
@@ -87,6 +89,27 @@ std::vector<int> PeakThreadCounts(int cores) {
   return std::vector<int>(counts.begin(), counts.end());
 }
 
+namespace {
+
+// `measure` at each of PeakThreadCounts(host.cores()) on the cpus a timed run of that many
+// threads takes; `what` names the figure in an error.
+StatusOr<std::map<int, double>> ByThreadCount(
+    const HostFingerprint& host, const std::string& what,
+    const std::function<StatusOr<double>(const std::vector<int>& cpus)>& measure) {
+  const std::vector<int> cpus = AllowedCpus();
+  if (static_cast<int>(cpus.size()) < host.cores()) {
+    return Status::Error(what + ": " + std::to_string(cpus.size()) +
+                         " cpus to pin threads to, for " + std::to_string(host.cores()) + " cores");
+  }
+  std::map<int, double> figures;
+  for (const int threads : PeakThreadCounts(host.cores())) {
+    SCHEDFARM_ASSIGN_OR_RETURN(figures[threads], measure(PlanCpus(cpus, threads).benchmark));
+  }
+  return figures;
+}
+
+}  // namespace
+
 Status MeasureHostPeak(HostFingerprint* host) {
   host->clear_peak_gflops();
   host->clear_peak_isa();
@@ -95,20 +118,24 @@ Status MeasureHostPeak(HostFingerprint* host) {
     return Status::Error("fp32 peak: Halide target '" + host->halide_target() +
                          "' is not x86-64, which the peak kernels are written for");
   }
-  const std::vector<int> cpus = AllowedCpus();
-  if (static_cast<int>(cpus.size()) < host->cores()) {
-    return Status::Error("fp32 peak: " + std::to_string(cpus.size()) +
-                         " cpus to pin threads to, for " + std::to_string(host->cores()) +
-                         " cores");
-  }
-  std::map<int, double> peaks;
-  for (const int threads : PeakThreadCounts(host->cores())) {
-    StatusOr<PeakResult> peak = MeasurePeak(*isa, PlanCpus(cpus, threads).benchmark);
-    if (!peak.ok()) return peak.status();
-    peaks[threads] = peak->gflops;
-  }
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      const auto peaks,
+      ByThreadCount(*host, "fp32 peak", [&](const std::vector<int>& cpus) -> StatusOr<double> {
+        SCHEDFARM_ASSIGN_OR_RETURN(const PeakResult peak, MeasurePeak(*isa, cpus));
+        return peak.gflops;
+      }));
   host->mutable_peak_gflops()->insert(peaks.begin(), peaks.end());
   host->set_peak_isa(PeakIsaName(*isa));
+  return Status::Ok();
+}
+
+Status MeasureHostBandwidth(HostFingerprint* host) {
+  host->clear_bandwidth_gbps();
+  SCHEDFARM_ASSIGN_OR_RETURN(const auto bandwidths, ByThreadCount(*host, "memory bandwidth",
+                                                                  [](const std::vector<int>& cpus) {
+                                                                    return MeasureBandwidth(cpus);
+                                                                  }));
+  host->mutable_bandwidth_gbps()->insert(bandwidths.begin(), bandwidths.end());
   return Status::Ok();
 }
 

@@ -35,4 +35,10 @@ std::vector<int> PeakThreadCounts(int cores);
 // empty: the host then reports no peak rather than a wrong one.
 Status MeasureHostPeak(HostFingerprint* host);
 
+// Measures the host's memory bandwidth (timing/bandwidth.h) at the same thread counts, on
+// the same cpus, into host->bandwidth_gbps; a few tenths of a second a thread count. An
+// error (fewer allowed cpus than cores, arrays that cannot be allocated, a thread that
+// cannot be pinned) leaves it empty: the host then reports no bandwidth.
+Status MeasureHostBandwidth(HostFingerprint* host);
+
 }  // namespace schedfarm

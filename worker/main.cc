@@ -96,22 +96,35 @@ const std::map<std::string, bool> kFlags = {{"--coordinator", true},
                                             {"--check-sandbox", false},
                                             {"--help", false}};
 
-// The host's fp32 peak into its fingerprint, logged (peak_measured), or none
-// (peak_unmeasured, with why: its results then have no share of the peak).
-void MeasureAndLogPeak(HostFingerprint* host) {
-  const Status status = MeasureHostPeak(host);
-  if (!status.ok()) {
-    LogEvent("warn", "peak_unmeasured", {{"error", status.message()}});
-    return;
+// "threads:figure" pairs of a figure by thread count, as the start-up log gives them.
+std::string ByThreadsText(const google::protobuf::Map<int32_t, double>& by_threads) {
+  std::string text;
+  for (const auto& [threads, figure] :
+       std::map<int, double>(by_threads.begin(), by_threads.end())) {
+    char number[32];
+    std::snprintf(number, sizeof(number), "%.1f", figure);
+    text += (text.empty() ? "" : ",") + std::to_string(threads) + ":" + number;
   }
-  std::string gflops;
-  for (const auto& [threads, peak] :
-       std::map<int, double>(host->peak_gflops().begin(), host->peak_gflops().end())) {
-    char figure[32];
-    std::snprintf(figure, sizeof(figure), "%.1f", peak);
-    gflops += (gflops.empty() ? "" : ",") + std::to_string(threads) + ":" + figure;
+  return text;
+}
+
+// The host's fp32 peak and memory bandwidth into its fingerprint, logged (peak_measured,
+// bandwidth_measured), or not (peak_unmeasured, bandwidth_unmeasured, with why: its
+// results then have no share of that roof).
+void MeasureAndLogRoofs(HostFingerprint* host) {
+  if (const Status peak = MeasureHostPeak(host); !peak.ok()) {
+    LogEvent("warn", "peak_unmeasured", {{"error", peak.message()}});
+  } else {
+    LogEvent(
+        "info", "peak_measured",
+        {{"isa", host->peak_isa()}, {"gflops_by_threads", ByThreadsText(host->peak_gflops())}});
   }
-  LogEvent("info", "peak_measured", {{"isa", host->peak_isa()}, {"gflops_by_threads", gflops}});
+  if (const Status bandwidth = MeasureHostBandwidth(host); !bandwidth.ok()) {
+    LogEvent("warn", "bandwidth_unmeasured", {{"error", bandwidth.message()}});
+  } else {
+    LogEvent("info", "bandwidth_measured",
+             {{"gbps_by_threads", ByThreadsText(host->bandwidth_gbps())}});
+  }
 }
 
 int Main(int argc, char** argv) {
@@ -147,7 +160,7 @@ int Main(int argc, char** argv) {
     host = std::move(recorded);
   }
   if (flags.values.count("--fingerprint")) {
-    if (!replay) MeasureAndLogPeak(&host);
+    if (!replay) MeasureAndLogRoofs(&host);
     std::string json;
     google::protobuf::util::JsonPrintOptions options;
     options.add_whitespace = true;
@@ -193,7 +206,7 @@ int Main(int argc, char** argv) {
   if (!flags.values.count("--coordinator")) return UsageError("--coordinator is required");
   // Before the sandbox children start, so that the peak's threads have the cores. A
   // replay worker reports its dataset's host, peak included.
-  if (!replay) MeasureAndLogPeak(&host);
+  if (!replay) MeasureAndLogRoofs(&host);
   WorkerOptions options;
   options.coordinator = flags.values.at("--coordinator");
   options.host = host;

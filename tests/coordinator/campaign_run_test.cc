@@ -404,9 +404,10 @@ TEST(CampaignRunTest, ReMeasurementsAreCandidatesOfTheirOwnAndPoolIntoTheBest) {
   EXPECT_EQ(run->campaign().counters().measured(), 4);
 }
 
-// The status's best carries its pipeline's FLOPs and the fp32 peak, at the campaign's
-// thread count, of the hosts that measured it (the geometric mean when several did, as
-// for its runtime); a host without a peak at that count leaves the best without one.
+// The status's best carries its pipeline's FLOPs and bytes, and the fp32 peak and memory
+// bandwidth, at the campaign's thread count, of the hosts that measured it (the geometric
+// mean when several did, as for its runtime); a host without a peak at that count leaves
+// the best without one.
 TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   std::unique_ptr<CampaignRun> run =
       MakeRun(5, "strategy: {name: model-guided}\nmeasurement: {threads: 2}\n");
@@ -426,11 +427,14 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   ASSERT_EQ(run->AddProposal(second, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
   const CandidateRecord leased_first = *run->Lease("L1", kNow);
   const CandidateRecord leased_second = *run->Lease("L2", kNow);
-  // A result of a host with these peaks, measured at the campaign's 2 threads.
+  // A result of a host with these peaks (and a tenth of each as its memory bandwidth in
+  // GB/s), measured at the campaign's 2 threads.
   auto on_host = [](Measurement m, const std::string& worker, const std::map<int, double>& peaks) {
     m.mutable_host()->set_worker_id(worker);
-    for (const auto& [threads, gflops] : peaks)
+    for (const auto& [threads, gflops] : peaks) {
       (*m.mutable_host()->mutable_peak_gflops())[threads] = gflops;
+      (*m.mutable_host()->mutable_bandwidth_gbps())[threads] = gflops / 10;
+    }
     m.mutable_settings()->set_threads(2);
     return m;
   };
@@ -447,6 +451,13 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   ASSERT_TRUE(best.gflops && best.peak_share);
   EXPECT_NEAR(*best.gflops, flops / 1.0e-3 / 1e9, 1e-9 * *best.gflops);
   EXPECT_NEAR(*best.peak_share, *best.gflops / 190, 1e-12);
+  EXPECT_EQ(progress.bytes(), graph->compulsory_bytes());
+  EXPECT_GT(progress.bytes(), 0);
+  EXPECT_DOUBLE_EQ(progress.best_bandwidth_gbps(), 19);
+  EXPECT_DOUBLE_EQ(progress.farm_best_bandwidth_gbps(), 19);
+  ASSERT_TRUE(best.gbps && best.bandwidth_share);
+  EXPECT_NEAR(*best.gbps, progress.bytes() / 1.0e-3 / 1e9, 1e-9 * *best.gbps);
+  EXPECT_NEAR(*best.bandwidth_share, *best.gbps / 19, 1e-12);
 
   // A faster schedule from a host that measured its peak on 1 thread only: the best
   // has GFLOP/s, and no share.
@@ -462,6 +473,7 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   EXPECT_NEAR(*best.gflops, flops / 0.9e-3 / 1e9, 1e-9 * *best.gflops);
   EXPECT_FALSE(best.peak_share);
   EXPECT_FALSE(best.peak_gflops);
+  EXPECT_FALSE(best.bandwidth_share);
 
   // The first schedule measured again on a third host, faster: it is the best again, at
   // the geometric mean of its runtimes and of its two hosts' peaks.
@@ -478,6 +490,7 @@ TEST(CampaignRunTest, TheBestCarriesItsPipelinesFlopsAndItsHostsPeak) {
   EXPECT_NEAR(progress.best_seconds(), std::sqrt(1.0e-3 * 0.5e-3), 1e-15);
   EXPECT_NEAR(progress.best_peak_gflops(), std::sqrt(190.0 * 160.0), 1e-9);
   EXPECT_NEAR(progress.farm_best_peak_gflops(), std::sqrt(190.0 * 160.0), 1e-9);
+  EXPECT_NEAR(progress.farm_best_bandwidth_gbps(), std::sqrt(19.0 * 16.0), 1e-9);
   // Without host c's results the first schedule is back at 1 ms, the second is best, and
   // the best has no peak.
   const PipelineProgress trusted = run->Progress({"c"})[0];
@@ -542,16 +555,22 @@ TEST(CampaignRunTest, ANetworkCampaignRunsTheCheapBaselinesOnEveryTask) {
   EXPECT_TRUE(RunsOnEveryTask("mullapudi2016"));
   EXPECT_FALSE(RunsOnEveryTask("adams2019"));
 
-  // Each task's weight and FLOPs, for the task table; the network's FLOPs are its tasks'.
+  // Each task's weight, FLOPs and kind, for the task table; the network's FLOPs are its
+  // tasks'.
   double task_flops = 0;
   for (size_t d = 0; d < partition.distinct.size(); ++d) {
     const PipelineProgress& p = progress[2 + d];
     EXPECT_EQ(p.pipeline_id(), partition.distinct[d].pipeline_id);
     EXPECT_EQ(p.task_weight(), partition.distinct[d].weight());
     EXPECT_GT(p.flops(), 0);
+    StatusOr<PipelineGraph> task = PipelineGraph::Build(partition.distinct[d].spec);
+    ASSERT_TRUE(task.ok());
+    EXPECT_EQ(p.kind(), TaskKind(*task)) << "task " << d;
+    EXPECT_FALSE(p.kind().empty());
     task_flops += p.task_weight() * p.flops();
   }
   EXPECT_EQ(progress[0].task_weight(), 0);
+  EXPECT_EQ(progress[0].kind(), "") << "the network is no task";
   EXPECT_NEAR(task_flops, progress[0].flops(), 1e-6 * progress[0].flops());
   int weight_two = 0;
   for (const PipelineProgress& p : progress) weight_two += p.task_weight() == 2;

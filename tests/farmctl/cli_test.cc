@@ -699,6 +699,7 @@ TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {
       PipelineProgress* p = reply.mutable_status()->add_campaigns()->add_pipelines();
       p->set_pipeline_id("p-5");
       p->set_flops(2e6);
+      p->set_bytes(4000);
       return ControlPeer::Reply(request, reply);
     }
     StoredMeasurementRecord* row = reply.mutable_export_page()->add_rows();
@@ -709,6 +710,7 @@ TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {
     m->set_status(OK);
     m->mutable_stats()->set_median_seconds(1e-3);
     (*m->mutable_host()->mutable_peak_gflops())[1] = 4;
+    (*m->mutable_host()->mutable_bandwidth_gbps())[1] = 2;
     reply.mutable_export_page()->set_done(true);
     return ControlPeer::Reply(request, reply);
   });
@@ -718,6 +720,10 @@ TEST(FarmctlCliTest, ExportToStandardOutputAsJsonLines) {
   EXPECT_EQ(r.out.rfind("{\"seq\":1,", 0), 0u) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"lease_id\":\"lease-1\"")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\"gflops\":2,\"peak_gflops\":4,\"peak_share\":0.5,")) << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "\"bytes\":4000,\"gbps\":0.004,\"bandwidth_gbps\":2,"
+                       "\"bandwidth_share\":0.002,"))
+      << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
 }
 

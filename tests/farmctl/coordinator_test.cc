@@ -204,32 +204,41 @@ TEST(FarmctlCoordinatorTest, WorkerResultsReachWatchBestAndExport) {
   EXPECT_TRUE(Contains(best.out, "Halide schedule of pipeline 'vgg_block'")) << best.out;
   EXPECT_TRUE(Contains(best.out, "max_pool")) << best.out;
 
-  // The worker measured its fp32 peak when it started, at 1 thread (the campaign's) among
-  // others: the best carries the pipeline's FLOPs and that peak, and the status table
-  // shows the best's GFLOP/s and their share of it, below the peak.
+  // The worker measured its fp32 peak and memory bandwidth when it started, at 1 thread
+  // (the campaign's) among others: the best carries the pipeline's FLOPs and bytes and
+  // those roofs, and the status table shows the best's GFLOP/s and GB/s and their shares
+  // of them (below the peak; a small pipeline's bytes can come from the caches faster
+  // than the memory's bandwidth).
   const WorkersReply workers = ParseReply(Farmctl({"workers", "--json"}, endpoint).out).workers();
   ASSERT_EQ(workers.workers_size(), 1);
   const HostFingerprint& host = workers.workers(0).record().host();
   ASSERT_TRUE(host.peak_gflops().count(1)) << worker.Log();
   const double peak = host.peak_gflops().at(1);
+  ASSERT_TRUE(host.bandwidth_gbps().count(1)) << worker.Log();
+  const double bandwidth = host.bandwidth_gbps().at(1);
   const PipelineProgress& vgg = done.pipelines(0);
   EXPECT_GT(vgg.flops(), 0);
+  EXPECT_GT(vgg.bytes(), 0);
   EXPECT_NEAR(vgg.farm_best_peak_gflops(), peak, 1e-9 * peak);
+  EXPECT_NEAR(vgg.farm_best_bandwidth_gbps(), bandwidth, 1e-9 * bandwidth);
   const Throughput best_throughput = FarmBestThroughput(vgg);
   ASSERT_TRUE(best_throughput.gflops && best_throughput.peak_share);
   EXPECT_GT(*best_throughput.peak_share, 0);
   EXPECT_LT(*best_throughput.peak_share, 1);
+  ASSERT_TRUE(best_throughput.gbps && best_throughput.bandwidth_share);
   const std::string table = Farmctl({"status", id}, endpoint).out;
   std::string row;
   std::istringstream table_lines(table);
   for (std::string line; std::getline(table_lines, line);) {
     if (Contains(line, "vgg_block")) row = line;
   }
-  EXPECT_TRUE(Contains(row, " " + FormatGflops(best_throughput.gflops) + " ")) << table;
-  EXPECT_TRUE(Contains(row, " " + FormatPeakShare(best_throughput.peak_share) + " ")) << table;
+  EXPECT_TRUE(Contains(row, " " + FormatRate(best_throughput.gflops) + " ")) << table;
+  EXPECT_TRUE(Contains(row, " " + FormatShare(best_throughput.peak_share) + " ")) << table;
+  EXPECT_TRUE(Contains(row, " " + FormatRate(best_throughput.gbps) + " ")) << table;
+  EXPECT_TRUE(Contains(row, " " + FormatShare(best_throughput.bandwidth_share) + " ")) << table;
 
   // One JSON line per recorded result, each of this campaign; an OK one with its GFLOP/s
-  // at its median and their share of the worker's peak.
+  // and GB/s at its median and their shares of the worker's peak and bandwidth.
   const CliResult exported = Farmctl({"export", id, "--format", "jsonl"}, endpoint);
   ASSERT_EQ(exported.code, kExitOk) << exported.err;
   std::istringstream lines(exported.out);
@@ -246,6 +255,10 @@ TEST(FarmctlCoordinatorTest, WorkerResultsReachWatchBestAndExport) {
     EXPECT_NEAR(fields.at("gflops").number_value(), gflops, 1e-9 * gflops) << line;
     EXPECT_NEAR(fields.at("peak_gflops").number_value(), peak, 1e-12 * peak) << line;
     EXPECT_NEAR(fields.at("peak_share").number_value(), gflops / peak, 1e-9) << line;
+    const double gbps = vgg.bytes() / fields.at("median_seconds").number_value() / 1e9;
+    EXPECT_EQ(fields.at("bytes").number_value(), vgg.bytes()) << line;
+    EXPECT_NEAR(fields.at("gbps").number_value(), gbps, 1e-9 * gbps) << line;
+    EXPECT_NEAR(fields.at("bandwidth_share").number_value(), gbps / bandwidth, 1e-9) << line;
   }
   EXPECT_EQ(rows, done.campaign().counters().results());
   EXPECT_GE(rows, 3);

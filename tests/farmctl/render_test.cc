@@ -168,6 +168,8 @@ TEST(FarmctlRenderTest, StatusShowsGflopsAndTheShareOfThePeak) {
   PipelineProgress& vgg = *running.mutable_pipelines(0);
   vgg.set_flops(41.5e9 * vgg.best_seconds());    // 41.5 GFLOP/s
   vgg.set_farm_best_peak_gflops(132.1);          // 31.4% of it
+  vgg.set_bytes(12.5e9 * vgg.best_seconds());    // 12.5 GB/s
+  vgg.set_farm_best_bandwidth_gbps(50);          // 25% of it
   running.mutable_pipelines(1)->set_flops(1e9);  // nothing measured yet
   PipelineProgress no_peak = Progress("aaaa5555bbbb6666", "mlp", 2, 0.002, {{"adams2019", 0.003}});
   no_peak.set_flops(1e8);  // 50 GFLOP/s, a host without a peak at the campaign's threads
@@ -176,32 +178,39 @@ TEST(FarmctlRenderTest, StatusShowsGflopsAndTheShareOfThePeak) {
   const std::string header = LineWith(text, "PIPELINE");
   EXPECT_LT(header.find("BEST"), header.find("GFLOP/S")) << header;
   EXPECT_LT(header.find("GFLOP/S"), header.find("PEAK")) << header;
+  EXPECT_LT(header.find("PEAK"), header.find("GB/S")) << header;
+  EXPECT_LT(header.find("GB/S"), header.find("BANDWIDTH")) << header;
   const std::string row = LineWith(text, "vgg_block");
   EXPECT_TRUE(Contains(row, " 41.5 ")) << text;
   EXPECT_TRUE(Contains(row, " 31.4% ")) << text;
+  EXPECT_TRUE(Contains(row, " 12.5 ")) << text;
+  EXPECT_TRUE(Contains(row, " 25% ")) << text;
   const auto cells_of = [&](const std::string& name) {
     std::istringstream line(LineWith(text, name));
     return std::vector<std::string>{std::istream_iterator<std::string>(line),
                                     std::istream_iterator<std::string>()};
   };
-  // mlp, id, 2 measured, "2 ms", then 50 GFLOP/s and no share.
+  // mlp, id, 2 measured, "2 ms", then 50 GFLOP/s and no share, no bytes: no GB/s.
   const std::vector<std::string> mlp = cells_of("mlp");
-  ASSERT_GE(mlp.size(), 7u) << text;
+  ASSERT_GE(mlp.size(), 9u) << text;
   EXPECT_EQ(mlp[5], "50") << text;
   EXPECT_EQ(mlp[6], "-") << "no share without a peak: " << text;
-  // squeezenet_fire, id, 0 measured, then "-" for the best, its GFLOP/s, share and origin.
+  EXPECT_EQ(mlp[7], "-") << "no GB/s without bytes: " << text;
+  EXPECT_EQ(mlp[8], "-") << text;
+  // squeezenet_fire, id, 0 measured, then "-" for the best, its GFLOP/s, GB/s, their
+  // shares and origin.
   const std::vector<std::string> fire = cells_of("squeezenet_fire");
-  ASSERT_GE(fire.size(), 7u) << text;
-  EXPECT_EQ(std::vector<std::string>(fire.begin() + 3, fire.begin() + 7),
-            std::vector<std::string>(4, "-"));
+  ASSERT_GE(fire.size(), 9u) << text;
+  EXPECT_EQ(std::vector<std::string>(fire.begin() + 3, fire.begin() + 9),
+            std::vector<std::string>(6, "-"));
   EXPECT_TRUE(Contains(LineWith(RenderWatch(reply), "vgg_block"), " 31.4% "));
 
-  EXPECT_EQ(FormatGflops(std::nullopt), "-");
-  EXPECT_EQ(FormatGflops(0.0512), "0.0512");
-  EXPECT_EQ(FormatGflops(1050.4), "1050");
-  EXPECT_EQ(FormatPeakShare(std::nullopt), "-");
-  EXPECT_EQ(FormatPeakShare(0.0052), "0.52%");
-  EXPECT_EQ(FormatPeakShare(1.5), "150%");
+  EXPECT_EQ(FormatRate(std::nullopt), "-");
+  EXPECT_EQ(FormatRate(0.0512), "0.0512");
+  EXPECT_EQ(FormatRate(1050.4), "1050");
+  EXPECT_EQ(FormatShare(std::nullopt), "-");
+  EXPECT_EQ(FormatShare(0.0052), "0.52%");
+  EXPECT_EQ(FormatShare(1.5), "150%");
 }
 
 TEST(FarmctlRenderTest, StatusLimitsPipelinesPerCampaign) {
@@ -236,6 +245,9 @@ StatusReply NetworkStatus() {
   a.set_task_weight(2);
   a.set_flops(2e7);
   a.set_farm_best_peak_gflops(100);
+  a.set_bytes(8e6);
+  a.set_farm_best_bandwidth_gbps(32);
+  a.set_kind("conv");
   (*a.mutable_libtorch_layout_seconds())["channels_last"] = 0.002;
   (*a.mutable_libtorch_layout_seconds())["nchw"] = 0.003;
   (*a.mutable_libtorch_layout_seconds())["frozen"] = 0.004;
@@ -244,6 +256,7 @@ StatusReply NetworkStatus() {
   b.set_farm_best_seconds(0.002);
   b.set_task_weight(1);
   b.set_flops(6e6);
+  b.set_bytes(4e6);
   *status->add_pipelines() = b;
   return reply;
 }
@@ -271,8 +284,8 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   const std::string text = RenderStatus(NetworkStatus());
   ASSERT_TRUE(Contains(text, "campaign n-1 (net): the distinct tasks")) << text;
   const std::string header = LineWith(text.substr(text.find("the distinct tasks")), "VS FASTEST");
-  for (const char* column : {"TASK", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT",
-                             "ONNXRUNTIME", "GFLOP/S", "PEAK"}) {
+  for (const char* column : {"TASK", "KIND", "WEIGHT", "FLOPS", "FARM'S BEST", "LIBTORCH", "LAYOUT",
+                             "ONNXRUNTIME", "GFLOP/S", "PEAK", "GB/S", "BANDWIDTH"}) {
     EXPECT_TRUE(Contains(header, column)) << header;
   }
   const std::string task_a = LineWith(text.substr(text.find("the distinct tasks")), "net.task0");
@@ -281,19 +294,26 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   EXPECT_TRUE(Contains(task_a, "1 ms")) << "the farm's own best, not libtorch's: " << task_a;
   EXPECT_TRUE(Contains(task_a, "channels_last (nchw 3 ms, frozen 4 ms)")) << task_a;
   EXPECT_TRUE(Contains(task_a, "2.00x libtorch")) << task_a;
+  EXPECT_TRUE(Contains(task_a, "net.task0  conv ")) << "its kind beside it: " << task_a;
   EXPECT_TRUE(Contains(task_a, " 20 ")) << "20 MFLOP in 1 ms: " << task_a;
-  EXPECT_EQ(task_a.substr(task_a.size() - 4), " 20%") << "of a 100 GFLOP/s peak: " << task_a;
+  EXPECT_TRUE(Contains(task_a, " 20% ")) << "of a 100 GFLOP/s peak: " << task_a;
+  EXPECT_TRUE(Contains(task_a, " 8 ")) << "8 MB in 1 ms: " << task_a;
+  EXPECT_EQ(task_a.substr(task_a.size() - 4), " 25%") << "of a 32 GB/s bandwidth: " << task_a;
   const std::string task_b = LineWith(text.substr(text.find("the distinct tasks")), "net.task1");
   EXPECT_TRUE(Contains(task_b, "6 MFLOP")) << task_b;
   EXPECT_FALSE(Contains(task_b, "x ")) << "no contender, no ratio: " << task_b;
-  EXPECT_EQ(task_b.back(), '-') << "no peak, no share: " << task_b;
-  // All tasks: weight 3, 46 MFLOP, 2 x 1 ms + 2 ms = 4 ms, 11.5 GFLOP/s; libtorch's sum
-  // waits for task B.
+  EXPECT_TRUE(Contains(task_b, "net.task1  -")) << "no kind: " << task_b;
+  EXPECT_TRUE(Contains(task_b, " 2 ")) << "4 MB in 2 ms: " << task_b;
+  EXPECT_EQ(task_b.back(), '-') << "no bandwidth, no share: " << task_b;
+  // All tasks: weight 3, 46 MFLOP and 20 MB, 2 x 1 ms + 2 ms = 4 ms, 11.5 GFLOP/s and
+  // 5 GB/s; libtorch's sum waits for task B.
   const std::string all = LineWith(text, "all tasks");
   EXPECT_TRUE(Contains(all, "46 MFLOP")) << all;
   EXPECT_TRUE(Contains(all, "4 ms")) << all;
   EXPECT_TRUE(Contains(all, " 11.5 ")) << all;
-  EXPECT_EQ(all.substr(all.size() - 4), " 12%") << "the hosts' peak: " << all;
+  EXPECT_TRUE(Contains(all, " 11.5% ")) << "the hosts' peak: " << all;
+  EXPECT_TRUE(Contains(all, " 5 ")) << all;
+  EXPECT_EQ(all.substr(all.size() - 6), " 15.6%") << "the hosts' bandwidth: " << all;
 
   const std::vector<TaskRow> rows = NetworkTaskRows(NetworkStatus().campaigns(0));
   ASSERT_EQ(rows.size(), 3u);
@@ -302,7 +322,7 @@ TEST(FarmctlRenderTest, StatusShowsANetworkCampaignsTaskTable) {
   EXPECT_EQ(rows[0].other_layouts, others);
   EXPECT_DOUBLE_EQ(rows[0].BaselineSeconds("libtorch"), 0.002);
   EXPECT_EQ(FastestContender(rows[0].baseline_seconds).name, "libtorch");
-  EXPECT_DOUBLE_EQ(rows[1].FarmGflops(), 3.0);
+  EXPECT_DOUBLE_EQ(rows[1].FarmThroughput().gflops.value_or(0), 3.0);
   EXPECT_EQ(rows[2].BaselineSeconds("libtorch"), 0) << "task B has none: no sum";
   EXPECT_TRUE(NetworkTaskRows(SampleStatus().campaigns(0)).empty()) << "not a network campaign";
 

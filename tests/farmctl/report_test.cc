@@ -60,6 +60,8 @@ ReportInput SampleCampaign() {
   a.set_farm_best_origin("random");
   a.set_flops(5e7);
   a.set_farm_best_peak_gflops(40);
+  a.set_bytes(1e7);
+  a.set_farm_best_bandwidth_gbps(20);
   (*a.mutable_baseline_seconds())["mullapudi2016"] = 0.004;
   *input.status.add_pipelines() = a;
   *input.status.add_pipelines() = Progress("pb", "beta");
@@ -99,10 +101,14 @@ TEST(CampaignReportTest, DrawsEverySectionWithItsPoints) {
   EXPECT_EQ(Points(html, "best-so-far-2"), 3);
   EXPECT_TRUE(Contains(html, ">mullapudi2016</text>"));
   EXPECT_TRUE(Contains(html, "4 ms (2.00x)")) << "the pipeline table's speedup";
-  // alpha's best: 5e7 FLOPs in 2 ms, 25 GFLOP/s, 62.5% of a 40 GFLOP/s peak; beta's:
-  // none measured.
+  // alpha's best: 5e7 FLOPs in 2 ms, 25 GFLOP/s, 62.5% of a 40 GFLOP/s peak, and 10 MB,
+  // 5 GB/s, 25% of a 20 GB/s bandwidth; beta's: none measured.
   EXPECT_TRUE(Contains(html, "<th>FARM'S BEST</th><th>GFLOP/S</th><th>PEAK</th>")) << html;
-  EXPECT_TRUE(Contains(html, "<td>2 ms</td><td>25</td><td>62.5%</td><td>random</td>")) << html;
+  EXPECT_TRUE(Contains(html, "<th>PEAK</th><th>GB/S</th><th>BANDWIDTH</th>")) << html;
+  EXPECT_TRUE(Contains(html,
+                       "<td>2 ms</td><td>25</td><td>62.5%</td><td>5</td><td>25%</td>"
+                       "<td>random</td>"))
+      << html;
   EXPECT_TRUE(Contains(html, "<td>2.00x mullapudi2016</td>")) << "the fastest contender";
   EXPECT_TRUE(Contains(html, "<td>-</td><td>-</td><td>-</td><td>-</td>")) << html;
   // Histogram: one step line per origin of the search, 2 points per bin.
@@ -165,8 +171,8 @@ TEST(CampaignReportTest, ANetworkCampaignShowsTheWholeNetworkFirst) {
   const std::string tasks = with_task.substr(table, with_task.find("</table>", table) - table);
   EXPECT_TRUE(Contains(tasks, "<th>VS FASTEST</th>")) << tasks;
   EXPECT_TRUE(Contains(tasks,
-                       "<td>net.task0</td><td>2</td><td>4 MFLOP</td><td>2 ms</td><td>1 ms</td>"
-                       "<td>nchw</td><td>-</td><td>0.50x libtorch</td><td>2</td>"))
+                       "<td>net.task0</td><td>-</td><td>2</td><td>4 MFLOP</td><td>2 ms</td>"
+                       "<td>1 ms</td><td>nchw</td><td>-</td><td>0.50x libtorch</td><td>2</td>"))
       << tasks;
   EXPECT_TRUE(Contains(tasks, "<td>all tasks</td>")) << tasks;
 }

@@ -233,11 +233,11 @@ TEST(TaskKinds, EveryAnchorKindIsNamedAndATaskWritingAConcatenationSaysSo) {
   // The pool's task reads [1,32,16,16] and writes [1,32,8,8] in f32; no weights.
   const NetworkTask& pool = partition->tasks[3];
   const PipelineGraph pool_graph = MustBuild(partition->distinct[pool.distinct].spec);
-  EXPECT_EQ(CompulsoryBytes(pool_graph), 4.0 * (32 * 16 * 16 + 32 * 8 * 8));
+  EXPECT_EQ(pool_graph.compulsory_bytes(), 4.0 * (32 * 16 * 16 + 32 * 8 * 8));
   // The dense convolution's also reads its weights and bias: 32x32x3x3 and 32.
   const PipelineGraph conv_graph =
       MustBuild(partition->distinct[partition->tasks[0].distinct].spec);
-  EXPECT_EQ(CompulsoryBytes(conv_graph), 4.0 * (2 * 32 * 16 * 16 + 32 * 32 * 9 + 32));
+  EXPECT_EQ(conv_graph.compulsory_bytes(), 4.0 * (2 * 32 * 16 * 16 + 32 * 32 * 9 + 32));
   // A task of elementwise stages only.
   PipelineBuilder e("elementwise");
   e.Output(e.Relu(e.Add(e.Input("a", {1, 8}), e.Input("c", {1, 8}))));

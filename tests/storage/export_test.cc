@@ -76,6 +76,15 @@ ScheduleSpec ParseSchedule(const std::string& json) {
   return schedule;
 }
 
+// The index of `name` in kExportColumns.
+size_t Column(const std::string& name) {
+  for (size_t i = 0; i < std::size(kExportColumns); ++i) {
+    if (kExportColumns[i] == name) return i;
+  }
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
 TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
   ExportFixture f;
   std::ostringstream out;
@@ -110,6 +119,10 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
                                           "",
                                           "",
                                           "",
+                                          "",  // bytes: likewise
+                                          "",
+                                          "",
+                                          "",
                                           "w-1",
                                           "Intel(R) Xeon(R) Gold 6230",
                                           "1700000000000",
@@ -122,7 +135,7 @@ TEST(StoreExport, CsvExportHasOneRowPerMeasurement) {
   EXPECT_EQ(rows[2][0], "3");
   EXPECT_EQ(rows[2][13], "CRASH");
   EXPECT_EQ(rows[2][19], "");
-  EXPECT_EQ(rows[2][28], f.failed.error());
+  EXPECT_EQ(rows[2][Column("error")], f.failed.error());
 }
 
 TEST(StoreExport, JsonLinesExportHasOneObjectPerMeasurement) {
@@ -169,15 +182,6 @@ TEST(StoreExport, ExportOfAnUnknownCampaignIsEmpty) {
   EXPECT_EQ(jsonl.str(), "");
 }
 
-// The index of `name` in kExportColumns.
-size_t Column(const std::string& name) {
-  for (size_t i = 0; i < std::size(kExportColumns); ++i) {
-    if (kExportColumns[i] == name) return i;
-  }
-  ADD_FAILURE() << "no column " << name;
-  return 0;
-}
-
 // Each OK row carries its pipeline's FLOPs, GFLOP/s at its median and their share of its
 // host's peak at the thread count it ran with; a figure that is unknown is empty.
 TEST(StoreExport, RowsCarryGflopsAndTheShareOfTheHostsPeak) {
@@ -189,11 +193,12 @@ TEST(StoreExport, RowsCarryGflopsAndTheShareOfTheHostsPeak) {
   ASSERT_TRUE(graph.ok());
   const double flops = graph->total_cost().flops;
   ASSERT_GT(flops, 0);
-  // One host with a peak at 1 and 4 threads, measured at 4, 2 and 1 (the default)
-  // threads; a host without a peak; a failure; a pipeline the store does not hold.
+  // One host with a peak at 1 and 4 threads (a bandwidth at 4), measured at 4, 2 and 1 (the
+  // default) threads; a host without a peak; a failure; a pipeline the store does not hold.
   const auto with_peak = [](Measurement m, int threads) {
     (*m.mutable_host()->mutable_peak_gflops())[1] = 50;
     (*m.mutable_host()->mutable_peak_gflops())[4] = 180;
+    (*m.mutable_host()->mutable_bandwidth_gbps())[4] = 30;
     m.mutable_host()->set_peak_isa("avx512");
     m.mutable_settings()->set_threads(threads);
     return m;
@@ -214,17 +219,24 @@ TEST(StoreExport, RowsCarryGflopsAndTheShareOfTheHostsPeak) {
   const auto rows = ReadCsv(csv.str());
   ASSERT_EQ(rows.size(), 7u) << csv.str();
   const size_t f = Column("flops"), g = Column("gflops"), p = Column("peak_gflops"),
-               share = Column("peak_share");
+               share = Column("peak_share"), b = Column("bytes"), gbps = Column("gbps"),
+               bandwidth_share = Column("bandwidth_share");
   const double gflops = flops / median / 1e9;
+  const double bytes = graph->compulsory_bytes(), rate = bytes / median / 1e9;
   // At 4 threads: the 4-thread peak.
   EXPECT_DOUBLE_EQ(std::stod(rows[1][f]), flops);
   EXPECT_NEAR(std::stod(rows[1][g]), gflops, 1e-12 * gflops);
   EXPECT_EQ(rows[1][p], "180");
   EXPECT_NEAR(std::stod(rows[1][share]), gflops / 180, 1e-12);
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][b]), bytes);
+  EXPECT_NEAR(std::stod(rows[1][gbps]), rate, 1e-12 * rate);
+  EXPECT_NEAR(std::stod(rows[1][bandwidth_share]), rate / 30, 1e-12);
   // At 2 threads: no peak there, so GFLOP/s and no share.
   EXPECT_NEAR(std::stod(rows[2][g]), gflops, 1e-12 * gflops);
   EXPECT_EQ(rows[2][p], "");
   EXPECT_EQ(rows[2][share], "");
+  EXPECT_NEAR(std::stod(rows[2][gbps]), rate, 1e-12 * rate);
+  EXPECT_EQ(rows[2][bandwidth_share], "");
   // Threads unset: the default 1, and its peak.
   EXPECT_EQ(rows[3][p], "50");
   EXPECT_NEAR(std::stod(rows[3][share]), gflops / 50, 1e-12);
@@ -239,6 +251,8 @@ TEST(StoreExport, RowsCarryGflopsAndTheShareOfTheHostsPeak) {
   EXPECT_EQ(rows[6][f], "");
   EXPECT_EQ(rows[6][g], "");
   EXPECT_EQ(rows[6][share], "");
+  EXPECT_EQ(rows[6][b], "");
+  EXPECT_EQ(rows[6][gbps], "");
 
   // JSON lines: numbers, and null where unknown.
   std::ostringstream jsonl;
@@ -274,15 +288,43 @@ TEST(StoreExport, ThroughputNeedsAMeasuredPeakAtTheThreadCount) {
   EXPECT_EQ(MeasuredThreads(settings), 1);
   settings.set_threads(6);
   EXPECT_EQ(MeasuredThreads(settings), 6);
-  const Throughput t = ThroughputOf(4e9, 0.5, 16);
+  const Throughput t = ThroughputOf({4e9, 0}, 0.5, 16, std::nullopt);
   ASSERT_TRUE(t.gflops && t.peak_share);
   EXPECT_DOUBLE_EQ(*t.gflops, 8);
   EXPECT_DOUBLE_EQ(*t.peak_share, 0.5);
-  EXPECT_FALSE(ThroughputOf(4e9, 0.5, std::nullopt).peak_share);
-  EXPECT_FALSE(ThroughputOf(4e9, 0.5, 0).peak_share);
-  EXPECT_FALSE(ThroughputOf(0, 0.5, 16).gflops);
-  EXPECT_FALSE(ThroughputOf(4e9, 0, 16).gflops);
-  EXPECT_FALSE(ThroughputOf(4e9, std::nan(""), 16).peak_share);
+  EXPECT_FALSE(t.gbps) << "no bytes";
+  EXPECT_FALSE(ThroughputOf({4e9, 0}, 0.5, std::nullopt, 16).peak_share);
+  EXPECT_FALSE(ThroughputOf({4e9, 0}, 0.5, 0, 16).peak_share);
+  EXPECT_FALSE(ThroughputOf({0, 0}, 0.5, 16, 16).gflops);
+  EXPECT_FALSE(ThroughputOf({4e9, 0}, 0, 16, 16).gflops);
+  EXPECT_FALSE(ThroughputOf({4e9, 0}, std::nan(""), 16, 16).peak_share);
+}
+
+// The bandwidth roofline as the peak's: a positive bandwidth measured at the thread
+// count, and GB/s from the pipeline's bytes, independent of its FLOPs.
+TEST(StoreExport, GigabytesPerSecondNeedAMeasuredBandwidthAtTheThreadCount) {
+  HostFingerprint host;
+  (*host.mutable_bandwidth_gbps())[2] = 40;
+  (*host.mutable_bandwidth_gbps())[1] = -1;
+  EXPECT_EQ(BandwidthGbps(host, 2), 40);
+  EXPECT_FALSE(BandwidthGbps(host, 1));
+  EXPECT_FALSE(BandwidthGbps(host, 4));
+  const Throughput t = ThroughputOf({0, 1e7}, 1e-3, 16, 40);
+  EXPECT_FALSE(t.gflops) << "no FLOPs";
+  ASSERT_TRUE(t.gbps && t.bandwidth_share && t.bandwidth_gbps);
+  EXPECT_DOUBLE_EQ(*t.gbps, 10);
+  EXPECT_DOUBLE_EQ(*t.bandwidth_gbps, 40);
+  EXPECT_DOUBLE_EQ(*t.bandwidth_share, 0.25);
+  EXPECT_FALSE(ThroughputOf({0, 1e7}, 1e-3, 16, std::nullopt).bandwidth_share);
+  Measurement m;
+  *m.mutable_host() = host;
+  m.mutable_settings()->set_threads(2);
+  m.set_status(OK);
+  m.mutable_stats()->set_median_seconds(1e-3);
+  ASSERT_TRUE(MeasurementThroughput(m, {0, 2e7}).bandwidth_share);
+  EXPECT_DOUBLE_EQ(*MeasurementThroughput(m, {0, 2e7}).bandwidth_share, 0.5);
+  m.set_status(CRASH);
+  EXPECT_FALSE(MeasurementThroughput(m, {0, 2e7}).gbps) << "a failed run has no throughput";
 }
 
 // farmctl writes the rows it reads from the coordinator page by page with the same
@@ -294,12 +336,12 @@ TEST(StoreExport, RowByRowWritingMatchesTheExport) {
     ASSERT_TRUE(ExportMeasurements(*f.store, "c1", format, whole).ok());
     WriteExportHeader(format, pieces);
     ASSERT_TRUE(f.store
-                    ->ScanMeasurements("c1", 0,
-                                       [&](const StoredMeasurement& stored) {
-                                         EXPECT_TRUE(
-                                             WriteExportRow(stored, 0, format, pieces).ok());
-                                         return true;
-                                       })
+                    ->ScanMeasurements(
+                        "c1", 0,
+                        [&](const StoredMeasurement& stored) {
+                          EXPECT_TRUE(WriteExportRow(stored, PipelineWork{}, format, pieces).ok());
+                          return true;
+                        })
                     .ok());
     EXPECT_EQ(pieces.str(), whole.str());
     EXPECT_FALSE(whole.str().empty());

@@ -428,7 +428,7 @@ TEST(WorkerCli, PrintsTheHostFingerprintAsJson) {
   EXPECT_NE(json.find("\"halideTarget\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"cpuModel\""), std::string::npos) << json;
   // With the fp32 peak it measured, at 1 thread and at its cores, per core between 1
-  // and 10,000 GFLOP/s.
+  // and 10,000 GFLOP/s, and the memory bandwidth between 0.5 and 5,000 GB/s.
   HostFingerprint host;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &host).ok()) << json;
   EXPECT_FALSE(host.peak_isa().empty()) << json;
@@ -436,6 +436,9 @@ TEST(WorkerCli, PrintsTheHostFingerprintAsJson) {
     ASSERT_TRUE(host.peak_gflops().count(threads)) << threads << ": " << json;
     EXPECT_GE(host.peak_gflops().at(threads) / threads, 1) << json;
     EXPECT_LE(host.peak_gflops().at(threads) / threads, 10000) << json;
+    ASSERT_TRUE(host.bandwidth_gbps().count(threads)) << threads << ": " << json;
+    EXPECT_GE(host.bandwidth_gbps().at(threads), 0.5) << json;
+    EXPECT_LE(host.bandwidth_gbps().at(threads), 5000) << json;
   }
 }
 

@@ -175,6 +175,35 @@ TEST(HostPeak, FingerprintHasThePeakAtEachThreadCount) {
   }
 }
 
+// And the memory bandwidth at the same counts: at least one thread's worth of a slow
+// memory system (0.5 GB/s), in a second or so a count; more threads never measure much
+// less than one (each streams its own part).
+TEST(HostPeak, FingerprintHasTheBandwidthAtEachThreadCount) {
+  HostFingerprint host = DetectHostFingerprint("bandwidth-test");
+  const auto start = std::chrono::steady_clock::now();
+  const Status measured = MeasureHostBandwidth(&host);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(measured.ok()) << measured.message();
+  EXPECT_LT(seconds, 2.0 * PeakThreadCounts(host.cores()).size() + 2)
+      << "the worker measures it at every start";
+  ASSERT_EQ(static_cast<size_t>(host.bandwidth_gbps().size()),
+            PeakThreadCounts(host.cores()).size());
+  for (const int threads : PeakThreadCounts(host.cores())) {
+    ASSERT_TRUE(host.bandwidth_gbps().count(threads)) << threads;
+    EXPECT_GE(host.bandwidth_gbps().at(threads), 0.5) << threads;
+    EXPECT_GE(host.bandwidth_gbps().at(threads), 0.5 * host.bandwidth_gbps().at(1)) << threads;
+    std::printf("host memory bandwidth on %d threads (%s): %.1f GB/s in %.2f s\n", threads,
+                host.cpu_model().c_str(), host.bandwidth_gbps().at(threads), seconds);
+  }
+  HostFingerprint crowded = host;
+  crowded.set_cores(static_cast<int>(AllowedCpus().size()) + 1);
+  const Status too_many = MeasureHostBandwidth(&crowded);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_TRUE(Contains(too_many.message(), "memory bandwidth: ")) << too_many.message();
+  EXPECT_TRUE(crowded.bandwidth_gbps().empty()) << "a bandwidth it had is dropped";
+}
+
 // A host whose peak cannot be measured reports none (a peak it had is dropped), and a
 // result of it has GFLOP/s but no share of a peak.
 TEST(HostPeak, AHostWithoutAMeasurablePeakReportsNoneAndItsResultsNoShare) {
@@ -201,7 +230,7 @@ TEST(HostPeak, AHostWithoutAMeasurablePeakReportsNoneAndItsResultsNoShare) {
   *m.mutable_host() = arm;
   m.set_status(OK);
   m.mutable_stats()->set_median_seconds(1e-3);
-  const Throughput t = MeasurementThroughput(m, 1e8);
+  const Throughput t = MeasurementThroughput(m, {1e8, 0});
   ASSERT_TRUE(t.gflops);
   EXPECT_DOUBLE_EQ(*t.gflops, 100);
   EXPECT_FALSE(t.peak_gflops);
