@@ -232,6 +232,28 @@ TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) 
   EXPECT_EQ(conv->update().loop_order(4).dim()[0], 'r');
 }
 
+// A depthwise convolution of a channels-last input is vectorized across its channels and
+// reads its input where it is, bounds checked, with no padded copy: the copy is a pass
+// over the input as large as the convolution's own (MobileNetV2's and V3's depthwise
+// layers went from 0.88 to 1.74 of the fastest contender without it).
+TEST(TemplatesTest, ADepthwiseConvolutionHasNoPaddedCopy) {
+  PipelineBuilder b("depthwise");
+  b.Output(b.Relu(b.DepthwiseConv2d(b.Input("x", {1, 64, 28, 28}), 3, 2, 1)));
+  PipelineSpec pipeline = b.Finish().value();
+  pipeline.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Fixture f = Make(pipeline, /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  int convs = 0;
+  for (const StageSchedule& s : spec->stages()) {
+    if (f.graph->stage(f.graph->value(f.graph->FindValue(s.stage())).index).op() != CONV) continue;
+    ++convs;
+    EXPECT_FALSE(s.padded_copy());
+    EXPECT_EQ(s.update().vectorize().dim(), "d1") << "across channels";
+  }
+  EXPECT_EQ(convs, 1);
+}
+
 // Output channels of one vector (16 channels in AVX-512's 16 lanes) are vectorized whole:
 // split by their extent, so that the anchor, computed in its consumer's tile, vectorizes
 // a loop of constant extent. Without it the tile was not vectorized at all (MobileNetV2's
