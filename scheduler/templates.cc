@@ -77,6 +77,13 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   if (shape.vector == 0 && vector_extent <= lanes && vector_extent % 4 == 0) {
     shape.vector = vector_extent;
   }
+  // A depthwise convolution or pool across channels that no whole number of vectors
+  // divides (72 channels in 16 lanes: a tile of 64 left a tail of 8 done one channel at a
+  // time) takes half vectors where they divide: memory-bound, it loses little by them.
+  if (per_channel && channels_across && shape.vector_dim == rank - 2 && shape.vector > 0 &&
+      vector_extent % shape.vector != 0 && vector_extent % (lanes / 2) == 0) {
+    shape.vector = lanes / 2;
+  }
   if (shape.vector == 0) shape.vector_dim = -1;
   if (shape.tile_dim < 0) return shape;
   const int registers = space.target().vector_registers();

@@ -235,7 +235,8 @@ TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) 
 // A depthwise convolution of a channels-last input is vectorized across its channels and
 // reads its input where it is, bounds checked, with no padded copy: the copy is a pass
 // over the input as large as the convolution's own (MobileNetV2's and V3's depthwise
-// layers went from 0.88 to 1.74 of the fastest contender without it).
+// layers went from 0.88 to 1.74 of the fastest contender without it). Channels that no
+// whole number of vectors divides take half vectors.
 TEST(TemplatesTest, ADepthwiseConvolutionHasNoPaddedCopy) {
   PipelineBuilder b("depthwise");
   b.Output(b.Relu(b.DepthwiseConv2d(b.Input("x", {1, 64, 28, 28}), 3, 2, 1)));
@@ -250,8 +251,24 @@ TEST(TemplatesTest, ADepthwiseConvolutionHasNoPaddedCopy) {
     ++convs;
     EXPECT_FALSE(s.padded_copy());
     EXPECT_EQ(s.update().vectorize().dim(), "d1") << "across channels";
+    EXPECT_EQ(s.update().vector_width(), 32) << "2 vectors of 16, a split of the 64";
   }
   EXPECT_EQ(convs, 1);
+
+  // 72 channels, which no whole number of 16-lane vectors divides: half vectors, where a
+  // tile of 64 left a tail of 8 done one channel at a time.
+  PipelineBuilder odd("depthwise_72");
+  odd.Output(odd.Relu(odd.DepthwiseConv2d(odd.Input("x", {1, 72, 28, 28}), 3, 1, 1)));
+  pipeline = odd.Finish().value();
+  pipeline.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Fixture g = Make(pipeline, /*vector_bytes=*/64);
+  spec = TemplateSchedule(*g.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  for (const StageSchedule& s : spec->stages()) {
+    if (g.graph->stage(g.graph->value(g.graph->FindValue(s.stage())).index).op() == CONV) {
+      EXPECT_EQ(s.update().vector_width(), 8);
+    }
+  }
 }
 
 // Output channels of one vector (16 channels in AVX-512's 16 lanes) are vectorized whole:
