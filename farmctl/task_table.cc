@@ -18,8 +18,7 @@ double TaskRow::BaselineSeconds(const std::string& name) const {
 }
 
 Throughput TaskRow::FarmThroughput() const {
-  const auto roof = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
-  return ThroughputOf({flops, bytes}, farm_seconds, roof(peak_gflops), roof(bandwidth_gbps));
+  return ThroughputOf({flops, bytes}, farm_seconds, peak_gflops, bandwidth_gbps);
 }
 
 std::string FormatFlops(double flops) {

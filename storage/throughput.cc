@@ -63,8 +63,7 @@ Throughput MeasurementThroughput(const Measurement& measurement, const PipelineW
 
 Throughput FarmBestThroughput(const PipelineProgress& pipeline) {
   return ThroughputOf({pipeline.flops(), pipeline.bytes()}, pipeline.farm_best_seconds(),
-                      IfPositive(pipeline.farm_best_peak_gflops()),
-                      IfPositive(pipeline.farm_best_bandwidth_gbps()));
+                      pipeline.farm_best_peak_gflops(), pipeline.farm_best_bandwidth_gbps());
 }
 
 }  // namespace schedfarm

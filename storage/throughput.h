@@ -38,7 +38,8 @@ struct PipelineWork {
 };
 
 // From a pipeline's work, a runtime and the roofs: gflops (gbps) when flops (bytes) and
-// seconds are positive and finite, the share when its roof is known too.
+// seconds are positive and finite, the share when its roof is known too (a roof that is
+// not a positive number is unknown).
 Throughput ThroughputOf(const PipelineWork& work, double seconds, std::optional<double> peak_gflops,
                         std::optional<double> bandwidth_gbps);
 
