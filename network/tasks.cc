@@ -99,8 +99,13 @@ StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network) {
   for (const NetworkTask& task : partition.tasks) {
     if (task.anchor < 0) continue;
     const Stage& anchor = graph.stage(task.anchor);
+    const std::vector<int>& readers = graph.consumers(task.anchor);
+    const bool moved = std::any_of(readers.begin(), readers.end(), [&](int r) {
+      const OpKind op = graph.stage(r).op();
+      return op != UNARY && op != BINARY && op != CONCAT;
+    });
     if ((anchor.op() != CONV && anchor.op() != MATMUL && anchor.op() != POOL) ||
-        !std::count(task.outputs.begin(), task.outputs.end(), anchor.name())) {
+        (!moved && !std::count(task.outputs.begin(), task.outputs.end(), anchor.name()))) {
       continue;
     }
     std::string name = anchor.name() + "_out";

@@ -75,11 +75,12 @@ struct NetworkPartition {
 StatusOr<PipelineSpec> NetworkWithRandomWeights(const PipelineSpec& network);
 
 // The network with an identity stage "<name>_out" after every CONV, MATMUL or POOL
-// stage that would be an output of its task, taking over all its readers and its place
-// among the network's outputs (label "tile_copy"). In Halide an output accumulates a
-// reduction in its own buffer, across the whole reduction; a stage computed in its
-// consumer's tile accumulates in registers (docs/NETWORKS.md, "Tile copies"). The
-// network computes the same values.
+// stage that would be an output of its task, or that a stage other than an elementwise
+// one or a concatenation reads (a reshape, a transpose: no tile of theirs to compute it
+// in), taking over all its readers and its place among the network's outputs (label
+// "tile_copy"). In Halide an output accumulates a reduction in its own buffer, across the
+// whole reduction; a stage computed in its consumer's tile accumulates in registers
+// (docs/NETWORKS.md, "Tile copies"). The network computes the same values.
 StatusOr<PipelineSpec> NetworkWithTileCopies(const PipelineSpec& network);
 
 // The network whose tasks a campaign tunes, its weights kept: channels-last islands

@@ -65,13 +65,23 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
     shape.vector_dim = across ? rank - 2 : 0;
     shape.tile_dim = across ? 0 : 1;
   } else {
-    shape.vector_dim = 0;  // MATMUL: n
+    // MATMUL: n vectorized, the register tile across rows, or across the batch where a
+    // batch of one row each reads the same weights (ViT's projections of [197, 1, 768]).
+    shape.vector_dim = 0;
     shape.tile_dim = rank >= 2 ? 1 : -1;
+    if (rank >= 3 && pure[1].extent == 1) shape.tile_dim = 2;
   }
   std::vector<int64_t> vector_widths;
   for (int v : {4, 2, 1}) vector_widths.push_back(int64_t{v} * lanes);
   const int64_t vector_extent = pure[shape.vector_dim].extent;
   shape.vector = Factor(vector_extent, 4 * lanes, vector_widths);
+  // Output channels of two vectors (DenseNet's 32) from many input channels are
+  // vectorized whole: one vector by 8 columns left the units half busy (48% of peak at
+  // 56x56). A first layer's 3 input channels keep one.
+  if (stage.op() == CONV && !per_channel && vector_extent == 2 * lanes &&
+      graph.input_shapes(anchor)[1][1] >= lanes) {
+    shape.vector = vector_extent;
+  }
   // A dim of one vector or less (16 channels in 16 lanes) is vectorized whole: split by
   // its extent, so that a stage computed in a tile vectorizes a loop of constant extent.
   if (shape.vector == 0 && vector_extent <= lanes && vector_extent % 4 == 0) {
@@ -152,6 +162,30 @@ bool WorthParallel(const PipelineGraph& graph, int stage) {
 // channels in 16 lanes: 128).
 constexpr int64_t kMaxUnrolledVectors = 128;
 
+// The concatenation `stage` reads along with its values: itself if it is one, else one
+// of its shape it reads through elementwise stages of its shape (DenseNet's batch norm
+// and ReLU after each concatenation, inlined); -1 when none.
+int ConcatRead(const PipelineGraph& graph, int stage) {
+  const auto shape = graph.stage(stage).shape();
+  std::vector<int> pending = {stage};
+  std::set<int> seen;
+  while (!pending.empty()) {
+    const int s = pending.back();
+    pending.pop_back();
+    const Stage& op = graph.stage(s);
+    if (!seen.insert(s).second ||
+        !std::equal(op.shape().begin(), op.shape().end(), shape.begin(), shape.end())) {
+      continue;
+    }
+    if (op.op() == CONCAT) return s;
+    if (op.op() != UNARY && op.op() != BINARY) continue;
+    for (int v : graph.stage_inputs(s)) {
+      if (graph.value(v).kind == Value::Kind::kStage) pending.push_back(graph.value(v).index);
+    }
+  }
+  return -1;
+}
+
 // The tile of a stage without a register tile (a reduction other than a pool, or an
 // elementwise stage at root): one vector of the dim it stores innermost, else of its
 // innermost dim of at least 4 elements, vectorized; nothing unrolled but a
@@ -178,13 +212,14 @@ TileShape VectorShape(const ScheduleSpace& space, int stage) {
     shape.vector_dim = d;
     shape.vector = extent > lanes ? lanes : extent % 4 == 0 ? extent : 0;
     if (shape.vector == 0) continue;
-    // A concatenation along the vectorized dim unrolls its vectors: each then reads one
-    // input at a constant offset, where a loop of them loads every input for each vector
-    // and selects one (DenseNet's concatenations of 6 to 32 inputs).
-    const Stage& op = graph.stage(stage);
+    // A concatenation along the vectorized dim, or a stage it is inlined into, unrolls its
+    // vectors: each then reads one input at a constant offset, where a loop of them loads
+    // every input for each vector and selects one (DenseNet's concatenations of 6 to 32
+    // inputs).
+    const int concat = ConcatRead(graph, stage);
     const int64_t blocks = (extent + shape.vector - 1) / shape.vector;
-    shape.unroll_vectors = op.op() == CONCAT && d == rank - 1 - op.attrs().axis() && blocks > 1 &&
-                           blocks <= kMaxUnrolledVectors;
+    shape.unroll_vectors = concat >= 0 && d == rank - 1 - graph.stage(concat).attrs().axis() &&
+                           blocks > 1 && blocks <= kMaxUnrolledVectors;
     return shape;
   }
   return TileShape();
@@ -267,9 +302,13 @@ std::vector<std::pair<LoopRef, int64_t>> CutTile(const ScheduleSpace& space, int
 
 // The stages computed with the anchor's tile, the anchor first and the host last: the
 // elementwise stages of the anchor's shape that read it, directly or through each other
-// (ConvNeXt's GELU reads its convolution twice), up to the one that is an output, the
-// host; the others are read by each other only. The anchor alone when there is no such
-// host (a consumer of another shape, a stage read by another task).
+// (ConvNeXt's GELU reads its convolution twice), up to the host, the first of them that is
+// an output or is read by another stage; the others are read by each other only. A host
+// that is not an output is stored at root for its readers (a reshape after ViT's
+// projections, the squeeze-and-excitation pool of MobileNetV3's hard-swish), where the
+// anchor would accumulate in its own buffer, in memory. The anchor alone when there is no
+// such host (no elementwise reader, or a stage the host's tile does not compute reads one
+// of the others).
 std::vector<int> Epilogue(const PipelineGraph& graph, int anchor) {
   const auto anchor_shape = graph.stage(anchor).shape();
   std::vector<int> members = {anchor};
@@ -290,15 +329,53 @@ std::vector<int> Epilogue(const PipelineGraph& graph, int anchor) {
     members.push_back(s);
     if (!IsOutput(graph, s)) extends.insert(s);
   }
-  const std::set<int> in(members.begin(), members.end());
-  for (size_t m = 0; m + 1 < members.size(); ++m) {
-    const std::vector<int>& readers = graph.consumers(members[m]);
-    if (IsOutput(graph, members[m]) ||
-        !std::all_of(readers.begin(), readers.end(), [&](int r) { return in.count(r) > 0; })) {
-      return {anchor};
-    }
+  auto read_within = [&](int stage, const std::set<int>& set) {
+    const std::vector<int>& readers = graph.consumers(stage);
+    return std::all_of(readers.begin(), readers.end(), [&](int r) { return set.count(r) > 0; });
+  };
+  const std::set<int> all(members.begin(), members.end());
+  if (members.size() == 1 || IsOutput(graph, anchor) || !read_within(anchor, all)) return {anchor};
+  size_t host = 1;
+  while (host + 1 < members.size() && !IsOutput(graph, members[host]) &&
+         read_within(members[host], all)) {
+    ++host;
   }
-  if (members.size() == 1 || !IsOutput(graph, members.back())) return {anchor};
+  members.resize(host + 1);
+  const std::set<int> kept(members.begin(), members.end());
+  for (size_t m = 0; m < host; ++m) {
+    if (!read_within(members[m], kept)) return {anchor};
+  }
+  return members;
+}
+
+// The stages computed with an anchor whose values go into a concatenation along the
+// channels, the anchor first and the host last: the elementwise stages of its shape between
+// them (Inception's ReLU), the concatenation, and its own epilogue (DenseNet's next batch
+// norm and ReLU), whose host is the host. At root the anchor would accumulate in its own
+// buffer, in memory (a branch of Inception at 8% of peak); in a row of the host it
+// accumulates in registers, and its values are stored once, in the concatenation. The
+// anchor alone when it has no such host.
+std::vector<int> ConcatEpilogue(const PipelineGraph& graph, int anchor) {
+  std::vector<int> members = {anchor};
+  int s = anchor;
+  for (;;) {
+    const std::vector<int>& readers = graph.consumers(s);
+    if (readers.size() != 1 || IsOutput(graph, s)) return {anchor};
+    const Stage& reader = graph.stage(readers[0]);
+    const bool same_shape =
+        std::equal(reader.shape().begin(), reader.shape().end(),
+                   graph.stage(anchor).shape().begin(), graph.stage(anchor).shape().end());
+    members.push_back(readers[0]);
+    if (reader.op() == CONCAT) break;
+    if ((reader.op() != UNARY && reader.op() != BINARY) || !same_shape) return {anchor};
+    s = readers[0];
+  }
+  const int concat = members.back();
+  if (graph.stage(concat).shape_size() != 4 || graph.stage(concat).attrs().axis() != 1) {
+    return {anchor};
+  }
+  const std::vector<int> after = Epilogue(graph, concat);
+  members.insert(members.end(), after.begin() + 1, after.end());
   return members;
 }
 
@@ -349,7 +426,21 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
                                         const TileShape& shape) {
   const PipelineGraph& graph = space.graph();
   const bool register_tile = anchor >= 0 && graph.stage(anchor).op() != REDUCE;
-  const std::vector<int> chain = anchor >= 0 ? Epilogue(graph, anchor) : std::vector<int>();
+  // The host's tile: the anchor's, or for a host concatenating the anchor with other
+  // values, one vector of channels with every channel vector unrolled (VectorShape); the
+  // anchor is then computed in each of its rows.
+  std::vector<int> chain;
+  TileShape host_shape = shape;
+  bool concat_host = false;
+  if (register_tile) {
+    chain = ConcatEpilogue(graph, anchor);
+    if (chain.size() > 1) host_shape = VectorShape(space, chain.back());
+    concat_host = chain.size() > 1 && host_shape.unroll_vectors;
+  }
+  if (!concat_host) {
+    chain = anchor >= 0 ? Epilogue(graph, anchor) : std::vector<int>();
+    host_shape = shape;
+  }
   const int host = anchor >= 0 ? chain.back() : -1;
   const std::string anchor_name = anchor >= 0 ? graph.stage(anchor).name() : "";
 
@@ -361,7 +452,13 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
     d->set_stage(graph.stage(s).name());
     if (s == host && host != anchor) {
       d->set_compute(ROOT);
-      host_order = CutTile(space, s, false, shape, /*parallel_loops=*/2, d->mutable_pure());
+      host_order = CutTile(space, s, false, host_shape, /*parallel_loops=*/2, d->mutable_pure());
+      // A host that is not an output stores its vectorized dim innermost, for its readers.
+      const std::vector<LoopDim> pure = graph.loops(s).pure;
+      if (host_shape.vector_dim > 0 && !IsOutput(graph, s) &&
+          pure[host_shape.vector_dim].extent % space.lanes(s) == 0) {
+        d->set_storage_innermost(pure[host_shape.vector_dim].name);
+      }
     } else if (std::find(chain.begin(), chain.end(), s) != chain.end() && s != anchor) {
       d->set_compute(INLINE);
     } else if (s == anchor) {
@@ -392,11 +489,14 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
         }
       } else {
         // At the host's loop just outside the tile (its split inner levels): its
-        // region is one tile.
+        // region is one tile; in a concatenation, at its rows: its region is a row.
         d->set_compute(AT);
         size_t q = 0;
+        const std::string rows = concat_host ? graph.loops(host).pure[1].name : "";
         for (size_t i = 0; i < host_order.size(); ++i) {
-          if (host_order[i].first.level() == 1) q = i + 1;
+          if (concat_host ? host_order[i].first.dim() == rows : host_order[i].first.level() == 1) {
+            q = i + !concat_host;
+          }
         }
         while (q < host_order.size() && host_order[q].second <= 1) ++q;
         if (q == host_order.size()) {

@@ -299,5 +299,29 @@ TEST(TileCopies, ANetworkOutputThatIsAMatmulIsCopied) {
   EXPECT_EQ(copied->outputs(0), network.outputs(0) + "_out");
 }
 
+// A convolution read through a reshape (ViT-B/16's patch embedding, a stride-16
+// convolution reshaped into tokens) is copied although its task ends elsewhere: the
+// reshape's index arithmetic gives no tile to compute it in, and at root it accumulated in
+// its own buffer (12% of peak).
+TEST(TileCopies, AConvolutionReadThroughAReshapeIsCopied) {
+  PipelineBuilder b("patches");
+  const std::string patches = b.Conv2d(b.Input("x", {1, 3, 64, 64}), 32, 16, 16);
+  b.Output(b.Transpose(b.Reshape(patches, {1, 32, 16}), {0, 2, 1}));
+  StatusOr<PipelineSpec> copied = NetworkWithTileCopies(b.Finish().value());
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  const PipelineGraph graph = MustBuild(*copied);
+  const int v = graph.FindValue(patches + "_out");
+  ASSERT_GE(v, 0);
+  EXPECT_EQ(graph.stage(graph.value(v).index).label(), "tile_copy");
+  EXPECT_EQ(graph.stage(graph.consumers(graph.value(v).index)[0]).op(), RESHAPE);
+  // A convolution read only by elementwise stages and a concatenation is not.
+  PipelineBuilder c("branches");
+  const std::string x = c.Input("x", {1, 16, 8, 8});
+  c.Output(c.Concat({x, c.Relu(c.Conv2d(x, 16, 1))}, 1));
+  StatusOr<PipelineSpec> same = NetworkWithTileCopies(c.Finish().value());
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->stages_size(), c.Finish().value().stages_size());
+}
+
 }  // namespace
 }  // namespace schedfarm

@@ -350,6 +350,81 @@ TEST(TemplatesTest, AConcatenationUnrollsItsVectors) {
   EXPECT_EQ(pure.loop_order(1).level(), 0);
   ASSERT_EQ(pure.parallel_size(), 1);
   EXPECT_EQ(pure.parallel(0).dim(), "d2");  // the rows
+  // The convolution is computed in each of its rows, its ReLU inlined into it, in a tile
+  // of its two vectors of channels (from 64 input channels) by columns.
+  for (const StageSchedule& s : t->stages()) {
+    const OpKind op = f.graph->stage(f.graph->value(f.graph->FindValue(s.stage())).index).op();
+    if (op == UNARY) {
+      EXPECT_EQ(s.compute(), INLINE);
+    }
+    if (op != CONV) continue;
+    EXPECT_EQ(s.compute(), AT);
+    EXPECT_EQ(s.compute_at().stage(), joined);
+    EXPECT_EQ(s.compute_at().dim(), "d2");
+    EXPECT_EQ(s.update().vectorize().dim(), "d1");
+    EXPECT_EQ(s.update().vector_width(), 32);
+    EXPECT_EQ(s.storage_innermost(), "d1");
+  }
+}
+
+// A stage a concatenation is inlined into (DenseNet's batch norm and ReLU after each
+// concatenation) unrolls the concatenation's vectors too, and a convolution into the
+// concatenation is computed in that stage's rows.
+TEST(TemplatesTest, AStageAConcatenationIsInlinedIntoUnrollsItsVectorsAndHostsTheAnchor) {
+  PipelineBuilder b("dense_layer");
+  const std::string x = b.Input("x", {1, 64, 28, 28});
+  const std::string joined = b.Concat({x, b.Conv2d(x, 32, 3, 1, 1)}, 1);
+  const std::string scale = b.RandomParameter("scale", {1, 96, 1, 1}, 1.0);
+  const std::string out = b.Relu(b.Mul(joined, scale));
+  b.Output(out);
+  PipelineSpec spec = b.Finish().value();
+  spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+  Fixture f = Make(spec, /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> t = TemplateSchedule(*f.space);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  for (const StageSchedule& s : t->stages()) {
+    const OpKind op = f.graph->stage(f.graph->value(f.graph->FindValue(s.stage())).index).op();
+    if (s.stage() == out) {
+      EXPECT_EQ(s.compute(), ROOT);
+      EXPECT_EQ(s.pure().vectorize().dim(), "d1");
+      ASSERT_EQ(s.pure().unroll_size(), 1);
+      EXPECT_EQ(s.pure().unroll(0).dim(), "d1");
+      EXPECT_EQ(s.pure().unroll(0).level(), 0);  // 6 vectors of 96 channels
+    } else if (op == CONV) {
+      EXPECT_EQ(s.compute(), AT);
+      EXPECT_EQ(s.compute_at().stage(), out);
+      EXPECT_EQ(s.compute_at().dim(), "d2");
+    } else {
+      EXPECT_EQ(s.compute(), INLINE) << s.stage();
+    }
+  }
+}
+
+// The host is the first elementwise stage after the anchor that another stage reads,
+// stored at root for it: the bias of a projection read through a reshape (ViT-B/16's
+// query, key and value, read by three slices) hosts the matmul, whose register tile runs
+// across the batch where each batch has one row ([197, 1, 768]: 22% of peak with no tile).
+TEST(TemplatesTest, AnElementwiseHostReadByAReshapeIsStoredAtRootAndABatchOfOneRowIsTiled) {
+  PipelineBuilder b("projection");
+  const std::string w = b.RandomParameter("w", {128, 256}, 0.05);
+  const std::string bias = b.RandomParameter("bias", {256}, 0.1);
+  const std::string biased = b.Add(b.MatMul(b.Input("x", {36, 1, 128}), w), bias);
+  b.Output(b.Reshape(biased, {36, 1, 4, 64}));
+  Fixture f = Make(b.Finish().value(), /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  for (const StageSchedule& s : spec->stages()) {
+    const OpKind op = f.graph->stage(f.graph->value(f.graph->FindValue(s.stage())).index).op();
+    if (s.stage() == biased) {
+      EXPECT_EQ(s.compute(), ROOT);
+      EXPECT_EQ(s.pure().vectorize().dim(), "d2");
+    } else if (op == MATMUL) {
+      EXPECT_EQ(s.compute(), AT);
+      EXPECT_EQ(s.compute_at().stage(), biased);
+      ASSERT_EQ(s.update().unroll_size(), 1);
+      EXPECT_EQ(s.update().unroll(0).dim(), "d0") << "the batch";
+    }
+  }
 }
 
 // The elementwise stages after an anchor are computed in its tile when they lead to one
