@@ -658,11 +658,16 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
         ResolveDefinition(space, stage, u == 1, u == 1 ? d.update() : d.pure(), &out->defs[u]));
   }
   // Halide 14's code for a guarded vectorized tail of strided loads with an unrolled
-  // loop can crash (rule 7 of docs/SCHEDULES.md).
+  // loop can crash (rule 7 of docs/SCHEDULES.md); weights read transposed are read dense
+  // once packed.
+  const bool dense_once_packed = !info.strided_loads && d.pack_weights();
   for (int u = 0; u < (info.has_update ? 2 : 1) && state.strict(); ++u) {
     const ResolvedDefinition& def = out->defs[u];
     const int vpos = def.VectorizedPosition();
-    if (!info.defs[u].guarded_strided || vpos < 0 || def.loops[vpos].level == 0) continue;
+    if (!info.defs[u].guarded_strided || dense_once_packed || vpos < 0 ||
+        def.loops[vpos].level == 0) {
+      continue;
+    }
     for (const SpaceLoop& loop : def.loops) {
       if (!loop.unrolled) continue;
       const SpaceLoop& vloop = def.loops[vpos];

@@ -327,8 +327,13 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
     const bool inlinable_strided = input.kind == Value::Kind::kStage &&
                                    space.stages_[input.index].inline_legal &&
                                    space.stages_[input.index].strided_loads;
-    if (access == AccessPattern::kStrided || access == AccessPattern::kTransposed ||
-        access == AccessPattern::kGather || inlinable_strided) {
+    if (access != AccessPattern::kStrided && access != AccessPattern::kTransposed &&
+        access != AccessPattern::kGather && !inlinable_strided) {
+      continue;
+    }
+    if (i == 1 && PackableWeights(graph, s).ok()) {
+      info.strided_unless_packed = true;
+    } else {
       info.strided_loads = true;
     }
   }
@@ -341,7 +346,7 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
     info.defs[1] = MakeDefinition(loops, /*update=*/true, /*restricted=*/false, lanes, registers);
   }
   for (SpaceDefinition& def : info.defs) {
-    def.guarded_strided = !info.is_output && info.strided_loads;
+    def.guarded_strided = !info.is_output && (info.strided_loads || info.strided_unless_packed);
   }
   for (int c : graph.consumers(s)) {
     StageReader reader;

@@ -88,7 +88,8 @@ struct SpaceDefinition {
   bool has_reduction = false;  // reduction placements 0-2 exist
   int lanes = 1;
   int vector_registers = 16;  // TargetParams::vector_registers
-  // Not an output, and its loads may be strided or gathered (StageInfo::strided_loads):
+  // Not an output, and its loads may be strided or gathered (StageInfo::strided_loads,
+  // strided_unless_packed):
   // a vectorized split level has a guarded tail of predicated strided loads, and no
   // loop is unrolled with it (rule 7 of docs/SCHEDULES.md).
   bool guarded_strided = false;
@@ -334,6 +335,9 @@ struct ScheduleSpace::StageInfo {
   // moves an axis, a RESHAPE to another shape, a transposed MATMUL operand), itself or
   // through a producer that may be inlined into it.
   bool strided_loads = false;
+  // Its weights are read transposed (a MATMUL's b with trans_b) and it may pack them:
+  // packed, they are read dense (rule 7 then allows an unroll; the space offers none).
+  bool strided_unless_packed = false;
   int64_t count_root = 1;  // product over the definitions
   int64_t count_at = 1;
   // Layouts (scheduler/layouts.h) of a stage that is not inlined: the pure dims it may
