@@ -232,6 +232,43 @@ TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) 
   EXPECT_EQ(conv->update().loop_order(4).dim()[0], 'r');
 }
 
+// A convolution whose panel of weights (a block of output channels by the whole
+// reduction) is larger than the L2 cache cuts its input channels into blocks whose panel
+// fits, the outermost of its loops, and is computed in a block of the host's output
+// channels, over every tile of it (ResNet's 3x3 layers at 7x7: 45% to 54% of peak).
+TEST(TemplatesTest, AConvolutionWhoseWeightsPanelOverflowsL2CutsItsInputChannels) {
+  auto conv = [](int64_t channels) {
+    PipelineBuilder b("conv_7x7");
+    b.Output(b.Relu(b.Conv2d(b.Input("x", {1, channels, 7, 7}), 512, 3, 1, 1)));
+    PipelineSpec spec = b.Finish().value();
+    spec.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+    return spec;
+  };
+  Fixture f = Make(conv(512), /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const StageSchedule& anchor = spec->stages(1);
+  ASSERT_EQ(f.graph->stage(f.graph->value(f.graph->FindValue(anchor.stage())).index).op(), CONV);
+  EXPECT_EQ(anchor.compute(), AT);
+  EXPECT_EQ(anchor.compute_at().dim(), "d1");  // the host's blocks of output channels
+  EXPECT_EQ(anchor.compute_at().level(), 0);
+  const DefinitionSchedule& update = anchor.update();
+  // 4 vectors by 9 taps by 512 channels: 1.2 MiB; by 32 channels, 72 KiB.
+  ASSERT_EQ(update.splits_size(), 3);
+  EXPECT_EQ(update.splits(2).dim(), "rc");
+  EXPECT_EQ(update.splits(2).factors(0), 32);
+  const LoopRef& outermost = update.loop_order(update.loop_order_size() - 1);
+  EXPECT_EQ(outermost.dim(), "rc");
+  EXPECT_EQ(outermost.level(), 0);
+  // 64 input channels: a panel of 147 KiB fits, no blocks.
+  Fixture g = Make(conv(64), /*vector_bytes=*/64);
+  spec = TemplateSchedule(*g.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->stages(1).update().splits_size(), 2);
+  EXPECT_EQ(spec->stages(1).compute_at().level(), 0);
+  EXPECT_NE(spec->stages(1).compute_at().dim(), "d1");
+}
+
 // A depthwise convolution of a channels-last input is vectorized across its channels and
 // reads its input where it is, bounds checked, with no padded copy: the copy is a pass
 // over the input as large as the convolution's own (MobileNetV2's and V3's depthwise
