@@ -15,7 +15,8 @@
 # --pipelines zoo|random|mixed (default mixed: every third pipeline a zoo block),
 # --threads T (default 2), --samples S (timed runs, default 3), --timeout S (per
 # schedule, default 300), --layout nchw|channels_last (the pipelines' boundary layout,
-# default nchw).
+# default nchw), --network FILE (repeatable: the distinct tasks of networks such as the
+# corpus' ONNX exports instead, each first under its template).
 # SCHEDFARM_BUILD_DIR selects the build directory (default build/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

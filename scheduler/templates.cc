@@ -88,9 +88,10 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   shape.vector = Factor(vector_extent, 4 * lanes, vector_widths);
   // Output channels of two vectors (DenseNet's 32) from many input channels are
   // vectorized whole: one vector by 8 columns left the units half busy (48% of peak at
-  // 56x56). A first layer's 3 input channels keep one.
+  // 56x56). A first layer's 3 input channels keep one, and so does a map of one row
+  // (a squeeze-and-excitation's 1x1), whose tile would leave its host no loop outside.
   if (stage.op() == CONV && !per_channel && vector_extent == 2 * lanes &&
-      graph.input_shapes(anchor)[1][1] >= lanes) {
+      graph.input_shapes(anchor)[1][1] >= lanes && rank >= 3 && pure[1].extent > 1) {
     shape.vector = vector_extent;
   }
   // A dim of one vector or less (16 channels in 16 lanes) is vectorized whole: split by

@@ -232,6 +232,22 @@ TEST(TemplatesTest, ConvolutionTileIsVectorizedAcrossChannelsWithPackedWeights) 
   EXPECT_EQ(conv->update().loop_order(4).dim()[0], 'r');
 }
 
+// Two vectors of output channels are vectorized whole where rows are left outside the
+// tile (DenseNet's 32 channels); a squeeze-and-excitation's 1x1 map keeps one vector, so
+// that its host has a loop outside the tile and a template at all.
+TEST(TemplatesTest, TwoVectorsOfChannelsAreVectorizedWholeWhereRowsRemain) {
+  for (int64_t size : {28, 1}) {
+    PipelineBuilder b("conv_32");
+    b.Output(b.Relu(b.Conv2d(b.Input("x", {1, 120, size, size}), 32, 1)));
+    PipelineSpec pipeline = b.Finish().value();
+    pipeline.set_boundary_layout(LAYOUT_CHANNELS_LAST);
+    Fixture f = Make(pipeline, /*vector_bytes=*/64);
+    StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+    ASSERT_TRUE(spec.ok()) << size << ": " << spec.status().ToString();
+    EXPECT_EQ(spec->stages(1).update().vector_width(), size > 1 ? 32 : 16) << size;
+  }
+}
+
 // A convolution whose panel of weights (a block of output channels by the whole
 // reduction) is larger than the L2 cache cuts its input channels into blocks whose panel
 // fits, the outermost of its loops, and is computed in a block of the host's output

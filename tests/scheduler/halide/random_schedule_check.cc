@@ -10,7 +10,7 @@
 // Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
 //          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
 //          [--source 1] [--schedule FILE] [--random-limits OPS,ELEMENTS,FLOPS]
-//          [--layout nchw|channels_last]
+//          [--layout nchw|channels_last] [--network FILE]...
 // A failure names its pipeline's number P: --first-pipeline P --count K reruns it and
 // the schedules before it on that pipeline; --source 1 prints the Halide source of
 // each failed schedule (scheduler/schedule_source.h) and its ScheduleSpec as text;
@@ -19,6 +19,10 @@
 // --random-limits sets the random pipelines' generator limits (default 12,32768,2e7;
 // the dataset campaign's are 8,262144,1e8); --layout channels_last stores every
 // pipeline's 4-D inputs and outputs channels innermost (PipelineSpec.boundary_layout).
+// --network FILE (an ONNX model or any pipeline source; repeatable) checks the distinct
+// tasks of the networks instead (TunedNetwork, split as a network campaign splits it,
+// in the given layout), each first under its template (scheduler/templates.h), then
+// under random schedules.
 
 #include <algorithm>
 #include <chrono>
@@ -28,18 +32,22 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/files.h"
 #include "google/protobuf/text_format.h"
+#include "network/tasks.h"
 #include "pipeline/graph.h"
 #include "pipeline/halide/runner.h"
 #include "pipeline/random_pipeline.h"
+#include "pipeline/source/source.h"
 #include "pipeline/spec.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_source.h"
 #include "scheduler/schedule_space.h"
+#include "scheduler/templates.h"
 #include "tests/scheduler/halide/schedule_checks.h"
 #include "tests/support/run_in_child.h"
 
@@ -58,6 +66,7 @@ struct Flags {
   bool source = false;           // print the Halide source of each failed schedule
   std::string schedule_file;     // a text ScheduleSpec to check instead of random ones
   RandomPipelineOptions random;  // limits of the random pipelines
+  std::vector<std::string> networks;  // whose distinct tasks are the pipelines
 };
 
 void Usage(const char* argv0) {
@@ -67,7 +76,7 @@ void Usage(const char* argv0) {
                " [--timeout S]\n"
                "          [--source 0|1] [--schedule FILE]"
                " [--random-limits OPS,ELEMENTS,FLOPS]\n"
-               "          [--layout nchw|channels_last]\n",
+               "          [--layout nchw|channels_last] [--network FILE]...\n",
                argv0);
 }
 
@@ -78,6 +87,10 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     const char* value = argv[++i];
     if (arg == "--schedule") {
       flags.schedule_file = value;
+      continue;
+    }
+    if (arg == "--network") {
+      flags.networks.push_back(value);
       continue;
     }
     if (arg == "--random-limits") {
@@ -132,9 +145,38 @@ struct PipelineCase {
   int round = 0;
 };
 
-PipelineCase MakePipeline(const Flags& flags, int p) {
+// The distinct tasks of `flags.networks` in order of first occurrence, or why a network
+// cannot be read or split.
+StatusOr<std::vector<DistinctTask>> NetworkTasks(const Flags& flags) {
+  std::vector<DistinctTask> tasks;
+  std::set<std::string> seen;
+  for (const std::string& path : flags.networks) {
+    StatusOr<PipelineGraph> given = LoadPipelineSource(path);
+    StatusOr<PipelineSpec> tuned =
+        given.ok() ? TunedNetwork(given->spec()) : StatusOr<PipelineSpec>(given.status());
+    if (tuned.ok()) tuned->set_boundary_layout(flags.layout);
+    StatusOr<PipelineGraph> network =
+        tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
+    StatusOr<NetworkPartition> partition =
+        network.ok() ? PartitionNetwork(*network) : StatusOr<NetworkPartition>(network.status());
+    if (!partition.ok()) return partition.status().WithContext(path);
+    for (DistinctTask& task : partition->distinct) {
+      if (seen.insert(task.pipeline_id).second) tasks.push_back(std::move(task));
+    }
+  }
+  return tasks;
+}
+
+PipelineCase MakePipeline(const Flags& flags, const std::vector<DistinctTask>& tasks, int p) {
   const std::vector<std::string> zoo = ZooNames();
   PipelineCase c;
+  if (!flags.networks.empty()) {
+    const int t = p % static_cast<int>(tasks.size());
+    c.name = "task:" + std::to_string(t);
+    c.round = p / static_cast<int>(tasks.size());
+    c.spec = tasks[t].spec;
+    return c;
+  }
   const bool use_zoo = flags.pipelines == "zoo" || (flags.pipelines == "mixed" && p % 3 == 0);
   if (use_zoo) {
     const int z = flags.pipelines == "zoo" ? p : p / 3;
@@ -266,6 +308,15 @@ int Main(int argc, char** argv) {
     }
     flags.count = 1;
   }
+  StatusOr<std::vector<DistinctTask>> tasks = NetworkTasks(flags);
+  if (!tasks.ok() || (!flags.networks.empty() && tasks->empty())) {
+    std::fprintf(stderr, "%s\n",
+                 tasks.ok() ? "the networks have no tasks" : tasks.status().ToString().c_str());
+    return 2;
+  }
+  for (size_t t = 0; t < tasks->size(); ++t) {
+    std::printf("task:%zu  %s\n", t, (*tasks)[t].summary.c_str());
+  }
   const auto start = std::chrono::steady_clock::now();
   int passed = 0, failed = 0;
   std::vector<double> check_seconds, compile_seconds, run_seconds;
@@ -273,7 +324,7 @@ int Main(int argc, char** argv) {
   std::map<std::string, int> causes;
   int done = 0;
   for (int p = flags.first_pipeline; done < flags.count; ++p) {
-    const PipelineCase pipeline = MakePipeline(flags, p);
+    const PipelineCase pipeline = MakePipeline(flags, *tasks, p);
     const int schedules = std::min(flags.per_pipeline, flags.count - done);
     StatusOr<PipelineGraph> graph = pipeline.spec.ok()
                                         ? PipelineGraph::Build(*pipeline.spec)
@@ -297,11 +348,17 @@ int Main(int argc, char** argv) {
         line = buffer;
       } else {
         const ScheduleSpace space(*graph);
+        // A network task's first schedule is its template, where it has one.
+        StatusOr<ScheduleSpec> template_spec = Status::Error("not a network task");
+        if (!flags.networks.empty() && k == 0 && pipeline.round == 0) {
+          template_spec = TemplateSchedule(space);
+        }
         const ScheduleSpec spec =
-            flags.schedule_file.empty()
-                ? space.RandomSchedule(schedule_checks::ScheduleSeed(
-                      graph->spec().name(), k + flags.per_pipeline * pipeline.round))
-                : given;
+            !flags.schedule_file.empty() ? given
+            : template_spec.ok()
+                ? *template_spec
+                : space.RandomSchedule(schedule_checks::ScheduleSeed(
+                      graph->spec().name(), k + flags.per_pipeline * pipeline.round));
         outcome = CheckInChild(space, spec, reference->outputs, flags);
         if (!outcome.pass && flags.source) {
           const StatusOr<std::string> source = ScheduleSource(*graph, spec);
