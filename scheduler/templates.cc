@@ -445,9 +445,10 @@ std::vector<int> ConcatEpilogue(const PipelineGraph& graph, int anchor) {
   return members;
 }
 
-// The template with the anchor's tile `shape` (-1: no anchor).
+// The template with the anchor's tile `shape` (-1: no anchor), computed in its host's
+// tile where `hosted` and it has one, else at root.
 StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
-                                        const TileShape& shape);
+                                        const TileShape& shape, bool hosted = true);
 
 }  // namespace
 
@@ -483,13 +484,20 @@ StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space) {
       return vectors;
     }
   }
+  if (!spec.ok() && anchor >= 0) {
+    // A host with no loop outside the anchor's tile (ConvNeXt's last layer norm, of one
+    // pixel, whose statistics a reshape reads) leaves the anchor at root.
+    if (StatusOr<ScheduleSpec> root = TemplateWithTile(space, anchor, shape, false); root.ok()) {
+      return root;
+    }
+  }
   return spec;
 }
 
 namespace {
 
 StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
-                                        const TileShape& shape) {
+                                        const TileShape& shape, bool hosted) {
   const PipelineGraph& graph = space.graph();
   const bool register_tile = anchor >= 0 && graph.stage(anchor).op() != REDUCE;
   // The host's tile: the anchor's, or for a host concatenating the anchor with other
@@ -498,13 +506,15 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
   std::vector<int> chain;
   TileShape host_shape = shape;
   bool concat_host = false;
-  if (register_tile) {
+  if (register_tile && hosted) {
     chain = ConcatEpilogue(graph, anchor);
     if (chain.size() > 1) host_shape = VectorShape(space, chain.back());
     concat_host = chain.size() > 1 && host_shape.unroll_vectors;
   }
   if (!concat_host) {
-    chain = anchor >= 0 ? Epilogue(graph, anchor) : std::vector<int>();
+    chain = anchor < 0 ? std::vector<int>()
+            : hosted   ? Epilogue(graph, anchor)
+                       : std::vector<int>{anchor};
     host_shape = shape;
   }
   const int host = anchor >= 0 ? chain.back() : -1;

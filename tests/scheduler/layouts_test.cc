@@ -248,6 +248,24 @@ TEST(TemplatesTest, TwoVectorsOfChannelsAreVectorizedWholeWhereRowsRemain) {
   }
 }
 
+// A host with no loop outside the anchor's tile leaves the anchor at root rather than
+// the pipeline without a template: ConvNeXt's last layer norm, of one pixel, whose
+// statistics the normalization of every channel reads.
+TEST(TemplatesTest, AHostWithNoLoopOutsideTheTileLeavesTheAnchorAtRoot) {
+  PipelineBuilder b("head_norm");
+  const std::string x = b.Input("x", {1, 768, 1, 1});
+  const std::string scale = b.Unary(RSQRT, b.Reduce(SUM_SQUARE, x, {1}, true));
+  b.Output(b.Reshape(b.Mul(x, scale), {1, 768}));
+  Fixture f = Make(b.Finish().value(), /*vector_bytes=*/64);
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(*f.space);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  for (const StageSchedule& s : spec->stages()) {
+    if (f.graph->stage(f.graph->value(f.graph->FindValue(s.stage())).index).op() == REDUCE) {
+      EXPECT_EQ(s.compute(), ROOT);
+    }
+  }
+}
+
 // A convolution whose panel of weights (a block of output channels by the whole
 // reduction) is larger than the L2 cache cuts its input channels into blocks whose panel
 // fits, the outermost of its loops, and is computed in a block of the host's output
