@@ -49,8 +49,10 @@ bool IsDepthwise(const PipelineGraph& graph, int s) {
   return stage.op() == CONV && stage.attrs().groups() > 1 && graph.input_shapes(s)[1][1] == 1;
 }
 
-// The bytes of a matmul's panel of b (its reduction by its vector of n) read from the L2
-// cache across every row: half of the 1 MiB of the hosts the farm has run on.
+// The most bytes of a panel of weights (a matmul's b, a convolution's filters: the whole
+// reduction by one vector block of outputs) that stay in the L2 cache while every tile
+// reads them: half of the 1 MiB of the hosts the farm has run on (the host's caches are
+// not yet part of TargetParams).
 constexpr double kPanelBytes = 512 * 1024;
 
 TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
