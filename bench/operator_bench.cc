@@ -21,7 +21,7 @@
 //
 // Usage: operator_bench [--threads N] [--samples K] [--rounds R] [--only TEXT]
 //                       [--kind TEXT] [--list] [--schedules] [--assembly DIR]
-//                       [--layout nchw|channels_last] NETWORK.onnx...
+//                       [--layout nchw|channels_last] [--assembled] NETWORK.onnx...
 // Each task is timed in R rounds (default 3), each round libtorch's three ways, ONNX
 // Runtime, then ours, K samples each (default 7); a time is the fastest of all its
 // samples, so that a slow spell of a shared host falls on every side of a ratio. --only
@@ -29,7 +29,11 @@
 // --list prints the tasks, their kinds, FLOPs, bytes and template (or why none) without
 // timing anything; --schedules prints each schedule timed; --assembly writes each template's
 // assembly (DIR/<task id>.s), to check its inner loop; --layout is the layout the tasks exchange
-// tensors in (PipelineSpec.boundary_layout; default channels_last).
+// tensors in (PipelineSpec.boundary_layout; default channels_last). --assembled times,
+// instead of the tasks, each network whole as a tune first measures it (every task's
+// template, or its reference, assembled: network/assemble.h) beside the sum of its tasks'
+// times under the same schedules (weight x time): what the assembly costs beyond its
+// tasks (run it with HL_JIT_TARGET=host-profile for Halide's per-stage split).
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
@@ -48,6 +52,7 @@
 #include "common/elapsed.h"
 #include "common/files.h"
 #include "common/memory.h"
+#include "network/assemble.h"
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
 #include "pipeline/halide/lowering.h"
@@ -85,7 +90,7 @@ struct Options {
   int samples = 7;
   int rounds = 3;
   std::string only, kind;
-  bool list = false, schedules = false;
+  bool list = false, schedules = false, assembled = false;
   std::string assembly_dir;
   BoundaryLayout layout = LAYOUT_CHANNELS_LAST;
   std::vector<std::string> networks;
@@ -228,7 +233,12 @@ struct Task {
   PipelineSpec spec;
   std::string pipeline_id;
 };
-bool CollectTasks(const Options& options, std::vector<Task>& tasks) {
+struct Network {
+  std::string name;
+  NetworkPartition partition;
+};
+bool CollectTasks(const Options& options, std::vector<Task>& tasks,
+                  std::vector<Network>* networks = nullptr) {
   std::map<std::string, int> by_id;
   for (const std::string& path : options.networks) {
     StatusOr<PipelineGraph> given = LoadPipelineSource(path);
@@ -244,6 +254,7 @@ bool CollectTasks(const Options& options, std::vector<Task>& tasks) {
       return false;
     }
     const std::string name = network->spec().name() == "torch_jit" ? path : network->spec().name();
+    if (networks != nullptr) networks->push_back({name, *partition});
     for (const DistinctTask& distinct : partition->distinct) {
       auto [it, added] = by_id.emplace(distinct.pipeline_id, static_cast<int>(tasks.size()));
       if (!added) {
@@ -386,9 +397,61 @@ void PrintKinds(const std::vector<Row>& rows, double peak, double bandwidth) {
   }
 }
 
+// The template of a task, or its reference schedule where it has none.
+ScheduleSpec TemplateOrReference(const ScheduleSpace& space) {
+  StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
+  return spec.ok() ? *spec : space.Reference();
+}
+
+// --assembled: each network whole under its tasks' templates, beside its tasks' sum.
+int RunAssembled(const Options& options, const std::vector<Network>& networks) {
+  const TargetParams target = HalideTargetParams(options.threads);
+  for (const Network& network : networks) {
+    std::vector<ScheduleSpec> schedules;
+    std::vector<const ScheduleSpec*> pointers;
+    double tasks_s = 0;
+    for (const DistinctTask& task : network.partition.distinct) {
+      StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
+      if (!graph.ok()) return 1;
+      schedules.push_back(TemplateOrReference(ScheduleSpace(*graph, target)));
+      StatusOr<double> seconds =
+          TimeSchedule(*graph, schedules.back(), DeterministicInputs(graph->spec()), {}, options);
+      if (!seconds.ok()) {
+        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), seconds.status().message().c_str());
+        return 1;
+      }
+      tasks_s += task.weight() * *seconds;
+    }
+    for (const ScheduleSpec& spec : schedules) pointers.push_back(&spec);
+    StatusOr<PipelineGraph> assembly = PipelineGraph::Build(network.partition.assembly);
+    if (!assembly.ok()) return 1;
+    const ScheduleSpace space(*assembly, target);
+    StatusOr<ScheduleSpec> spec = AssembleSchedule(network.partition, space, pointers);
+    const auto started = std::chrono::steady_clock::now();
+    StatusOr<double> assembled_s =
+        spec.ok()
+            ? TimeSchedule(*assembly, *spec, DeterministicInputs(assembly->spec()), {}, options)
+            : StatusOr<double>(spec.status());
+    if (!assembled_s.ok()) {
+      std::fprintf(stderr, "%s: assembled: %s\n", network.name.c_str(),
+                   assembled_s.status().message().c_str());
+      return 1;
+    }
+    std::printf(
+        "%s: %zu distinct tasks; assembled %.3f ms, its tasks' sum %.3f ms (assembled / "
+        "tasks %.2f); compiled and timed in %.0f s\n",
+        network.name.c_str(), network.partition.distinct.size(), *assembled_s * 1e3, tasks_s * 1e3,
+        *assembled_s / tasks_s, SecondsSince(started));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int Run(const Options& options) {
   std::vector<Task> tasks;
-  if (!CollectTasks(options, tasks)) return 1;
+  std::vector<Network> networks;
+  if (!CollectTasks(options, tasks, &networks)) return 1;
+  if (options.assembled) return RunAssembled(options, networks);
   if (options.list) {
     for (const Task& task : tasks) {
       if (!Kept(options, task.row)) continue;
@@ -465,8 +528,10 @@ int main(int argc, char** argv) {
   schedfarm::Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--list" || arg == "--schedules") {
-      (arg == "--list" ? options.list : options.schedules) = true;
+    if (arg == "--list" || arg == "--schedules" || arg == "--assembled") {
+      (arg == "--list"        ? options.list
+       : arg == "--schedules" ? options.schedules
+                              : options.assembled) = true;
     } else if ((arg == "--threads" || arg == "--samples" || arg == "--rounds" || arg == "--only" ||
                 arg == "--kind" || arg == "--assembly" || arg == "--layout") &&
                i + 1 < argc) {
@@ -495,7 +560,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: operator_bench [--threads N] [--samples K] [--rounds R] "
                    "[--only TEXT] [--kind TEXT] [--list] [--schedules] [--assembly DIR] "
-                   "[--layout nchw|channels_last] NETWORK.onnx...\n");
+                   "[--layout nchw|channels_last] [--assembled] NETWORK.onnx...\n");
       return 2;
     } else {
       options.networks.push_back(arg);

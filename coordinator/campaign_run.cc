@@ -129,6 +129,8 @@ void CampaignRun::Enqueue(const std::string& key, const CandidateRecord& record)
   ++waiting_;
   if (record.state() == CANDIDATE_RETRY) {
     retries_.emplace(record.next_attempt_unix_ms(), key);
+  } else if (record.candidate().ahead()) {
+    queue_.push_front(key);
   } else {
     queue_.push_back(key);
   }

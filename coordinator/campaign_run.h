@@ -236,7 +236,7 @@ class CampaignRun {
   std::unordered_set<std::string> final_;
   std::unordered_set<std::string> live_audits_;  // the keys of live_ that are audits
   std::unordered_set<std::string> hosts_measured_;  // workers with an OK measurement
-  std::deque<std::string> queue_;  // QUEUED keys, oldest first
+  std::deque<std::string> queue_;                   // QUEUED keys, oldest first but those `ahead`
   // RETRY keys by due time, earliest first.
   std::priority_queue<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, std::string>>,
                       std::greater<>>

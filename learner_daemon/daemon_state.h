@@ -194,6 +194,10 @@ struct LearnerDaemon::State {
   // its measurements tells them, and one round of proposals.
   Status LoadNetwork(CampaignData& data);
   void FollowNetwork(CampaignData& data, size_t pipeline, const Measurement& m);
+  // Once, at the campaign's first turn: the assembly of every task's template (its
+  // reference where it has none), ahead of the queue and of any model, so that a
+  // measured network comes within minutes and tells how long an assembly takes.
+  Status ProposeTemplatesAssembly(CampaignData& data);
   Status ProposeNetworkRound(CampaignData& data, const CampaignStatus& status);
 
   Status StepValueIteration(CampaignData& data);

@@ -793,6 +793,9 @@ Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& stat
   if (added) SCHEDFARM_RETURN_IF_ERROR(Load(campaign, &data));
   SCHEDFARM_RETURN_IF_ERROR(Follow(data));
   if (added) SCHEDFARM_RETURN_IF_ERROR(Resume(data));
+  if (data.network && LearnerProposes(data.config) && campaign.state() == CAMPAIGN_RUNNING) {
+    SCHEDFARM_RETURN_IF_ERROR(ProposeTemplatesAssembly(data));
+  }
   const Strategy& strategy = data.config.strategy();
   // Proposals come from the learner, under a model settled or none to wait for.
   const auto proposes = [&] {

@@ -3,6 +3,7 @@
 // schedule assembled from each task's best, proposed again when it got faster enough.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "campaign/campaign_pipelines.h"
 #include "common/log.h"
@@ -31,6 +32,39 @@ std::string TaskGroup(const PipelineGraph& network, const NetworkTask& task) {
   if (task.anchor < 0) return "none";
   const Stage& anchor = network.stage(task.anchor);
   return OpKind_Name(anchor.op()) + " " + DataTypeName(anchor.dtype());
+}
+
+// The assembly of `schedules` (one per distinct task, null for its reference) as a
+// candidate of the assembly pipeline, ahead of the queue, with the tasks' estimate
+// `predicted` (0: none); none where it was proposed before or does not assemble.
+std::optional<Candidate> AssemblyCandidate(CampaignData& data,
+                                           const std::vector<const ScheduleSpec*>& schedules,
+                                           double predicted, const char* which) {
+  NetworkData& network = *data.network;
+  const CampaignData::PipelineData& assembly = data.pipelines[1];
+  StatusOr<ScheduleSpec> assembled =
+      AssembleSchedule(network.partition, *assembly.space, schedules);
+  if (!assembled.ok()) {
+    LogEvent("warn", "assembly_failed",
+             {{"campaign", data.id}, {"error", assembled.status().message()}});
+    return std::nullopt;
+  }
+  const std::string hash = ScheduleHash(*assembly.space, *assembled);
+  if (!network.assembled.insert(hash).second) return std::nullopt;
+  Candidate candidate;
+  candidate.set_pipeline_id(assembly.id);
+  *candidate.mutable_schedule() = std::move(*assembled);
+  candidate.set_schedule_hash(hash);
+  candidate.set_origin(kAssembledOrigin);
+  candidate.set_ahead(true);
+  candidate.mutable_prediction()->set_mean_seconds(predicted);
+  if (predicted > 0) network.assembled_estimate = predicted;
+  network.assembly_in_flight = hash;
+  network.assembly_proposed = std::chrono::steady_clock::now();
+  LogEvent(
+      "info", "network_assembled",
+      {{"campaign", data.id}, {"estimate_seconds", std::to_string(predicted)}, {"which", which}});
+  return candidate;
 }
 
 }  // namespace
@@ -121,6 +155,27 @@ void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, co
   }
 }
 
+Status LearnerDaemon::State::ProposeTemplatesAssembly(CampaignData& data) {
+  NetworkData& network = *data.network;
+  if (network.completed || !network.assembled.empty() || !network.assembly_in_flight.empty() ||
+      !data.config.templates()) {
+    return Status::Ok();
+  }
+  std::vector<std::optional<ScheduleSpec>> templates(network.tasks.size());
+  std::vector<const ScheduleSpec*> schedules;
+  for (size_t d = 0; d < network.tasks.size(); ++d) {
+    StatusOr<ScheduleSpec> spec =
+        TemplateSchedule(*data.pipelines[NetworkData::kFirstTask + d].space);
+    if (spec.ok()) templates[d] = std::move(*spec);
+    schedules.push_back(templates[d] ? &*templates[d] : nullptr);
+  }
+  std::optional<Candidate> candidate = AssemblyCandidate(data, schedules, 0, "templates");
+  if (!candidate) return Status::Ok();
+  std::vector<Candidate> candidates;
+  candidates.push_back(std::move(*candidate));
+  return ProposeCandidatesOf(data, std::move(candidates), "assembly");
+}
+
 Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const CampaignStatus& status) {
   NetworkData& network = *data.network;
   if (network.completed) return Status::Ok();
@@ -149,46 +204,6 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     }
   }
   std::vector<Candidate> candidates;
-  auto propose_assembly = [&](std::vector<const ScheduleSpec*> schedules, double predicted,
-                              const char* which) {
-    const CampaignData::PipelineData& assembly = data.pipelines[1];
-    StatusOr<ScheduleSpec> assembled =
-        AssembleSchedule(network.partition, *assembly.space, schedules);
-    if (!assembled.ok()) {
-      LogEvent("warn", "assembly_failed",
-               {{"campaign", data.id}, {"error", assembled.status().message()}});
-      return;
-    }
-    const std::string hash = ScheduleHash(*assembly.space, *assembled);
-    if (!network.assembled.insert(hash).second) return;
-    Candidate candidate;
-    candidate.set_pipeline_id(assembly.id);
-    *candidate.mutable_schedule() = std::move(*assembled);
-    candidate.set_schedule_hash(hash);
-    candidate.set_origin(kAssembledOrigin);
-    candidate.mutable_prediction()->set_mean_seconds(predicted);
-    candidates.push_back(std::move(candidate));
-    if (predicted > 0) network.assembled_estimate = predicted;
-    network.assembly_in_flight = hash;
-    network.assembly_proposed = std::chrono::steady_clock::now();
-    LogEvent(
-        "info", "network_assembled",
-        {{"campaign", data.id}, {"estimate_seconds", std::to_string(predicted)}, {"which", which}});
-  };
-  // First, at once: every task's template (its reference where it has none), so that a
-  // measured network comes within minutes and tells how long an assembly takes. It has
-  // no estimate yet (0).
-  if (network.assembled.empty() && network.assembly_in_flight.empty() && data.config.templates()) {
-    std::vector<std::optional<ScheduleSpec>> templates(network.tasks.size());
-    std::vector<const ScheduleSpec*> schedules;
-    for (size_t d = 0; d < network.tasks.size(); ++d) {
-      StatusOr<ScheduleSpec> spec =
-          TemplateSchedule(*data.pipelines[NetworkData::kFirstTask + d].space);
-      if (spec.ok()) templates[d] = std::move(*spec);
-      schedules.push_back(templates[d] ? &*templates[d] : nullptr);
-    }
-    propose_assembly(schedules, 0, "templates");
-  }
   // At the end, whatever is known: a task without a measured schedule takes the
   // reference schedule.
   const bool assembly_due =
@@ -201,7 +216,9 @@ Status LearnerDaemon::State::ProposeNetworkRound(CampaignData& data, const Campa
     for (const NetworkData::TaskProgress& task : network.tasks) {
       schedules.push_back(task.best ? &*task.best : nullptr);
     }
-    propose_assembly(schedules, estimate, final_stretch ? "final" : "tasks' best");
+    std::optional<Candidate> candidate =
+        AssemblyCandidate(data, schedules, estimate, final_stretch ? "final" : "tasks' best");
+    if (candidate) candidates.push_back(std::move(*candidate));
   }
 
   // A round of the task the scheduler picks, leaving one benchmark for the last assembly.

@@ -255,6 +255,41 @@ TEST(CampaignRunTest, UndeliveredLeaseGoesBackToTheFront) {
   EXPECT_EQ(again->attempts(), 1);
 }
 
+// A candidate marked `ahead` (a network's assembly) is leased before those queued
+// earlier, and so is one restored after a restart; the others keep their order.
+TEST(CampaignRunTest, ACandidateAheadIsLeasedBeforeThoseQueuedEarlier) {
+  std::unique_ptr<CampaignRun> run =
+      MakeRun(5, "baselines: [li2018, mullapudi2016]\nstrategy: {name: model-guided}\n");
+  ASSERT_EQ(Propose(*run, 100).size(), 2u) << "the baselines";
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(run->pipelines()[0]);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  const ScheduleSpace space(*graph);
+  std::vector<CandidateRecord> added;
+  auto keep = [&](const CandidateRecord& r) { added.push_back(r); };
+  std::string why;
+  Candidate candidate;
+  candidate.set_pipeline_id(space.pipeline_id());
+  candidate.set_origin("model-guided");
+  *candidate.mutable_schedule() = space.RandomSchedule(1);
+  ASSERT_EQ(run->AddProposal(candidate, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  *candidate.mutable_schedule() = space.RandomSchedule(2);
+  candidate.set_ahead(true);
+  ASSERT_EQ(run->AddProposal(candidate, kNow, keep, &why), CampaignRun::ProposalOutcome::kAdded);
+  const std::string ahead = added.back().candidate().schedule_hash();
+  std::vector<std::string> order;
+  while (const CandidateRecord* leased = run->Lease("L" + std::to_string(order.size()), kNow)) {
+    order.push_back(leased->candidate().origin() + (leased->candidate().ahead() ? " ahead" : ""));
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"model-guided ahead", "li2018", "mullapudi2016",
+                                             "model-guided"}));
+
+  std::unique_ptr<CampaignRun> restored = MakeRun(5);
+  for (const CandidateRecord& record : added) restored->Restore(record);
+  const CandidateRecord* first = restored->Lease("R1", kNow);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->candidate().schedule_hash(), ahead);
+}
+
 TEST(CampaignRunTest, RestoreRequeuesLeasedAndRemembersFinal) {
   std::unique_ptr<CampaignRun> before = MakeRun(3);
   std::vector<CandidateRecord> proposed = Propose(*before, 3);

@@ -109,6 +109,7 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   std::string onnxruntime_unavailable;  // why, on a machine without it
   int assembled_ok = 0, rows = 0;
   std::map<int64_t, double> assembled_by_time;  // each assembly's estimate, by its result's time
+  std::vector<int64_t> task_baselines_finished;  // when each task's baseline was measured
   for (const StoredMeasurementRecord& row : client.Export(id)) {
     const Measurement& m = row.measurement();
     const Candidate& c = m.candidate();
@@ -121,6 +122,7 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
       EXPECT_NE(c.pipeline_id(), ids[1]) << "baselines run on the network and its tasks";
       if (task_ids.count(c.pipeline_id())) {
         (c.origin() == "li2018" ? tasks_with_li2018 : tasks_with_libtorch).insert(c.pipeline_id());
+        task_baselines_finished.push_back(m.finished_unix_ms());
       }
       if (c.origin() == "libtorch") {
         // Every pipeline of the block has 4-D convolutions: both layouts and the frozen
@@ -149,7 +151,10 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
       }
       EXPECT_EQ(m.status(), OK) << m.error();
       EXPECT_EQ(m.runtime_version().rfind("onnxruntime 1.", 0), 0u) << m.runtime_version();
-      if (task_ids.count(c.pipeline_id())) tasks_with_onnxruntime.insert(c.pipeline_id());
+      if (task_ids.count(c.pipeline_id())) {
+        tasks_with_onnxruntime.insert(c.pipeline_id());
+        task_baselines_finished.push_back(m.finished_unix_ms());
+      }
     } else if (c.origin() == kTemplateOrigin) {
       EXPECT_TRUE(task_ids.count(c.pipeline_id())) << "templates run on the tasks";
       EXPECT_EQ(m.status(), OK) << m.error();
@@ -180,8 +185,8 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   }
   // Every task of the block has a convolution: each had its template measured.
   EXPECT_EQ(tasks_with_template, task_ids);
-  // The first assembly is the templates', proposed with the first round of search and
-  // without an estimate; the tasks' best, once every task is known, is another only
+  // The first assembly is the templates', proposed before the first round of search
+  // and without an estimate; the tasks' best, once every task is known, is another only
   // where search beat a template.
   EXPECT_GE(assembled_ok, 1) << "learner log:\n" << learner.Log();
   ASSERT_FALSE(assembled_by_time.empty());
@@ -189,6 +194,15 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   int without_estimate = 0;
   for (const auto& [ms, estimate] : assembled_by_time) without_estimate += estimate == 0;
   EXPECT_EQ(without_estimate, 1);
+  // It is queued ahead of the baselines the coordinator queued at submission: most of
+  // the tasks' baselines are measured after it.
+  const int64_t templates_measured = assembled_by_time.begin()->first;
+  const auto baselines_before =
+      std::count_if(task_baselines_finished.begin(), task_baselines_finished.end(),
+                    [&](int64_t ms) { return ms < templates_measured; });
+  EXPECT_LT(baselines_before * 2, static_cast<long>(task_baselines_finished.size()))
+      << baselines_before << " of " << task_baselines_finished.size()
+      << " task baselines were measured before the templates' assembly";
   const std::string log = learner.Log();
   const size_t templates = log.find("event=network_assembled");
   ASSERT_NE(templates, std::string::npos) << log;
