@@ -33,7 +33,11 @@
 // instead of the tasks, each network whole as a tune first measures it (every task's
 // template, or its reference, assembled: network/assemble.h) beside the sum of its tasks'
 // times under the same schedules (weight x time): what the assembly costs beyond its
-// tasks (run it with HL_JIT_TARGET=host-profile for Halide's per-stage split).
+// tasks (run it with HL_JIT_TARGET=host-profile for Halide's per-stage split). Each task
+// is timed warm, as the worker times it (back-to-back runs: its weights and tensors stay
+// in the caches), and cold (each run after writing a buffer larger than any cache), the
+// two bounds of what it costs inside the network, where every layer's weights and inputs
+// come after the other layers'.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
@@ -403,45 +407,102 @@ ScheduleSpec TemplateOrReference(const ScheduleSpace& space) {
   return spec.ok() ? *spec : space.Reference();
 }
 
-// --assembled: each network whole under its tasks' templates, beside its tasks' sum.
+// A schedule compiled once, timed warm (back-to-back runs, as the worker times it: its
+// weights and tensors stay in the caches) and cold (each run after writing a buffer
+// larger than the host's caches), the fastest of all rounds each.
+struct TimedSchedule {
+  std::string name;
+  int weight = 1;
+  std::optional<CompiledPipeline> compiled;
+  int repeats = 1;  // back-to-back runs per warm sample
+  double warm_s = 1e30, cold_s = 1e30;
+};
+
+Status CompileTimed(const PipelineGraph& graph, const ScheduleSpec& spec, const Options& options,
+                    TimedSchedule& timed) {
+  SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
+  SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
+  SCHEDFARM_ASSIGN_OR_RETURN(CompiledPipeline compiled,
+                             CompiledPipeline::Compile(graph, lowered, options.threads));
+  SCHEDFARM_ASSIGN_OR_RETURN(double once, compiled.Realize());  // warm-up
+  SCHEDFARM_ASSIGN_OR_RETURN(timed.repeats, compiled.CalibrateRepeats(0.02, once));
+  timed.compiled.emplace(std::move(compiled));
+  return Status::Ok();
+}
+
+// One round: K warm samples, then K cold runs.
+Status TimeRound(const Options& options, TimedSchedule& timed) {
+  static std::vector<char> evict(512 << 20);
+  for (int k = 0; k < options.samples; ++k) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, timed.compiled->TimeRealizations(timed.repeats));
+    timed.warm_s = std::min(timed.warm_s, seconds / timed.repeats);
+  }
+  for (int k = 0; k < options.samples; ++k) {
+    for (size_t i = 0; i < evict.size(); i += 64) ++evict[i];
+    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, timed.compiled->Realize());
+    timed.cold_s = std::min(timed.cold_s, seconds);
+  }
+  return Status::Ok();
+}
+
+// --assembled: each network whole under its tasks' templates, beside its tasks' sums,
+// warm and cold, all compiled first and timed in R interleaved rounds.
 int RunAssembled(const Options& options, const std::vector<Network>& networks) {
   const TargetParams target = HalideTargetParams(options.threads);
   for (const Network& network : networks) {
+    const auto started = std::chrono::steady_clock::now();
     std::vector<ScheduleSpec> schedules;
-    std::vector<const ScheduleSpec*> pointers;
-    double tasks_s = 0;
-    for (const DistinctTask& task : network.partition.distinct) {
+    std::vector<TimedSchedule> timed(network.partition.distinct.size() + 1);
+    for (size_t d = 0; d < network.partition.distinct.size(); ++d) {
+      const DistinctTask& task = network.partition.distinct[d];
       StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
       if (!graph.ok()) return 1;
       schedules.push_back(TemplateOrReference(ScheduleSpace(*graph, target)));
-      StatusOr<double> seconds =
-          TimeSchedule(*graph, schedules.back(), DeterministicInputs(graph->spec()), {}, options);
-      if (!seconds.ok()) {
-        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), seconds.status().message().c_str());
+      timed[d].name = task.summary;
+      timed[d].weight = task.weight();
+      const Status compiled = CompileTimed(*graph, schedules.back(), options, timed[d]);
+      if (!compiled.ok()) {
+        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), compiled.message().c_str());
         return 1;
       }
-      tasks_s += task.weight() * *seconds;
     }
+    std::vector<const ScheduleSpec*> pointers;
     for (const ScheduleSpec& spec : schedules) pointers.push_back(&spec);
     StatusOr<PipelineGraph> assembly = PipelineGraph::Build(network.partition.assembly);
     if (!assembly.ok()) return 1;
     const ScheduleSpace space(*assembly, target);
     StatusOr<ScheduleSpec> spec = AssembleSchedule(network.partition, space, pointers);
-    const auto started = std::chrono::steady_clock::now();
-    StatusOr<double> assembled_s =
-        spec.ok()
-            ? TimeSchedule(*assembly, *spec, DeterministicInputs(assembly->spec()), {}, options)
-            : StatusOr<double>(spec.status());
-    if (!assembled_s.ok()) {
-      std::fprintf(stderr, "%s: assembled: %s\n", network.name.c_str(),
-                   assembled_s.status().message().c_str());
+    TimedSchedule& whole = timed.back();
+    whole.name = "assembled";
+    const Status compiled =
+        spec.ok() ? CompileTimed(*assembly, *spec, options, whole) : spec.status();
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "%s: assembled: %s\n", network.name.c_str(), compiled.message().c_str());
       return 1;
     }
+    for (int round = 0; round < options.rounds; ++round) {
+      for (TimedSchedule& t : timed) {
+        const Status status = TimeRound(options, t);
+        if (!status.ok()) {
+          std::fprintf(stderr, "%s: %s: %s\n", network.name.c_str(), t.name.c_str(),
+                       status.message().c_str());
+          return 1;
+        }
+      }
+    }
+    double warm_s = 0, cold_s = 0;
+    for (size_t d = 0; d + 1 < timed.size(); ++d) {
+      std::printf("  %-56s x%d  warm %.3f ms  cold %.3f ms\n", timed[d].name.c_str(),
+                  timed[d].weight, timed[d].warm_s * 1e3, timed[d].cold_s * 1e3);
+      warm_s += timed[d].weight * timed[d].warm_s;
+      cold_s += timed[d].weight * timed[d].cold_s;
+    }
     std::printf(
-        "%s: %zu distinct tasks; assembled %.3f ms, its tasks' sum %.3f ms (assembled / "
-        "tasks %.2f); compiled and timed in %.0f s\n",
-        network.name.c_str(), network.partition.distinct.size(), *assembled_s * 1e3, tasks_s * 1e3,
-        *assembled_s / tasks_s, SecondsSince(started));
+        "%s: %zu distinct tasks; assembled %.3f ms (cold %.3f); its tasks' sum warm %.3f ms "
+        "(assembled / warm %.2f), cold %.3f ms (assembled / cold %.2f); %.0f s\n",
+        network.name.c_str(), network.partition.distinct.size(), whole.warm_s * 1e3,
+        whole.cold_s * 1e3, warm_s * 1e3, whole.warm_s / warm_s, cold_s * 1e3,
+        whole.warm_s / cold_s, SecondsSince(started));
     std::fflush(stdout);
   }
   return 0;
