@@ -456,7 +456,10 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
     for (size_t d = 0; d < network.partition.distinct.size(); ++d) {
       const DistinctTask& task = network.partition.distinct[d];
       StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
-      if (!graph.ok()) return 1;
+      if (!graph.ok()) {
+        std::fprintf(stderr, "%s: %s\n", task.summary.c_str(), graph.status().message().c_str());
+        return 1;
+      }
       schedules.push_back(TemplateOrReference(ScheduleSpace(*graph, target)));
       timed[d].name = task.summary;
       timed[d].weight = task.weight();
@@ -469,7 +472,11 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
     std::vector<const ScheduleSpec*> pointers;
     for (const ScheduleSpec& spec : schedules) pointers.push_back(&spec);
     StatusOr<PipelineGraph> assembly = PipelineGraph::Build(network.partition.assembly);
-    if (!assembly.ok()) return 1;
+    if (!assembly.ok()) {
+      std::fprintf(stderr, "%s: assembly: %s\n", network.name.c_str(),
+                   assembly.status().message().c_str());
+      return 1;
+    }
     const ScheduleSpace space(*assembly, target);
     StatusOr<ScheduleSpec> spec = AssembleSchedule(network.partition, space, pointers);
     TimedSchedule& whole = timed.back();
