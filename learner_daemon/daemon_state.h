@@ -70,6 +70,9 @@ struct NetworkData {
   double assembled_estimate = 0;
   std::set<std::string> assembled;  // hashes of the assemblies proposed or measured
   std::string assembly_in_flight;    // the newest assembly proposed, until it is measured
+  // The templates' assembly was tried (once per learner run: one that does not assemble
+  // is not tried again at every turn).
+  bool templates_assembly_tried = false;
   // When the assembly in flight was proposed, and the longest any assembly took from its
   // proposal to its result (compile, check and timing of the whole network, and the
   // wait for a worker): what the final assembly needs left of a wall-time budget.

@@ -157,10 +157,11 @@ void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, co
 
 Status LearnerDaemon::State::ProposeTemplatesAssembly(CampaignData& data) {
   NetworkData& network = *data.network;
-  if (network.completed || !network.assembled.empty() || !network.assembly_in_flight.empty() ||
+  if (network.completed || network.templates_assembly_tried || !network.assembled.empty() ||
       !data.config.templates()) {
     return Status::Ok();
   }
+  network.templates_assembly_tried = true;
   std::vector<std::optional<ScheduleSpec>> templates(network.tasks.size());
   std::vector<const ScheduleSpec*> schedules;
   for (size_t d = 0; d < network.tasks.size(); ++d) {
