@@ -279,20 +279,12 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
     return true;
   };
   // A network campaign's baselines run on the whole network (its first pipeline),
-  // beside the network's reference schedule, then those cheap enough on each distinct
-  // task (its pipelines from the third on), so that every task has a target of its own;
-  // the assembly pipeline is the learner's.
+  // then those cheap enough on each distinct task (its pipelines from the third on), so
+  // that every task has a target of its own; the assembly pipeline is the learner's.
   const bool network = config_.has_network();
   for (size_t e = 0; e < entries_.size(); ++e) {
     const PipelineEntry& entry = entries_[e];
     if (network && e == 1) continue;
-    if (network && e == 0) {
-      Candidate reference;
-      *reference.mutable_schedule() = entry.space->Reference();
-      reference.set_schedule_hash(ScheduleHash(*entry.space, reference.schedule()));
-      reference.set_origin(kReferenceOrigin);
-      if (!offer(entry, std::move(reference))) return;
-    }
     for (const std::string& baseline : config_.baselines()) {
       if (network && e > 1 && !RunsOnEveryTask(baseline)) continue;
       Candidate candidate;
@@ -301,10 +293,9 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
       if (!offer(entry, std::move(candidate))) return;
     }
   }
-  if (!config_.templates()) return;
   // The template of every pipeline that has one; a network's on its tasks (after the
   // network and its assembly pipeline).
-  for (size_t e = config_.has_network() ? 2 : 0; e < entries_.size(); ++e) {
+  for (size_t e = network ? 2 : 0; config_.templates() && e < entries_.size(); ++e) {
     const PipelineEntry& entry = entries_[e];
     StatusOr<ScheduleSpec> schedule = TemplateSchedule(*entry.space);
     if (!schedule.ok()) continue;  // no convolution or matmul
@@ -313,6 +304,17 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
     candidate.set_schedule_hash(ScheduleHash(*entry.space, candidate.schedule()));
     candidate.set_origin(kTemplateOrigin);
     if (!offer(entry, std::move(candidate))) return;
+  }
+  // The network's reference schedule last: the slowest measurement of the campaign (the
+  // whole network compiled unscheduled, seconds a run), it only fills the reference
+  // column, and measured first it would share the host with the first assembly.
+  if (network) {
+    const PipelineEntry& entry = entries_[0];
+    Candidate reference;
+    *reference.mutable_schedule() = entry.space->Reference();
+    reference.set_schedule_hash(ScheduleHash(*entry.space, reference.schedule()));
+    reference.set_origin(kReferenceOrigin);
+    offer(entry, std::move(reference));
   }
 }
 

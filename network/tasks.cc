@@ -259,6 +259,7 @@ StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {
   partition.assembly = network.spec();
   partition.assembly.set_name(network.spec().name() + ".assembled");
   partition.assembly.set_source("assembled " + network.spec().source());
+  partition.assembly.set_checked_outputs(network.spec().outputs_size());
   for (const std::string& name : boundaries) partition.assembly.add_outputs(name);
   return partition;
 }

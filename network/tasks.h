@@ -61,7 +61,8 @@ struct NetworkPartition {
   std::vector<NetworkTask> tasks;  // in topological order of their anchors
   std::vector<DistinctTask> distinct;
   // The network with every task output added to its outputs (after the network's
-  // own): the pipeline the assembled schedule is compiled, checked and timed on.
+  // own): the pipeline the assembled schedule is compiled and timed on, checked on the
+  // network's own outputs (checked_outputs), so its reference outputs are the network's.
   PipelineSpec assembly;
   std::vector<int> task_of_stage;  // network stage -> index into tasks
 };

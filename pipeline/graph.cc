@@ -215,6 +215,10 @@ StatusOr<PipelineGraph> PipelineGraph::Build(PipelineSpec spec, const PipelineLi
     }
     g.output_stages_.push_back(s);
   }
+  if (spec.checked_outputs() < 0 || spec.checked_outputs() > spec.outputs_size()) {
+    return fail("checked_outputs is " + std::to_string(spec.checked_outputs()) + ", outside 0.." +
+                std::to_string(spec.outputs_size()) + " (its outputs)");
+  }
   g.spec_ = std::move(spec);
   return g;
 }

@@ -144,6 +144,7 @@ CanonicalStages EncodeCanonically(const PipelineGraph& graph) {
     }
   }
   for (int s : graph.output_stages()) out << "output " << key[graph.stage_value(s)] << "\n";
+  if (spec.checked_outputs() > 0) out << "checked outputs " << spec.checked_outputs() << "\n";
   result.text = out.str();
   return result;
 }
@@ -158,6 +159,15 @@ std::vector<int> CanonicalStageOrder(const PipelineGraph& graph) {
 
 std::string PipelineId(const PipelineGraph& graph) {
   return Sha256Hex(CanonicalForm(graph)).substr(0, 32);
+}
+
+PipelineSpec CheckedPipeline(const PipelineGraph& graph) {
+  PipelineSpec spec = graph.spec();
+  if (spec.checked_outputs() == 0) return spec;
+  spec.mutable_outputs()->DeleteSubrange(spec.checked_outputs(),
+                                         spec.outputs_size() - spec.checked_outputs());
+  spec.clear_checked_outputs();
+  return spec;
 }
 
 const std::vector<std::string>& BoundaryLayoutNames() {

@@ -1,7 +1,8 @@
 // Canonical form and content id of a pipeline. The canonical form is a text that
 // depends only on what the pipeline computes: stages in a deterministic topological
 // order, references by position, attributes by field name, and the layout of its 4-D
-// inputs and outputs when it is not the natural one; names, labels, source and the
+// inputs and outputs when it is not the natural one, how many outputs are checked when
+// not all (PipelineSpec.checked_outputs); names, labels, source and the
 // declaration order of independent stages do not enter it. Its SHA-256 is the pipeline
 // id, the same on every machine and run.
 #pragma once
@@ -36,6 +37,11 @@ std::optional<BoundaryLayout> BoundaryLayoutNamed(const std::string& name);
 // Whether an input or output of `rank` dims is stored channels innermost (NHWC): a
 // 4-D tensor of a pipeline whose boundary_layout is LAYOUT_CHANNELS_LAST.
 bool BoundaryChannelsLast(const PipelineSpec& spec, size_t rank);
+
+// The pipeline a run of `graph` is checked on: `graph`'s spec cut to its checked
+// outputs (PipelineSpec.checked_outputs), the spec unchanged when they are all. An
+// assembled network's is its network, up to the name.
+PipelineSpec CheckedPipeline(const PipelineGraph& graph);
 
 // Parses a serialized PipelineSpec (binary protobuf) and validates it. A truncated
 // or corrupt message, or an invalid pipeline, is an error naming `what` (the

@@ -96,6 +96,14 @@ std::string ReferenceCache::PathOf(const std::string& pipeline_id) const {
 
 StatusOr<std::shared_ptr<const ReferenceOutputs>> ReferenceCache::Get(const PipelineGraph& graph,
                                                                       MeasurementStatus* failure) {
+  if (graph.spec().checked_outputs() > 0) {
+    StatusOr<PipelineGraph> checked = PipelineGraph::Build(CheckedPipeline(graph));
+    if (!checked.ok()) {
+      if (failure != nullptr) *failure = COMPILE_ERROR;
+      return checked.status().WithContext("reference outputs");
+    }
+    return Get(*checked, failure);
+  }
   const std::string id = PipelineId(graph);
   {
     MutexLock lock(mutex_);
@@ -169,8 +177,10 @@ CompiledCandidate::CompiledCandidate(CompiledPipeline compiled, const PipelineGr
     : compiled_(std::move(compiled)),
       where_("pipeline '" + graph.spec().name() + "'"),
       settings_(settings),
-      compile_seconds_(compile_seconds) {
+      compile_seconds_(compile_seconds),
+      checked_outputs_(graph.spec().checked_outputs()) {
   for (int s : graph.output_stages()) output_names_.push_back(graph.stage(s).name());
+  if (checked_outputs_ > 0) output_names_.resize(checked_outputs_);
 }
 
 StatusOr<CompiledCandidate> CompiledCandidate::CompileWith(
@@ -285,7 +295,11 @@ Measurement CompiledCandidate::Run(const ReferenceOutputs& reference, const Outp
   RunTarget target;
   target.run_once = [&] { return compiled_.Realize(&kind); };
   target.time_runs = [&](int repeats) { return compiled_.TimeRealizations(repeats, &kind); };
-  target.outputs = [&] { return compiled_.Outputs(); };
+  target.outputs = [&] {
+    std::vector<HostTensor> outputs = compiled_.Outputs();
+    if (checked_outputs_ > 0) outputs.resize(checked_outputs_);
+    return outputs;
+  };
   target.failure = [&] { return StatusOfRunError(kind); };
   Measurement m = RunPhase(target, reference.outputs, output_names_, settings_, where_, hook);
   m.set_compile_seconds(compile_seconds_);

@@ -41,7 +41,9 @@ class ReferenceCache {
  public:
   explicit ReferenceCache(std::string dir = "", int max_in_memory = 8);
 
-  // The reference outputs of `graph`. When they cannot be computed, `failure` (if
+  // The reference outputs of `graph`: of its checked pipeline (CheckedPipeline,
+  // pipeline/spec.h), so an assembled network shares its network's. When they cannot
+  // be computed, `failure` (if
   // given) receives the status the measurement fails with (COMPILE_ERROR,
   // RUNTIME_ERROR or OUT_OF_MEMORY).
   StatusOr<std::shared_ptr<const ReferenceOutputs>> Get(const PipelineGraph& graph,
@@ -117,11 +119,11 @@ class CompiledCandidate {
   // The autoscheduler's schedule of a candidate made by CompileBaseline, else null.
   const BaselineSchedule* baseline() const { return baseline_ ? &*baseline_ : nullptr; }
 
-  // The run phase: one warm-up realization whose outputs must match `reference`
-  // (else WRONG_ANSWER with the comparison's message, and no time); the repeat count
-  // of a sample chosen once so that a sample lasts min_sample_seconds; `samples`
-  // samples, each after a cache flush when flush_cache is set, then one more at a
-  // time while their CV exceeds target_cv, up to max_samples. samples_seconds holds
+  // The run phase: one warm-up realization whose outputs (its checked ones:
+  // PipelineSpec.checked_outputs) must match `reference` (else WRONG_ANSWER with the comparison's
+  // message, and no time); the repeat count of a sample chosen once so that a sample lasts
+  // min_sample_seconds; `samples` samples, each after a cache flush when flush_cache is set, then
+  // one more at a time while their CV exceeds target_cv, up to max_samples. samples_seconds holds
   // each sample's time per realization. Runtime failures give RUNTIME_ERROR or
   // OUT_OF_MEMORY. A baseline's measurement also records its schedule (RecordBaseline),
   // whatever the status.
@@ -141,9 +143,10 @@ class CompiledCandidate {
 
   CompiledPipeline compiled_;
   std::string where_;                      // "pipeline 'name'"
-  std::vector<std::string> output_names_;  // spec.outputs order
+  std::vector<std::string> output_names_;  // spec.outputs order, the checked ones
   MeasurementSettings settings_;
   double compile_seconds_ = 0;
+  int checked_outputs_ = 0;  // PipelineSpec.checked_outputs
   std::optional<BaselineSchedule> baseline_;
 };
 

@@ -40,6 +40,15 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kTailBytes = 2048;  // output kept for error messages
 
+// The limit of a job's reference phase: the pool's, or the campaign's compile and run
+// timeouts together when they allow longer (the reference outputs are a compile and a
+// run under the reference schedule, and a whole network's take minutes: ViT-B/16's
+// 630 stages took 387 s to compile).
+int64_t ReferenceTimeoutMs(const SandboxOptions& options, const MeasurementSettings& settings) {
+  return std::max(options.reference_timeout_ms,
+                  settings.compile_timeout_ms() + settings.run_timeout_ms());
+}
+
 // A run killed by its timeout that used at least this share of the timeout as CPU time
 // was computing all along: the timeout is conclusive. One that used less was starved
 // (an overloaded or stopped host) and is worth another try.
@@ -495,7 +504,7 @@ Measurement SandboxPool::Impl::Classify(const Child& child, int wait_status) con
   switch (child.phase) {
     case Phase::kReference:
       during = "while computing the reference outputs";
-      timeout_ms = options.reference_timeout_ms;
+      timeout_ms = ReferenceTimeoutMs(options, job.settings());
       break;
     case Phase::kCompiling:
       during = "while compiling";
@@ -697,7 +706,7 @@ void SandboxPool::Impl::Dispatch(Clock::time_point now) {
     queue.pop_front();
     c.dispatched = now;
     c.phase = Phase::kReference;
-    c.deadline = now + Millis(options.reference_timeout_ms);
+    c.deadline = now + Millis(ReferenceTimeoutMs(options, c.job->job.settings()));
     c.output_bytes = 0;
     c.tail.clear();
     c.compile_seconds = 0;

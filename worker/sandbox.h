@@ -11,7 +11,8 @@
 // TakeFinished() when notify_fd() is readable.
 //
 // A job's phases: the child computes (or loads) the pipeline's reference outputs
-// (reference_timeout_ms), reports CompileStarted and compiles (compile_timeout_ms from
+// (reference_timeout_ms, or the job's compile and run timeouts together when longer),
+// reports CompileStarted and compiles (compile_timeout_ms from
 // then), reports Compiled and waits; the pool grants the benchmark slot to compiled
 // children in the order they compiled and sends start_run (run_timeout_ms from then);
 // the child reports the Measurement. At most compile_slots children are in the first
@@ -39,7 +40,7 @@ struct SandboxOptions {
   int compile_slots = 1;                   // children compiling at once
   int64_t memory_limit_bytes = 8LL << 30;  // address space of each child (RLIMIT_AS)
   int64_t output_limit_bytes = 1 << 20;    // stdout + stderr of a child per job
-  int64_t reference_timeout_ms = 300000;   // computing a pipeline's reference outputs
+  int64_t reference_timeout_ms = 300000;   // computing a pipeline's reference outputs, at least
   int64_t start_timeout_ms = 60000;        // from fork to the child's Ready
   int64_t max_job_bytes = 256 << 20;       // larger jobs fail (COMPILE_ERROR) unsent
   std::string cache_dir;                   // reference outputs by pipeline id ("" = in memory only)

@@ -102,6 +102,11 @@ TEST(Partition, AssemblyMaterializesEveryTaskOutput) {
   }
   EXPECT_EQ(outputs.size(), task_outputs);
   EXPECT_EQ(outputs.size(), 8u);  // one per task here
+  // Runs are checked on the network's outputs: its checked pipeline is the network.
+  EXPECT_EQ(partition->assembly.checked_outputs(), network.spec().outputs_size());
+  StatusOr<PipelineGraph> checked = PipelineGraph::Build(CheckedPipeline(*assembly));
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(PipelineId(*checked), PipelineId(network));
 }
 
 // A channels-last network's tasks and assembly exchange their 4-D tensors in its layout,

@@ -144,6 +144,11 @@ TEST(PipelineGraphTest, OutputsMustBeStages) {
   EXPECT_NE(BuildError(spec).find("has no outputs"), std::string::npos);
   spec.add_outputs("x");
   EXPECT_NE(BuildError(spec).find("output 'x' does not name a stage"), std::string::npos);
+  spec = SmallConvPipeline();
+  spec.set_checked_outputs(spec.outputs_size() + 1);
+  EXPECT_NE(BuildError(spec).find("checked_outputs is 2, outside 0..1 (its outputs)"),
+            std::string::npos)
+      << BuildError(spec);
 }
 
 TEST(PipelineGraphTest, DtypesMustAgree) {

@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "pipeline/halide/lowering.h"
+#include "pipeline/spec.h"
 #include "protocol/measurement_settings.h"
 #include "scheduler/halide/apply.h"
 #include "tests/worker/worker_test_pipelines.h"
@@ -165,6 +166,32 @@ TEST(ReferenceCache, KeepsTheMostRecentPipelinesInMemory) {
   ASSERT_TRUE(cache.Get(other).ok());
   ASSERT_TRUE(cache.Get(tiny).ok());  // evicted by `other`
   EXPECT_EQ(cache.computed(), 3);
+}
+
+// A pipeline whose later outputs are materialized only to be timed (an assembled
+// network's task boundaries) is checked on its first ones, against the reference
+// outputs of the pipeline cut to them, which it shares with that pipeline.
+TEST(ReferenceCache, AnAssembledNetworkSharesItsNetworksReference) {
+  const PipelineGraph network = MustBuild(TinyMatMul());
+  PipelineSpec spec = network.spec();
+  spec.set_name("tiny_matmul.assembled");
+  spec.add_outputs(spec.stages(0).name());  // the matmul, materialized
+  spec.set_checked_outputs(1);
+  const PipelineGraph assembled = MustBuild(spec);
+  EXPECT_NE(PipelineId(assembled), PipelineId(network));
+
+  ReferenceCache cache;
+  StatusOr<std::shared_ptr<const ReferenceOutputs>> first = cache.Get(network);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  StatusOr<std::shared_ptr<const ReferenceOutputs>> shared = cache.Get(assembled);
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_EQ(cache.computed(), 1);
+  EXPECT_EQ((*shared)->pipeline_id, PipelineId(network));
+  ASSERT_EQ((*shared)->outputs.size(), 1u);
+
+  const Measurement m = MeasureInProcess(assembled, ScheduleSpec(), QuickSettings(), cache);
+  EXPECT_EQ(m.status(), OK) << m.error();
+  EXPECT_EQ(cache.computed(), 1);
 }
 
 TEST(MeasureInProcess, MeasuresAScheduledCandidate) {

@@ -640,6 +640,8 @@ TEST(SandboxPool, KillByAnotherHandIsOutOfMemory) {
       << outcomes[0].measurement.error();
 }
 
+// The reference phase has the pool's limit, or the job's compile and run timeouts
+// together when they are longer.
 TEST(SandboxPool, ReferenceTimeout) {
   std::unique_ptr<SandboxPool> pool = [] {
     SandboxOptions options = Options();
@@ -647,10 +649,16 @@ TEST(SandboxPool, ReferenceTimeout) {
     return MustStart(options);
   }();
   ASSERT_NE(pool, nullptr);
-  const SandboxOutcome outcome = pool->RunOne(Job("reference", TinyMatMul()));
+  SandboxJob job = Job("reference", TinyMatMul());
+  job.mutable_settings()->set_compile_timeout_ms(1);
+  job.mutable_settings()->set_run_timeout_ms(1);
+  const SandboxOutcome outcome = pool->RunOne(job);
   EXPECT_EQ(outcome.measurement.status(), RUN_TIMEOUT) << outcome.measurement.error();
   EXPECT_NE(outcome.measurement.error().find("reference timeout of 5 ms"), std::string::npos)
       << outcome.measurement.error();
+
+  const SandboxOutcome longer = pool->RunOne(Job("campaign timeouts", TinyMatMul()));
+  EXPECT_EQ(longer.measurement.status(), OK) << longer.measurement.error();
 }
 
 // A stand-in child written in Python that speaks the pipe protocol and then misbehaves
