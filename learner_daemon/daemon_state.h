@@ -4,7 +4,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -40,6 +39,12 @@ struct TrainedModel {
 // A stored model (with its weights) loaded back.
 StatusOr<TrainedModel> LoadStoredModel(const Model& stored);
 
+// What an assembly of a network took once a worker had it, from its measurement `m`:
+// its compile and its run phase (the warm-up and every sample's realizations). Not the
+// wait in the queue, nor the network's reference outputs, which a worker computes once
+// (ViT-B/16's took 8 minutes before its first assembly and do not recur).
+double AssemblyTurnSeconds(const Measurement& m);
+
 // A value-iteration campaign's progress (value_iteration.cc). Everything that must
 // survive a restart is in the coordinator: the rounds, the models, the candidates.
 struct ValueIterationData {
@@ -73,10 +78,8 @@ struct NetworkData {
   // The templates' assembly was tried (once per learner run: one that does not assemble
   // is not tried again at every turn).
   bool templates_assembly_tried = false;
-  // When the assembly in flight was proposed, and the longest any assembly took from its
-  // proposal to its result (compile, check and timing of the whole network, and the
-  // wait for a worker): what the final assembly needs left of a wall-time budget.
-  std::chrono::steady_clock::time_point assembly_proposed;
+  // The longest any assembly took once a worker had it (AssemblyTurnSeconds): what the
+  // final assembly needs left of a wall-time budget.
   double longest_assembly_seconds = 0;
   bool completed = false;
 };

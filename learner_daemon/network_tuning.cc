@@ -60,7 +60,6 @@ std::optional<Candidate> AssemblyCandidate(CampaignData& data,
   candidate.mutable_prediction()->set_mean_seconds(predicted);
   if (predicted > 0) network.assembled_estimate = predicted;
   network.assembly_in_flight = hash;
-  network.assembly_proposed = std::chrono::steady_clock::now();
   LogEvent(
       "info", "network_assembled",
       {{"campaign", data.id}, {"estimate_seconds", std::to_string(predicted)}, {"which", which}});
@@ -68,6 +67,11 @@ std::optional<Candidate> AssemblyCandidate(CampaignData& data,
 }
 
 }  // namespace
+
+double AssemblyTurnSeconds(const Measurement& m) {
+  const double runs = 1 + static_cast<double>(m.repeats_per_sample()) * m.samples_seconds_size();
+  return m.compile_seconds() + runs * m.stats().median_seconds();
+}
 
 Status LearnerDaemon::State::LoadNetwork(CampaignData& data) {
   if (data.pipelines.size() < NetworkData::kFirstTask) {
@@ -112,7 +116,7 @@ void LearnerDaemon::State::FollowNetwork(CampaignData& data, size_t pipeline, co
     if (m.candidate().schedule_hash() == network.assembly_in_flight) {
       network.assembly_in_flight.clear();
       network.longest_assembly_seconds =
-          std::max(network.longest_assembly_seconds, SecondsSince(network.assembly_proposed));
+          std::max(network.longest_assembly_seconds, AssemblyTurnSeconds(m));
     }
     const double estimate = m.candidate().prediction().mean_seconds();
     if (estimate > 0 && (network.assembled_estimate == 0 || estimate < network.assembled_estimate)) {

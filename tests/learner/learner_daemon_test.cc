@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "learner/features.h"
+#include "learner_daemon/daemon_state.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/proc_stats.h"
 #include "tests/support/scratch_dir.h"
@@ -448,6 +449,17 @@ TEST(LearnerDaemonTest, AConnectionItCannotOpenIsAnErrorNamingTheCampaignNotAnAb
   std::printf("the learner's error: %s\n", ran.message().c_str());
   EXPECT_NE(ran.message().find("following campaign '" + id + "'"), std::string::npos)
       << ran.message();
+}
+
+// The final assembly of a network is proposed with twice the longest assembly's turn
+// left of a wall-time budget: its compile and its run phase, not its wait in the queue.
+TEST(LearnerDaemonTest, AnAssemblysTurnIsItsCompileAndItsRunPhase) {
+  Measurement m;
+  m.set_compile_seconds(155);
+  m.mutable_stats()->set_median_seconds(0.1);
+  m.set_repeats_per_sample(2);
+  for (int i = 0; i < 5; ++i) m.add_samples_seconds(0.1);
+  EXPECT_DOUBLE_EQ(AssemblyTurnSeconds(m), 155 + 0.1 * (1 + 2 * 5));
 }
 
 TEST(LearnerDaemonTest, RefusesBadArguments) {
