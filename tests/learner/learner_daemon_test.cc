@@ -451,7 +451,7 @@ TEST(LearnerDaemonTest, AConnectionItCannotOpenIsAnErrorNamingTheCampaignNotAnAb
       << ran.message();
 }
 
-// The final assembly of a network is proposed with twice the longest assembly's turn
+// The final assembly of a network is proposed with three times the longest assembly's turn
 // left of a wall-time budget: its compile and its run phase, not its wait in the queue.
 TEST(LearnerDaemonTest, AnAssemblysTurnIsItsCompileAndItsRunPhase) {
   Measurement m;
