@@ -21,23 +21,31 @@
 //
 // Usage: operator_bench [--threads N] [--samples K] [--rounds R] [--only TEXT]
 //                       [--kind TEXT] [--list] [--schedules] [--assembly DIR]
-//                       [--layout nchw|channels_last] [--assembled] NETWORK.onnx...
+//                       [--layout nchw|channels_last] [--fusion none|blocks]
+//                       [--assembled] [--blocks] NETWORK.onnx...
 // Each task is timed in R rounds (default 3), each round libtorch's three ways, ONNX
 // Runtime, then ours, K samples each (default 7); a time is the fastest of all its
 // samples, so that a slow spell of a shared host falls on every side of a ratio. --only
 // keeps the tasks whose summary contains TEXT, --kind those whose kind contains it;
 // --list prints the tasks, their kinds, FLOPs, bytes and template (or why none) without
 // timing anything; --schedules prints each schedule timed; --assembly writes each template's
-// assembly (DIR/<task id>.s), to check its inner loop; --layout is the layout the tasks exchange
-// tensors in (PipelineSpec.boundary_layout; default channels_last). --assembled times,
-// instead of the tasks, each network whole as a tune first measures it (every task's
-// template, or its reference, assembled: network/assemble.h) beside the sum of its tasks'
-// times under the same schedules (weight x time): what the assembly costs beyond its
-// tasks (run it with HL_JIT_TARGET=host-profile for Halide's per-stage split). Each task
-// is timed warm, as the worker times it (back-to-back runs: its weights and tensors stay
-// in the caches), and cold (each run after writing a buffer larger than any cache), the
-// two bounds of what it costs inside the network, where every layer's weights and inputs
-// come after the other layers'.
+// assembly (DIR/<task id>.s) and lowered statement (.stmt), to check its inner loop; --layout is
+// the layout the tasks exchange tensors in (PipelineSpec.boundary_layout; default channels_last);
+// --fusion how the networks are cut into tasks (default none: one per anchor; blocks: fused tasks,
+// each timed under every template, its cuts, TemplateSchedules). --assembled times, instead of the
+// tasks, each network whole as a tune first measures it (every task's template, or its reference,
+// assembled: network/assemble.h) beside the sum of its tasks' times under the same schedules
+// (weight x time): what the assembly costs beyond its tasks (run it with HL_JIT_TARGET=host-profile
+// for Halide's per-stage split). Each task is timed warm, as the worker times it (back-to-back
+// runs: its weights and tensors stay in the caches), and cold (each run after writing a buffer
+// larger than any cache), the two bounds of what it costs inside the network, where every layer's
+// weights and inputs come after the other layers'. --blocks is the per-block benchmark of fused
+// tasks (docs/NETWORKS.md, "The per-block benchmark"): every fused task of the networks
+// (FUSION_BLOCKS) under each of its templates (its cuts), its best beside the same layers as
+// tasks of their own (FUSION_NONE) under their templates, summed, and the contenders on the
+// block, with the bytes each moves (the block's inputs, weights and outputs once; apart, every
+// layer's) and the roofline's estimate, max(FLOPs / peak, bytes / bandwidth); the FLOP-weighted
+// geometric mean of apart / fused over the depthwise-separable blocks (goal 1.3) and over all.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
@@ -94,20 +102,24 @@ struct Options {
   int samples = 7;
   int rounds = 3;
   std::string only, kind;
-  bool list = false, schedules = false, assembled = false;
+  bool list = false, schedules = false, assembled = false, blocks = false;
   std::string assembly_dir;
   BoundaryLayout layout = LAYOUT_CHANNELS_LAST;
+  NetworkFusion fusion = FUSION_NONE;
   std::vector<std::string> networks;
 };
 
-// The template's code for this host, as assembly.
+// The template's code for this host, as assembly (`file`) and as Halide's lowered
+// statement (`file` with .stmt for .s: its loops, allocations and bounds).
 Status WriteAssembly(const PipelineGraph& graph, const ScheduleSpec& spec,
                      const std::string& file) {
   SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
   SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
   try {
-    lowered.pipeline.compile_to_assembly(file, lowered.pipeline.infer_arguments(), "template",
-                                         HostJitTarget());
+    const std::vector<Halide::Argument> arguments = lowered.pipeline.infer_arguments();
+    lowered.pipeline.compile_to_assembly(file, arguments, "template", HostJitTarget());
+    lowered.pipeline.compile_to_lowered_stmt(file.substr(0, file.size() - 2) + ".stmt", arguments,
+                                             Halide::Text, HostJitTarget());
   } catch (const Halide::Error& e) {
     return Status::Error(file + ": " + e.what());
   }
@@ -120,6 +132,7 @@ struct Row {
   double flops = 0, bytes = 0;
   bool has_template = false;
   double ours_s = 0, torch_s = 0, onnxruntime_s = 0;  // 0: not measured
+  std::vector<double> templates_s;  // each template's time (TemplateSchedules), 0: none yet
   std::string torch_way;
 
   // The fastest contender's time and name.
@@ -241,18 +254,23 @@ struct Network {
   std::string name;
   NetworkPartition partition;
 };
+// The network at `path` as a network campaign tunes it (TunedNetwork), in the layout
+// given.
+StatusOr<PipelineGraph> TunedNetworkGraph(const std::string& path, BoundaryLayout layout) {
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph given, LoadPipelineSource(path));
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineSpec tuned, TunedNetwork(given.spec()));
+  tuned.set_boundary_layout(layout);
+  return PipelineGraph::Build(tuned);
+}
+
 bool CollectTasks(const Options& options, std::vector<Task>& tasks,
                   std::vector<Network>* networks = nullptr) {
   std::map<std::string, int> by_id;
   for (const std::string& path : options.networks) {
-    StatusOr<PipelineGraph> given = LoadPipelineSource(path);
-    StatusOr<PipelineSpec> tuned =
-        given.ok() ? TunedNetwork(given->spec()) : StatusOr<PipelineSpec>(given.status());
-    if (tuned.ok()) tuned->set_boundary_layout(options.layout);
-    StatusOr<PipelineGraph> network =
-        tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
-    StatusOr<NetworkPartition> partition =
-        network.ok() ? PartitionNetwork(*network) : StatusOr<NetworkPartition>(network.status());
+    StatusOr<PipelineGraph> network = TunedNetworkGraph(path, options.layout);
+    StatusOr<NetworkPartition> partition = network.ok()
+                                               ? PartitionNetwork(*network, options.fusion)
+                                               : StatusOr<NetworkPartition>(network.status());
     if (!partition.ok()) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), partition.status().message().c_str());
       return false;
@@ -293,10 +311,10 @@ bool Kept(const Options& options, const Row& row) {
          (options.kind.empty() || row.kind.find(options.kind) != std::string::npos);
 }
 
-// Times `task`'s schedule `spec` and the contenders in R rounds; 1 after printing why
+// Times `task`'s schedules `specs` and the contenders in R rounds; 1 after printing why
 // one of them failed (ONNX Runtime refusing a task only leaves its column out). A failed
 // task is left out of the kinds' figures and named at the end; the run then exits 1.
-int TimeTask(const Options& options, const Task& task, const ScheduleSpec& spec,
+int TimeTask(const Options& options, const Task& task, const std::vector<ScheduleSpec>& specs,
              bool with_onnxruntime, const std::string& model_file, const std::string& scratch_dir,
              Row& row) {
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
@@ -342,9 +360,16 @@ int TimeTask(const Options& options, const Task& task, const ScheduleSpec& spec,
         row.onnxruntime_s = 0;
       }
     }
-    StatusOr<double> ours_s = TimeSchedule(*graph, spec, inputs, expected, options);
-    if (!ours_s.ok()) return failed(row.has_template ? "template" : "reference", ours_s.status());
-    KeepFastest(row.ours_s, *ours_s);
+    row.templates_s.resize(specs.size());
+    for (size_t k = 0; k < specs.size(); ++k) {
+      StatusOr<double> ours_s = TimeSchedule(*graph, specs[k], inputs, expected, options);
+      if (!ours_s.ok()) {
+        return failed(row.has_template ? "template " + std::to_string(k) : "reference",
+                      ours_s.status());
+      }
+      KeepFastest(row.templates_s[k], *ours_s);
+      KeepFastest(row.ours_s, *ours_s);
+    }
   }
   return 0;
 }
@@ -401,10 +426,11 @@ void PrintKinds(const std::vector<Row>& rows, double peak, double bandwidth) {
   }
 }
 
-// The template of a task, or its reference schedule where it has none.
+// The template of a task (a fused task's first: its producers in strips), or its
+// reference schedule where it has none.
 ScheduleSpec TemplateOrReference(const ScheduleSpace& space) {
-  StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
-  return spec.ok() ? *spec : space.Reference();
+  std::vector<ScheduleSpec> specs = TemplateSchedules(space);
+  return specs.empty() ? space.Reference() : specs.front();
 }
 
 // A schedule compiled once, timed warm (back-to-back runs, as the worker times it: its
@@ -515,7 +541,179 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
   return 0;
 }
 
+// --blocks: one fused task of the networks (FUSION_BLOCKS), tasks of several networks
+// that are one pipeline timed once.
+struct Block {
+  Task fused;
+  std::vector<PipelineSpec> apart;  // the same layers as tasks of their own (FUSION_NONE)
+  double apart_bytes = 0;           // their compulsory bytes, summed
+  double apart_s = 0;               // their templates' times, summed
+  bool depthwise_separable = false;
+};
+
+// The fused tasks of the networks, each with the tasks of its layers apart; false after
+// printing why a network cannot be read.
+bool CollectBlocks(const Options& options, std::vector<Block>& blocks) {
+  std::map<std::string, int> by_id;
+  for (const std::string& path : options.networks) {
+    StatusOr<PipelineGraph> network = TunedNetworkGraph(path, options.layout);
+    StatusOr<NetworkPartition> apart = network.ok() ? PartitionNetwork(*network, FUSION_NONE)
+                                                    : StatusOr<NetworkPartition>(network.status());
+    StatusOr<NetworkPartition> fused =
+        apart.ok() ? PartitionNetwork(*network, FUSION_BLOCKS) : apart;
+    if (!fused.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), fused.status().message().c_str());
+      return false;
+    }
+    const std::string name = network->spec().name() == "torch_jit" ? path : network->spec().name();
+    for (const DistinctTask& distinct : fused->distinct) {
+      const NetworkTask& first = fused->tasks[distinct.occurrences.front()];
+      if (first.anchors.size() < 2) continue;
+      auto [it, added] = by_id.emplace(distinct.pipeline_id, static_cast<int>(blocks.size()));
+      if (!added) {
+        Row& row = blocks[it->second].fused.row;
+        row.weight += distinct.weight();
+        if (row.networks.find(name) == std::string::npos) row.networks += "," + name;
+        continue;
+      }
+      StatusOr<PipelineGraph> graph = PipelineGraph::Build(distinct.spec);
+      if (!graph.ok()) return false;
+      Block block;
+      block.fused.spec = distinct.spec;
+      block.fused.pipeline_id = distinct.pipeline_id;
+      block.fused.row.kind = TaskKind(*graph);
+      block.fused.row.task = distinct.summary;
+      block.fused.row.networks = name;
+      block.fused.row.weight = distinct.weight();
+      block.fused.row.flops = graph->total_cost().flops;
+      block.fused.row.bytes = graph->compulsory_bytes();
+      block.depthwise_separable = block.fused.row.kind.find("depthwise") != std::string::npos;
+      std::set<int> layers;
+      for (int s : first.stages) layers.insert(apart->task_of_stage[s]);
+      for (int t : layers) {
+        const DistinctTask& layer = apart->distinct[apart->tasks[t].distinct];
+        StatusOr<PipelineGraph> layer_graph = PipelineGraph::Build(layer.spec);
+        if (!layer_graph.ok()) return false;
+        block.apart.push_back(layer.spec);
+        block.apart_bytes += layer_graph->compulsory_bytes();
+      }
+      blocks.push_back(std::move(block));
+    }
+  }
+  return true;
+}
+
+// The time of `spec`'s template (its reference where it has none), checked against
+// libtorch's outputs: the fastest of R rounds of K samples.
+StatusOr<double> TimeTemplate(const Options& options, const PipelineSpec& spec) {
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
+  const std::vector<HostTensor> inputs = DeterministicInputs(graph.spec());
+  SCHEDFARM_ASSIGN_OR_RETURN(TorchProgram program,
+                             TorchProgram::Prepare(graph, inputs, TorchLayout::kAsImported));
+  SCHEDFARM_RETURN_IF_ERROR(program.Run());
+  const std::vector<HostTensor> expected = program.Outputs();
+  const ScheduleSpec schedule =
+      TemplateOrReference(ScheduleSpace(graph, HalideTargetParams(options.threads)));
+  double best = 0;
+  for (int round = 0; round < options.rounds; ++round) {
+    SCHEDFARM_ASSIGN_OR_RETURN(double seconds,
+                               TimeSchedule(graph, schedule, inputs, expected, options));
+    KeepFastest(best, seconds);
+  }
+  return best;
+}
+
+// The per-block benchmark (docs/NETWORKS.md, "The per-block benchmark").
+int RunBlocks(const Options& options) {
+  std::vector<Block> blocks;
+  if (!CollectBlocks(options, blocks)) return 1;
+  at::set_num_threads(options.threads);
+  WarnOnce warn_once;
+  const c10::Warning::WarningHandlerGuard quiet(&warn_once);
+  const double peak = MeasuredPeak(options.threads);
+  const double bandwidth = MeasuredBandwidth(options.threads);
+  const StatusOr<OnnxRuntimeInstall> onnxruntime = FindOnnxRuntime();
+  if (!onnxruntime.ok()) {
+    std::printf("no onnxruntime column: %s\n", onnxruntime.status().message().c_str());
+  }
+  const ScratchDir scratch;
+  const std::string model_file = scratch.Sub("task.onnx");
+  // The roofline's estimate of a time: the larger of the FLOPs at the peak and the bytes
+  // at the bandwidth.
+  auto roofline_ms = [&](double flops, double bytes) {
+    return 1e3 * std::max(peak > 0 ? flops / (peak * 1e9) : 0.0,
+                          bandwidth > 0 ? bytes / (bandwidth * 1e9) : 0.0);
+  };
+  std::vector<std::string> failed;
+  // FLOP-weighted logs of apart / fused and of the fastest contender / fused, over the
+  // depthwise-separable blocks and over all.
+  double weight_ds = 0, log_ds = 0, weight_all = 0, log_all = 0, log_contender = 0;
+  for (Block& block : blocks) {
+    Row& row = block.fused.row;
+    if (!Kept(options, row)) continue;
+    StatusOr<PipelineGraph> graph = PipelineGraph::Build(block.fused.spec);
+    if (!graph.ok()) return 1;
+    std::vector<ScheduleSpec> specs =
+        TemplateSchedules(ScheduleSpace(*graph, HalideTargetParams(options.threads)));
+    row.has_template = !specs.empty();
+    if (specs.empty()) specs.push_back(ScheduleSpace(*graph).Reference());
+    if (TimeTask(options, block.fused, specs, onnxruntime.ok(), model_file, scratch.path(), row) !=
+        0) {
+      failed.push_back(row.task);
+      continue;
+    }
+    bool apart_ok = true;
+    for (const PipelineSpec& layer : block.apart) {
+      StatusOr<double> seconds = TimeTemplate(options, layer);
+      if (!seconds.ok()) {
+        std::fprintf(stderr, "%s: a layer apart: %s\n", row.task.c_str(),
+                     seconds.status().message().c_str());
+        apart_ok = false;
+        break;
+      }
+      block.apart_s += *seconds;
+    }
+    if (!apart_ok) {
+      failed.push_back(row.task);
+      continue;
+    }
+    const size_t cut = static_cast<size_t>(
+        std::min_element(row.templates_s.begin(), row.templates_s.end()) - row.templates_s.begin());
+    std::printf(
+        "%-34s %-60s w%-2d %7.2f MFLOP  bytes apart %6.3f MB fused %6.3f MB  roofline apart "
+        "%6.3f ms fused %6.3f ms  apart %7.3f ms  fused %7.3f ms (cut %zu of %zu)  %s %7.3f ms  "
+        "apart/fused %.2f  fastest/fused %.2f\n",
+        row.kind.c_str(), row.task.substr(0, 60).c_str(), row.weight, row.flops / 1e6,
+        block.apart_bytes / 1e6, row.bytes / 1e6, roofline_ms(row.flops, block.apart_bytes),
+        roofline_ms(row.flops, row.bytes), block.apart_s * 1e3, row.ours_s * 1e3, cut + 1,
+        row.templates_s.size(), row.fastest(), row.fastest_s() * 1e3, block.apart_s / row.ours_s,
+        row.fastest_s() / row.ours_s);
+    std::fflush(stdout);
+    const double w = row.flops * row.weight;
+    weight_all += w;
+    log_all += w * std::log(block.apart_s / row.ours_s);
+    log_contender += w * std::log(row.fastest_s() / row.ours_s);
+    if (block.depthwise_separable) {
+      weight_ds += w;
+      log_ds += w * std::log(block.apart_s / row.ours_s);
+    }
+  }
+  if (weight_ds > 0) {
+    const double ratio = std::exp(log_ds / weight_ds);
+    std::printf(
+        "depthwise-separable blocks: apart / fused %.3f, FLOP-weighted (%.3fx the goal of 1.3)\n",
+        ratio, ratio / 1.3);
+  }
+  if (weight_all > 0) {
+    std::printf("all blocks: apart / fused %.3f, fastest contender / fused %.3f, FLOP-weighted\n",
+                std::exp(log_all / weight_all), std::exp(log_contender / weight_all));
+  }
+  for (const std::string& task : failed) std::printf("failed (see above): %s\n", task.c_str());
+  return failed.empty() ? 0 : 1;
+}
+
 int Run(const Options& options) {
+  if (options.blocks) return RunBlocks(options);
   std::vector<Task> tasks;
   std::vector<Network> networks;
   if (!CollectTasks(options, tasks, &networks)) return 1;
@@ -526,11 +724,15 @@ int Run(const Options& options) {
       StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
       if (!graph.ok()) return 1;
       const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
-      const StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
+      const std::vector<ScheduleSpec> specs = TemplateSchedules(space);
+      const StatusOr<ScheduleSpec> single = TemplateSchedule(space);
       std::printf("%-22s %-56s w%-2d %9.2f MFLOP %8.3f MB  %s  [%s]\n", task.row.kind.c_str(),
                   task.row.task.c_str(), task.row.weight, task.row.flops / 1e6,
                   task.row.bytes / 1e6,
-                  spec.ok() ? "template" : ("no template: " + spec.status().message()).c_str(),
+                  specs.size() > 1 ? (std::to_string(specs.size()) + " templates").c_str()
+                  : !specs.empty() ? "template"
+                  : single.ok()    ? "no template"
+                                   : ("no template: " + single.status().message()).c_str(),
                   task.row.networks.c_str());
     }
     return 0;
@@ -555,17 +757,22 @@ int Run(const Options& options) {
     StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
     if (!graph.ok()) return 1;
     const ScheduleSpace space(*graph, HalideTargetParams(options.threads));
-    StatusOr<ScheduleSpec> spec = TemplateSchedule(space);
+    std::vector<ScheduleSpec> specs = TemplateSchedules(space);
     Row row = task.row;
-    row.has_template = spec.ok();
-    if (!spec.ok()) spec = space.Reference();
-    if (options.schedules) std::printf("%s: %s\n", row.task.c_str(), spec->DebugString().c_str());
-    if (row.has_template && !options.assembly_dir.empty()) {
-      const Status written =
-          WriteAssembly(*graph, *spec, options.assembly_dir + "/" + task.pipeline_id + ".s");
-      if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+    row.has_template = !specs.empty();
+    if (specs.empty()) specs.push_back(space.Reference());
+    for (size_t k = 0; k < specs.size(); ++k) {
+      if (options.schedules) {
+        std::printf("%s: %s\n", row.task.c_str(), specs[k].DebugString().c_str());
+      }
+      if (row.has_template && !options.assembly_dir.empty()) {
+        const std::string file = options.assembly_dir + "/" + task.pipeline_id +
+                                 (k > 0 ? "." + std::to_string(k) : "") + ".s";
+        const Status written = WriteAssembly(*graph, specs[k], file);
+        if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+      }
     }
-    if (TimeTask(options, task, *spec, onnxruntime.ok(), model_file, scratch.path(), row) != 0) {
+    if (TimeTask(options, task, specs, onnxruntime.ok(), model_file, scratch.path(), row) != 0) {
       failed.push_back(row.task);  // said why; the other tasks go on
       continue;
     }
@@ -580,6 +787,11 @@ int Run(const Options& options) {
         peak > 0 ? 100 * gflops / peak : 0.0, gbps, bandwidth > 0 ? 100 * gbps / bandwidth : 0.0,
         row.torch_s * 1e3, row.torch_way.c_str(), Fixed3(row.onnxruntime_s * 1e3).c_str(),
         row.fastest_s() / row.ours_s, row.fastest());
+    if (row.templates_s.size() > 1) {
+      std::string each;
+      for (double t : row.templates_s) each += (each.empty() ? "" : ", ") + Fixed3(t * 1e3);
+      std::printf("%-20s   its templates (the cuts, TemplateSchedules): %s ms\n", "", each.c_str());
+    }
     std::fflush(stdout);
     rows.push_back(row);
   }
@@ -596,12 +808,13 @@ int main(int argc, char** argv) {
   schedfarm::Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--list" || arg == "--schedules" || arg == "--assembled") {
+    if (arg == "--list" || arg == "--schedules" || arg == "--assembled" || arg == "--blocks") {
       (arg == "--list"        ? options.list
        : arg == "--schedules" ? options.schedules
+       : arg == "--blocks"    ? options.blocks
                               : options.assembled) = true;
     } else if ((arg == "--threads" || arg == "--samples" || arg == "--rounds" || arg == "--only" ||
-                arg == "--kind" || arg == "--assembly" || arg == "--layout") &&
+                arg == "--kind" || arg == "--assembly" || arg == "--layout" || arg == "--fusion") &&
                i + 1 < argc) {
       const std::string value = argv[++i];
       if (arg == "--layout") {
@@ -613,6 +826,13 @@ int main(int argc, char** argv) {
           return 2;
         }
         options.layout = *layout;
+      } else if (arg == "--fusion") {
+        if (value != "none" && value != "blocks") {
+          std::fprintf(stderr, "operator_bench: --fusion '%s' is not none or blocks\n",
+                       value.c_str());
+          return 2;
+        }
+        options.fusion = value == "blocks" ? schedfarm::FUSION_BLOCKS : schedfarm::FUSION_NONE;
       } else if (arg == "--only") {
         options.only = value;
       } else if (arg == "--kind") {
@@ -628,7 +848,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: operator_bench [--threads N] [--samples K] [--rounds R] "
                    "[--only TEXT] [--kind TEXT] [--list] [--schedules] [--assembly DIR] "
-                   "[--layout nchw|channels_last] [--assembled] NETWORK.onnx...\n");
+                   "[--layout nchw|channels_last] [--fusion none|blocks] [--assembled] "
+                   "[--blocks] NETWORK.onnx...\n");
       return 2;
     } else {
       options.networks.push_back(arg);

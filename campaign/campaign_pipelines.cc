@@ -75,7 +75,7 @@ Status CheckNetworkPipelines(const CampaignConfig& config,
                          ", the campaign's layout " + BoundaryLayout_Name(config.network_layout()));
   }
   SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(pipelines[0]));
-  StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+  StatusOr<NetworkPartition> partition = PartitionNetwork(network, config.fusion());
   if (!partition.ok()) return partition.status().WithContext("network");
   std::vector<PipelineSpec> expected_pipelines = NetworkCampaignPipelines(network.spec(), *partition);
   if (pipelines.size() != expected_pipelines.size()) {

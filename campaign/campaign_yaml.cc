@@ -710,10 +710,10 @@ Status Reader::ReadReplay(const YAML::Node& n, ReplaySource* replay) const {
 StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
   SCHEDFARM_ASSIGN_OR_RETURN(YAML::Node root,
                              Load(text, "a campaign needs at least name, pipelines and budget"));
-  SCHEDFARM_ASSIGN_OR_RETURN(Fields top, Map(root, "campaign",
-                                             {"name", "pipelines", "replay", "network", "strategy",
-                                              "budget", "measurement", "baselines", "workers",
-                                              "templates", "layout"}));
+  SCHEDFARM_ASSIGN_OR_RETURN(
+      Fields top, Map(root, "campaign",
+                      {"name", "pipelines", "replay", "network", "strategy", "budget",
+                       "measurement", "baselines", "workers", "templates", "layout", "fusion"}));
   for (const char* key : {"name", "budget"}) {
     SCHEDFARM_RETURN_IF_ERROR(Require(top, key, "campaign"));
   }
@@ -821,6 +821,18 @@ StatusOr<CampaignConfig> Reader::Read(const std::string& text) {
     SCHEDFARM_ASSIGN_OR_RETURN(
         std::string layout, OneOf(top.value("layout"), "layout", "layout", BoundaryLayoutNames()));
     config.set_network_layout(*BoundaryLayoutNamed(layout));
+  }
+  // A network campaign fuses chains of layers into tasks unless told not to.
+  if (config.has_network()) config.set_fusion(FUSION_BLOCKS);
+  if (top.has("fusion")) {
+    if (!config.has_network()) {
+      return ErrorAt(top.value("fusion"),
+                     "fusion: only a network campaign has one (how its network is cut into "
+                     "tasks); leave it out");
+    }
+    SCHEDFARM_ASSIGN_OR_RETURN(std::string fusion,
+                               OneOf(top.value("fusion"), "fusion", "fusion", {"none", "blocks"}));
+    config.set_fusion(fusion == "none" ? FUSION_NONE : FUSION_BLOCKS);
   }
   if (top.has("workers")) {
     SCHEDFARM_RETURN_IF_ERROR(ReadWorkers(top.value("workers"), config.mutable_workers()));

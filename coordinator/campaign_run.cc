@@ -58,7 +58,8 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
   }
   if (run->config_.has_network() && !run->entries_.empty()) {
     // The weight of each distinct task: the split the submission was checked against.
-    StatusOr<NetworkPartition> partition = PartitionNetwork(*run->entries_[0].graph);
+    StatusOr<NetworkPartition> partition =
+        PartitionNetwork(*run->entries_[0].graph, run->config_.fusion());
     if (!partition.ok()) return partition.status().WithContext("campaign " + run->id());
     for (const DistinctTask& task : partition->distinct) {
       auto found = run->entry_by_id_.find(task.pipeline_id);
@@ -293,17 +294,17 @@ void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added)
       if (!offer(entry, std::move(candidate))) return;
     }
   }
-  // The template of every pipeline that has one; a network's on its tasks (after the
-  // network and its assembly pipeline).
+  // The templates of every pipeline that has them (a fused task's: its cuts); a
+  // network's on its tasks (after the network and its assembly pipeline).
   for (size_t e = network ? 2 : 0; config_.templates() && e < entries_.size(); ++e) {
     const PipelineEntry& entry = entries_[e];
-    StatusOr<ScheduleSpec> schedule = TemplateSchedule(*entry.space);
-    if (!schedule.ok()) continue;  // no convolution or matmul
-    Candidate candidate;
-    *candidate.mutable_schedule() = std::move(*schedule);
-    candidate.set_schedule_hash(ScheduleHash(*entry.space, candidate.schedule()));
-    candidate.set_origin(kTemplateOrigin);
-    if (!offer(entry, std::move(candidate))) return;
+    for (ScheduleSpec& schedule : TemplateSchedules(*entry.space)) {
+      Candidate candidate;
+      *candidate.mutable_schedule() = std::move(schedule);
+      candidate.set_schedule_hash(ScheduleHash(*entry.space, candidate.schedule()));
+      candidate.set_origin(kTemplateOrigin);
+      if (!offer(entry, std::move(candidate))) return;
+    }
   }
   // The network's reference schedule last: the slowest measurement of the campaign (the
   // whole network compiled unscheduled, seconds a run), it only fills the reference

@@ -110,6 +110,8 @@ const char kUsage[] =
     "                         li2018,mullapudi2016,adams2019,libtorch,onnxruntime)\n"
     "       [--layout X]      X the layout the tasks exchange tensors in: channels_last\n"
     "                         (default) or nchw\n"
+    "       [--fusion F]      F blocks (default: chains of layers fused into one task\n"
+    "                         where that measures faster) or none (one task per layer)\n"
     "       [--model-from M]  what the search starts under (campaign model_from):\n"
     "                         pretrained (default: the shipped model of this host kind,\n"
     "                         else random schedules until the first training, said at\n"
@@ -140,12 +142,13 @@ const char kUsage[] =
 // Flags and whether each takes a value.
 const std::map<std::string, bool>& KnownFlags() {
   static const std::map<std::string, bool> kFlags = {
-      {"--coordinator", true}, {"--json", false},  {"--retry-s", true},  {"--curve-key", true},
-      {"--server-key", true},  {"--once", false},  {"--pipeline", true}, {"-k", true},
-      {"--format", true},      {"--output", true}, {"--help", false},    {"--workers", true},
-      {"--dir", true},         {"--first", true},  {"--into", true},     {"--kind", true},
-      {"--budget", true},      {"--time", true},   {"--threads", true},  {"--baselines", true},
-      {"--clear", true},       {"--version", true}, {"--layout", true},   {"--model-from", true}};
+      {"--coordinator", true}, {"--json", false},   {"--retry-s", true},  {"--curve-key", true},
+      {"--server-key", true},  {"--once", false},   {"--pipeline", true}, {"-k", true},
+      {"--format", true},      {"--output", true},  {"--help", false},    {"--workers", true},
+      {"--dir", true},         {"--first", true},   {"--into", true},     {"--kind", true},
+      {"--budget", true},      {"--time", true},    {"--threads", true},  {"--baselines", true},
+      {"--clear", true},       {"--version", true}, {"--layout", true},   {"--model-from", true},
+      {"--fusion", true}};
   return kFlags;
 }
 
@@ -277,7 +280,8 @@ const std::vector<Command>& Commands() {
       {"tune",
        {"MODEL"},
        {},
-       {"--budget", "--time", "--threads", "--dir", "--baselines", "--layout", "--model-from"},
+       {"--budget", "--time", "--threads", "--dir", "--baselines", "--layout", "--model-from",
+        "--fusion"},
        false,
        RunTuneCommand},
   };

@@ -92,6 +92,10 @@ int RunTuneCommand(Runner& r) {
     return r.Fail(kExitUsage,
                   "--layout '" + options.layout + "' is not a layout (nchw or channels_last)");
   }
+  options.fusion = r.inv().Get("--fusion", options.fusion);
+  if (options.fusion != "blocks" && options.fusion != "none") {
+    return r.Fail(kExitUsage, "--fusion '" + options.fusion + "' is not blocks or none");
+  }
   options.model_from = r.inv().Get("--model-from", options.model_from);
   if (options.model_from.empty()) return r.Fail(kExitUsage, "--model-from needs a value");
   if (options.model_from == "none") options.model_from.clear();

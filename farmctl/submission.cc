@@ -97,7 +97,7 @@ StatusOr<std::vector<PipelineSpec>> BuildCampaignPipelines(const CampaignConfig&
     StatusOr<PipelineSpec> timed = TimedNetwork(pipelines[0], config.network_layout());
     if (!timed.ok()) return timed.status().WithContext(what);
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph network, PipelineGraph::Build(*timed));
-    StatusOr<NetworkPartition> partition = PartitionNetwork(network);
+    StatusOr<NetworkPartition> partition = PartitionNetwork(network, config.fusion());
     if (!partition.ok()) return partition.status().WithContext(what);
     return NetworkCampaignPipelines(network.spec(), *partition);
   }

@@ -70,11 +70,11 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
        << "name: " << CampaignName(options.model) << "\n"
        << "network: " << NetworkItem(options.model) << "\n"
        << "layout: " << options.layout << "\n"
+       << "fusion: " << options.fusion << "\n"
        << "strategy:\n"
        << "  name: model-guided\n"
        << "  settings: {model: gbt, batch: 8, retrain_every: 32, retrain_growth: 0.3"
-       << (options.model_from.empty() ? "" : ", model_from: '" + options.model_from + "'")
-       << "}\n"
+       << (options.model_from.empty() ? "" : ", model_from: '" + options.model_from + "'") << "}\n"
        << "budget:\n";
   if (options.benchmarks > 0) yaml << "  benchmarks: " << options.benchmarks << "\n";
   if (!options.wall_time.empty()) yaml << "  wall_time: " << options.wall_time << "\n";

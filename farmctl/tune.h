@@ -27,6 +27,8 @@ struct TuneOptions {
   std::string dir = "schedfarm-tune";
   // The layout the network's tasks exchange 4-D tensors in (campaign `layout`).
   std::string layout = "channels_last";
+  // How the network is cut into tasks (campaign `fusion`): blocks or none.
+  std::string fusion = "blocks";
   // The strategy's model_from: by default the pretrained model of the workers' host
   // kind (pretrained/pretrained.h), where one is shipped; empty: none, a cold start.
   std::string model_from = "pretrained";

@@ -445,6 +445,29 @@ void ScheduleEvaluator::ComputeRealizations() {
       Interval pure[kMaxRank], red[kMaxDefDims];
       IterationBox(st.host, st.host_def, q - 1, pure, red);
       Touch(st.host, st.host_def, pure, red);
+      // A stage computed at a loop of a consumer's consumer (a fused task's producer at
+      // its output's strip loop) is read by stages computed inside that loop: through
+      // each of them, over the region of it one iteration of the loop needs.
+      for (size_t i = 0; value_stamp_[m.value] != stamp_ && i < order_.size() && order_[i] != s;
+           ++i) {
+        const int c = order_[i];
+        const StageState& cs = states_[c];
+        const StageModel& cm = model_->stages[c];
+        if (c == st.host || cs.inlined || cs.location != AT || value_stamp_[cm.value] != stamp_) {
+          continue;
+        }
+        Interval region[kMaxRank];
+        std::copy(touched_box(cm.value), touched_box(cm.value) + cm.rank, region);
+        for (int def = 0; def < 2; ++def) {
+          const DefState& d = cs.defs[def];
+          if (!d.present) continue;
+          Interval whole[kMaxDefDims];
+          for (int k = d.num_pure; k < d.num_dims; ++k) {
+            whole[k - d.num_pure] = DimInterval(d, k, kMaxLoops, cm.defs[def][k].extent);
+          }
+          Touch(c, def, region, whole, /*reset=*/false);
+        }
+      }
       if (value_stamp_[m.value] == stamp_) {
         std::copy(touched_box(m.value), touched_box(m.value) + m.rank, st.region);
         st.realizations = hs.realizations;

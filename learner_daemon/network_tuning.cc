@@ -83,7 +83,7 @@ Status LearnerDaemon::State::LoadNetwork(CampaignData& data) {
   }
   auto network = std::make_unique<NetworkData>();
   const PipelineGraph& graph = *data.pipelines[0].graph;
-  SCHEDFARM_ASSIGN_OR_RETURN(network->partition, PartitionNetwork(graph));
+  SCHEDFARM_ASSIGN_OR_RETURN(network->partition, PartitionNetwork(graph, data.config.fusion()));
   const std::vector<PipelineSpec> expected = NetworkCampaignPipelines(graph.spec(), network->partition);
   if (expected.size() != data.pipelines.size()) {
     return Status::Error("network campaign " + data.id + ": its network splits into " +
@@ -172,9 +172,10 @@ Status LearnerDaemon::State::ProposeTemplatesAssembly(CampaignData& data) {
   std::vector<std::optional<ScheduleSpec>> templates(network.tasks.size());
   std::vector<const ScheduleSpec*> schedules;
   for (size_t d = 0; d < network.tasks.size(); ++d) {
-    StatusOr<ScheduleSpec> spec =
-        TemplateSchedule(*data.pipelines[NetworkData::kFirstTask + d].space);
-    if (spec.ok()) templates[d] = std::move(*spec);
+    // A fused task's first template: its producers in its strips.
+    std::vector<ScheduleSpec> specs =
+        TemplateSchedules(*data.pipelines[NetworkData::kFirstTask + d].space);
+    if (!specs.empty()) templates[d] = std::move(specs.front());
     schedules.push_back(templates[d] ? &*templates[d] : nullptr);
   }
   std::optional<Candidate> candidate = AssemblyCandidate(data, schedules, 0, "templates");

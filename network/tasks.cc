@@ -51,18 +51,101 @@ PipelineSpec TaskSpec(const PipelineGraph& network, const NetworkTask& task, int
   return spec;
 }
 
+// "conv [1,64,56,56] + add + relu"; a fused task's anchors each start a part, after " > ".
 std::string Summary(const PipelineGraph& network, const NetworkTask& task) {
   std::string text;
   for (int s : task.stages) {
     const Stage& stage = network.stage(s);
-    if (text.empty()) {
-      text = OpDisplayName(stage) + " " +
-             ShapeToString(Shape(stage.shape().begin(), stage.shape().end()));
+    const bool starts = std::count(task.anchors.begin(), task.anchors.end(), s) > 0;
+    if (text.empty() || (starts && task.anchors.size() > 1)) {
+      text += (text.empty() ? "" : " > ") + OpDisplayName(stage) + " " +
+              ShapeToString(Shape(stage.shape().begin(), stage.shape().end()));
     } else {
       text += " + " + OpDisplayName(stage);
     }
   }
   return text;
+}
+
+// Whether stage `s` is a convolution or a pool: the anchors a fused task chains.
+bool Fusible(const PipelineGraph& network, int s) {
+  return s >= 0 && (network.stage(s).op() == CONV || network.stage(s).op() == POOL);
+}
+
+// The tasks the fused task `block` (fine tasks, block[t] == head) grows by, or none: the
+// tasks reading its outputs, when each reader is their anchor (a convolution or a pool),
+// no output is a network output, and each of those tasks reads nothing but the block's
+// outputs and tasks before the head (so the fused task can take the head's place).
+std::vector<int> NextTasks(const PipelineGraph& network, const std::vector<NetworkTask>& tasks,
+                           const std::vector<int>& task_of_stage, const std::vector<int>& block,
+                           int head) {
+  const std::vector<int>& network_outputs = network.output_stages();
+  std::set<int> next;
+  for (size_t t = head; t < tasks.size(); ++t) {
+    if (block[t] != head) continue;
+    for (int s : tasks[t].stages) {
+      for (int c : network.consumers(s)) {
+        const int reader = task_of_stage[c];
+        if (block[reader] == head) continue;
+        if (block[reader] >= 0 || c != tasks[reader].anchor || !Fusible(network, c)) return {};
+        next.insert(reader);
+      }
+      if (std::count(network_outputs.begin(), network_outputs.end(), s)) return {};
+    }
+  }
+  for (int t : next) {
+    for (int s : tasks[t].stages) {
+      for (int v : network.stage_inputs(s)) {
+        const Value& value = network.value(v);
+        if (value.kind != Value::Kind::kStage) continue;
+        const int from = task_of_stage[value.index];
+        if (from >= head && block[from] != head && !next.count(from)) return {};
+      }
+    }
+  }
+  return std::vector<int>(next.begin(), next.end());
+}
+
+// The fused tasks of FUSION_BLOCKS (PartitionNetwork) from one task per anchor, each in
+// the place of its first; task_of_stage is updated.
+std::vector<NetworkTask> FusedTasks(const PipelineGraph& network,
+                                    const std::vector<NetworkTask>& tasks,
+                                    std::vector<int>* task_of_stage) {
+  const int n = static_cast<int>(tasks.size());
+  std::vector<int> block(n, -1);  // fine task -> the first task of its fused task
+  for (int head = 0; head < n; ++head) {
+    if (block[head] >= 0) continue;
+    block[head] = head;
+    if (!Fusible(network, tasks[head].anchor)) continue;
+    for (int anchors = 1;;) {
+      const std::vector<int> next = NextTasks(network, tasks, *task_of_stage, block, head);
+      if (next.empty() || anchors + static_cast<int>(next.size()) > kMaxFusedAnchors) break;
+      for (int t : next) block[t] = head;
+      anchors += static_cast<int>(next.size());
+    }
+  }
+  std::vector<int> position(network.num_stages());
+  const std::vector<int>& order = network.topological_order();
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int>(i);
+  auto topological = [&](int a, int b) { return position[a] < position[b]; };
+  std::vector<NetworkTask> fused;
+  std::vector<int> index_of_head(n, -1);
+  for (int head = 0; head < n; ++head) {
+    if (block[head] != head) continue;
+    NetworkTask task;
+    task.anchor = tasks[head].anchor;
+    for (int t = head; t < n; ++t) {
+      if (block[t] != head) continue;
+      task.stages.insert(task.stages.end(), tasks[t].stages.begin(), tasks[t].stages.end());
+      task.anchors.insert(task.anchors.end(), tasks[t].anchors.begin(), tasks[t].anchors.end());
+    }
+    std::sort(task.stages.begin(), task.stages.end(), topological);
+    std::sort(task.anchors.begin(), task.anchors.end(), topological);
+    index_of_head[head] = static_cast<int>(fused.size());
+    fused.push_back(std::move(task));
+  }
+  for (int& t : *task_of_stage) t = index_of_head[block[t]];
+  return fused;
 }
 
 }  // namespace
@@ -156,45 +239,52 @@ bool IsAnchorOp(OpKind op) {
   return op == CONV || op == MATMUL || op == POOL || op == REDUCE;
 }
 
+namespace {
+
+// The kind of anchor stage `s` of a task (TaskKind).
+std::string AnchorKind(const PipelineGraph& task, int s) {
+  const Stage& stage = task.stage(s);
+  const std::vector<int>& inputs = task.stage_inputs(s);
+  switch (stage.op()) {
+    case CONV: {
+      const int64_t groups = std::max<int64_t>(1, stage.attrs().groups());
+      const int64_t channels = task.value(inputs[0]).shape[1];
+      return groups == 1 ? "conv" : groups == channels ? "depthwise conv" : "grouped conv";
+    }
+    case MATMUL: {
+      bool computed = true;
+      for (int i = 0; i < 2; ++i) computed &= task.value(inputs[i]).kind != Value::Kind::kParameter;
+      return computed ? "batched matmul" : "matmul";
+    }
+    case POOL:
+      return "pool";
+    default: {  // REDUCE
+      const Shape& shape = task.value(inputs[0]).shape;
+      std::vector<int64_t> spatial;
+      for (size_t d = 2; d < shape.size(); ++d) spatial.push_back(static_cast<int64_t>(d));
+      const std::vector<int64_t> axes(stage.attrs().axes().begin(), stage.attrs().axes().end());
+      return shape.size() == 4 && axes == spatial ? "global pool" : "reduction";
+    }
+  }
+}
+
+}  // namespace
+
 std::string TaskKind(const PipelineGraph& task) {
-  std::string kind = "elementwise";
+  std::vector<std::string> anchors;
   bool concat = false;
   for (int s : task.topological_order()) {
-    const Stage& stage = task.stage(s);
-    concat |= stage.op() == CONCAT;
-    if (kind != "elementwise" || !IsAnchorOp(stage.op())) continue;
-    const std::vector<int>& inputs = task.stage_inputs(s);
-    switch (stage.op()) {
-      case CONV: {
-        const int64_t groups = std::max<int64_t>(1, stage.attrs().groups());
-        const int64_t channels = task.value(inputs[0]).shape[1];
-        kind = groups == 1 ? "conv" : groups == channels ? "depthwise conv" : "grouped conv";
-        break;
-      }
-      case MATMUL: {
-        bool computed = true;
-        for (int i = 0; i < 2; ++i) {
-          computed &= task.value(inputs[i]).kind != Value::Kind::kParameter;
-        }
-        kind = computed ? "batched matmul" : "matmul";
-        break;
-      }
-      case POOL:
-        kind = "pool";
-        break;
-      default: {  // REDUCE
-        const Shape& shape = task.value(inputs[0]).shape;
-        std::vector<int64_t> spatial;
-        for (size_t d = 2; d < shape.size(); ++d) spatial.push_back(static_cast<int64_t>(d));
-        const std::vector<int64_t> axes(stage.attrs().axes().begin(), stage.attrs().axes().end());
-        kind = shape.size() == 4 && axes == spatial ? "global pool" : "reduction";
-      }
-    }
+    concat |= task.stage(s).op() == CONCAT;
+    if (IsAnchorOp(task.stage(s).op())) anchors.push_back(AnchorKind(task, s));
+  }
+  std::string kind = anchors.empty() ? "elementwise" : anchors.size() == 1 ? anchors[0] : "fused";
+  for (size_t i = 0; anchors.size() > 1 && i < anchors.size(); ++i) {
+    kind += (i == 0 ? " " : " > ") + anchors[i];
   }
   return concat ? kind + " into concat" : kind;
 }
 
-StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {
+StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network, NetworkFusion fusion) {
   NetworkPartition partition;
   partition.task_of_stage.assign(network.num_stages(), -1);
   for (int s : network.topological_order()) {
@@ -208,11 +298,15 @@ StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network) {
     if (IsAnchorOp(network.stage(s).op()) || newest < 0) {
       NetworkTask task;
       task.anchor = IsAnchorOp(network.stage(s).op()) ? s : -1;
+      if (task.anchor >= 0) task.anchors = {s};
       partition.tasks.push_back(task);
       newest = static_cast<int>(partition.tasks.size()) - 1;
     }
     partition.task_of_stage[s] = newest;
     partition.tasks[newest].stages.push_back(s);
+  }
+  if (fusion == FUSION_BLOCKS) {
+    partition.tasks = FusedTasks(network, partition.tasks, &partition.task_of_stage);
   }
 
   const std::vector<int>& network_outputs = network.output_stages();

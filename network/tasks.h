@@ -14,7 +14,9 @@
 // random parameters of the same shapes (values do not change how fast a schedule
 // runs), and its stages keep the network's names, so its schedules apply to the
 // network unchanged. Tasks with the same pipeline id are one distinct task, tuned
-// once and weighted by how often it occurs.
+// once and weighted by how often it occurs. A fused task (below) chains several
+// anchors: its producers' outputs are its own to schedule, computed inside its last
+// anchor's tiles or at root as the schedule decides.
 #pragma once
 
 #include <string>
@@ -42,6 +44,7 @@ inline bool RunsOnEveryTask(const std::string& baseline) { return baseline != "a
 struct NetworkTask {
   int distinct = -1;                   // index into NetworkPartition::distinct
   int anchor = -1;                     // the network stage that started it (-1: none)
+  std::vector<int> anchors;            // a fused task's anchors (topological order); else {anchor}
   std::vector<int> stages;             // network stage indices, topological order
   std::vector<std::string> outputs;    // its materialized stages, by name
   std::vector<std::string> canonical;  // its stage names in CanonicalStageOrder
@@ -100,13 +103,26 @@ bool IsAnchorOp(OpKind op);
 // "grouped conv", "depthwise conv" (one group per input channel), "matmul" (by weights),
 // "batched matmul" (of two computed operands), "pool", "global pool" (a reduction over
 // every spatial axis of an NCHW tensor), "reduction" (any other: the statistics of a
-// layer norm, a softmax's), or "elementwise" (no anchor); " into concat" follows when the
-// task writes a concatenation. What the per-operator benchmark groups by and the task
+// layer norm, a softmax's), or "elementwise" (no anchor); a fused task's anchors after
+// "fused" ("fused conv > depthwise conv > conv"); " into concat" follows when the task
+// writes a concatenation. What the per-operator benchmark groups by and the task
 // table shows.
 std::string TaskKind(const PipelineGraph& task);
 
-// Splits `network` into tasks. Fails only if a task is not a valid pipeline, which
-// names the task and its first stage.
-StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network);
+// The most anchors a fused task chains (a pointwise, a depthwise and a pointwise
+// convolution: MobileNet's inverted residual block).
+inline constexpr int kMaxFusedAnchors = 3;
+
+// Splits `network` into tasks. With FUSION_BLOCKS, chains of tasks where consumers
+// alone read a producer are one task (docs/NETWORKS.md, "Fused tasks"): walking the
+// tasks in order, a task whose anchor is a convolution or a pool and that no fused task
+// took yet grows, up to kMaxFusedAnchors anchors, by the tasks reading its outputs
+// while every reader is such an anchor (not an elementwise stage such as a residual's
+// add, nor a reduction over the whole tensor, a matmul or a reshape, which need the
+// whole of it) and no output is the network's; the fused task takes the place of its
+// first. Fails only if a task is not a valid pipeline, which names the task and its
+// first stage.
+StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network,
+                                            NetworkFusion fusion = FUSION_NONE);
 
 }  // namespace schedfarm

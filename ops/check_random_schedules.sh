@@ -16,7 +16,8 @@
 # --threads T (default 2), --samples S (timed runs, default 3), --timeout S (per
 # schedule, default 300), --layout nchw|channels_last (the pipelines' boundary layout,
 # default nchw), --network FILE (repeatable: the distinct tasks of networks such as the
-# corpus' ONNX exports instead, each first under its template).
+# corpus' ONNX exports instead, each first under its templates), --fusion none|blocks
+# (how those networks are cut into tasks: blocks checks the fused tasks).
 # SCHEDFARM_BUILD_DIR selects the build directory (default build/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) do_build=0; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *[!0-9]*|'') echo "check_random_schedules: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) count="$1"; shift ;;
   esac

@@ -528,10 +528,14 @@ int64_t FactorProduct(const std::vector<int64_t>& factors) {
   return product;
 }
 
-void ScheduleSpaceImpl::SetClampedWindow(SpecState& state, int stage,
+void ScheduleSpaceImpl::SetClampedWindow(const ScheduleSpace& space, SpecState& state, int stage,
                                          const ResolvedDefinition& host_def, int q,
                                          StageState* out) {
-  out->clamped_window = host_def.PureLoopInside(q) && state.ReadClamped(stage);
+  const bool in_reduction =
+      std::any_of(out->chain.begin(), out->chain.end(), [&](const ChainLoop& l) {
+        return l.update && l.dim >= space.stages_[l.stage].defs[1].num_pure;
+      });
+  out->clamped_window = in_reduction && host_def.PureLoopInside(q) && state.ReadClamped(stage);
 }
 
 void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& state, int pos,
@@ -558,7 +562,7 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
     const int q = dim < 0 ? -1 : hs.defs[update ? 1 : 0].Find(dim, at.level());
     if (q < 0) return;
     ExtendChain(hs, host, update, q, out);
-    SetClampedWindow(state, stage, hs.defs[update ? 1 : 0], q, out);
+    SetClampedWindow(space, state, stage, hs.defs[update ? 1 : 0], q, out);
     out->window = WindowAt(space, state, stage, host, update, q);
   };
   if (out->location == AT) at_host();
@@ -785,7 +789,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
         "inside every pure loop of '" + at.stage() + "' or at root");
   }
   ExtendChain(hs, host, hu == 1, q, out);
-  SetClampedWindow(state, stage, hres, q, out);
+  SetClampedWindow(space, state, stage, hres, q, out);
 
   // A split larger than the window of the compute location only makes a loop of
   // extent 1 and a partly false guard, and Halide 14 mislowers some of them (rule 5 of

@@ -134,10 +134,11 @@ struct StageState {
   ComputeLocation location = ROOT;
   ResolvedDefinition defs[2];    // [0] pure, [1] update
   std::vector<ChainLoop> chain;  // loops enclosing the computation, outermost first
-  // Computed AT a host loop with a pure loop of extent > 1 inside it, and read through
-  // clamped indices (ClampedAxes) on the way to that host: the region it computes
-  // there has bounds Halide 14 overestimates (rule 4 of docs/SCHEDULES.md), so no
-  // stage is computed at one of its loops with a pure loop inside.
+  // Computed AT a host loop with a pure loop of extent > 1 inside it and inside a
+  // reduction loop (of any stage enclosing it), and read through clamped indices
+  // (ClampedAxes) on the way to that host: the region it computes there moves with the
+  // reduction and has bounds Halide 14 overestimates (rule 4 of docs/SCHEDULES.md), so
+  // no stage is computed at one of its loops with a pure loop inside.
   bool clamped_window = false;
   StageWindow window;
   // Per pure dim: window.host_splits plus the stage's own splits of it (the most of
@@ -255,9 +256,10 @@ class ScheduleSpaceImpl {
   // out->chain and in_parallel for a stage computed at loop `q` of `host`'s definition.
   static void ExtendChain(const StageState& host, int host_stage, bool update, int q,
                           StageState* out);
-  // Sets out->clamped_window for `stage` computed at loop `q` of `host_def`.
-  static void SetClampedWindow(SpecState& state, int stage, const ResolvedDefinition& host_def,
-                               int q, StageState* out);
+  // Sets out->clamped_window for `stage` computed at loop `q` of `host_def`, after
+  // ExtendChain.
+  static void SetClampedWindow(const ScheduleSpace& space, SpecState& state, int stage,
+                               const ResolvedDefinition& host_def, int q, StageState* out);
   // The stage's window at ROOT: its extents, inside no host's tile.
   static StageWindow RootWindow(const ScheduleSpace& space, int stage);
   // The window (StageState::window) of `stage` computed at loop `q` of the pure

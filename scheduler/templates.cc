@@ -1,6 +1,7 @@
 #include "scheduler/templates.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,7 +56,10 @@ bool IsDepthwise(const PipelineGraph& graph, int s) {
 // not yet part of TargetParams).
 constexpr double kPanelBytes = 512 * 1024;
 
-TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
+// `input_channels_last`: the anchor's input (a stage the schedule stores, in a chained
+// template) stores its channels innermost; else only a pipeline input of a channels-last
+// pipeline does.
+TileShape ShapeOf(const ScheduleSpace& space, int anchor, bool input_channels_last = false) {
   const PipelineGraph& graph = space.graph();
   const Stage& stage = graph.stage(anchor);
   const std::vector<LoopDim> pure = graph.loops(anchor).pure;
@@ -68,7 +72,7 @@ TileShape ShapeOf(const ScheduleSpace& space, int anchor) {
   const bool per_channel = stage.op() == POOL || IsDepthwise(graph, anchor);
   const Value& input = graph.value(graph.stage_inputs(anchor)[0]);
   const bool channels_across =
-      !per_channel ||
+      !per_channel || input_channels_last ||
       (input.kind == Value::Kind::kInput && BoundaryChannelsLast(graph.spec(), input.shape.size()));
   if ((stage.op() == CONV || stage.op() == POOL) && rank >= 3) {
     // Output channels (row-major axis 1), or the columns of a depthwise convolution or
@@ -447,6 +451,29 @@ std::vector<int> ConcatEpilogue(const PipelineGraph& graph, int anchor) {
   return members;
 }
 
+// The index into `host_order` (CutTile's) of the loop an anchor with tile `shape` is
+// computed at: the host's loop just outside the tile (its split inner levels), so that
+// its region is one tile; with its input channels in blocks, the host's blocks of output
+// channels (its region every tile of one); with `rows` named, the host's loop of that
+// dim. Loops of extent 1 are passed over; -1 when no loop is left.
+int AnchorLoop(const ScheduleSpace& space, int host, const TileShape& shape,
+               const std::vector<std::pair<LoopRef, int64_t>>& host_order,
+               const std::string& rows) {
+  const std::string blocks =
+      shape.reduction_block > 0 ? space.graph().loops(host).pure[shape.vector_dim].name : "";
+  size_t q = 0;
+  for (size_t i = 0; i < host_order.size(); ++i) {
+    const LoopRef& loop = host_order[i].first;
+    if (!rows.empty()               ? loop.dim() == rows
+        : shape.reduction_block > 0 ? loop.dim() == blocks && loop.level() == 0
+                                    : loop.level() == 1) {
+      q = i + (rows.empty() && shape.reduction_block == 0);
+    }
+  }
+  while (q < host_order.size() && host_order[q].second <= 1) ++q;
+  return q < host_order.size() ? static_cast<int>(q) : -1;
+}
+
 // The template with the anchor's tile `shape` (-1: no anchor), computed in its host's
 // tile where `hosted` and it has one, else at root.
 StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
@@ -566,25 +593,11 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
           }
         }
       } else {
-        // At the host's loop just outside the tile (its split inner levels): its
-        // region is one tile; in a concatenation, at its rows: its region is a row.
+        // In a concatenation, at its rows: its region is a row.
         d->set_compute(AT);
-        size_t q = 0;
-        // With its input channels in blocks, at the host's blocks of output channels:
-        // its region is every tile of one.
         const std::string rows = concat_host ? graph.loops(host).pure[1].name : "";
-        const std::string blocks =
-            shape.reduction_block > 0 ? graph.loops(host).pure[shape.vector_dim].name : "";
-        for (size_t i = 0; i < host_order.size(); ++i) {
-          const LoopRef& loop = host_order[i].first;
-          if (concat_host                 ? loop.dim() == rows
-              : shape.reduction_block > 0 ? loop.dim() == blocks && loop.level() == 0
-                                          : loop.level() == 1) {
-            q = i + !(concat_host || shape.reduction_block > 0);
-          }
-        }
-        while (q < host_order.size() && host_order[q].second <= 1) ++q;
-        if (q == host_order.size()) {
+        const int q = AnchorLoop(space, host, shape, host_order, rows);
+        if (q < 0) {
           return Status::Error("pipeline '" + graph.spec().name() + "': no template: stage '" +
                                graph.stage(host).name() + "' has no loop outside its tile");
         }
@@ -629,5 +642,249 @@ StatusOr<ScheduleSpec> TemplateWithTile(const ScheduleSpace& space, int anchor,
   return spec;
 }
 
+// The rows of the strips a chained template computes its producers in: the
+// most that keep the producers' buffers of a strip (a halo of two rows each, as a 3x3
+// window needs) within kPanelBytes, in at least two strips per core where the rows allow,
+// choosing between those by the work recomputed in the halos times the cores left idle
+// by the last round of strips; 0 when no count gives two strips.
+int64_t StripRows(const ScheduleSpace& space, int host, const std::vector<int>& buffers) {
+  const PipelineGraph& graph = space.graph();
+  const std::vector<LoopDim> pure = graph.loops(host).pure;
+  const int64_t rows = pure[1].extent;
+  const int cores = space.target().cores;
+  double bytes_per_row = 0, halo_bytes = 0;
+  for (int b : buffers) {
+    const std::vector<LoopDim> own = graph.loops(b).pure;
+    double elements = 1;
+    for (const LoopDim& d : own) elements *= static_cast<double>(d.extent);
+    bytes_per_row += 4 * elements / static_cast<double>(rows);
+    halo_bytes += 2 * 4 * elements / static_cast<double>(own.size() > 1 ? own[1].extent : 1);
+  }
+  int64_t best = 0;
+  double best_cost = 0;
+  for (int64_t r = 2; r < rows; ++r) {
+    if (r * bytes_per_row + halo_bytes > kPanelBytes && best > 0) break;
+    const int64_t strips = (rows + r - 1) / r;
+    const double recompute = (static_cast<double>(r) + 2) / static_cast<double>(r);
+    const double rounds = static_cast<double>((strips + cores - 1) / cores);
+    const double idle = rounds * cores / static_cast<double>(strips);
+    const double cost = recompute * idle * (strips < 2 * cores ? 1.25 : 1.0);
+    if (best == 0 || cost <= best_cost) {
+      best = r;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// The host of anchor `a`'s epilogue (Epilogue), the anchor itself when it has none.
+int EpilogueHost(const PipelineGraph& graph, int a) { return Epilogue(graph, a).back(); }
+
+// The template of chained anchors (ChainedAnchors): the last one in its host's tiles as
+// TemplateWithTile does, each other one tiled as in a task of its own and computed with
+// its epilogue's host either at root (`in_strip[i]` false) or, with the host's rows cut
+// into strips (StripRows) and the strips in parallel, at the host's strip loop, so that
+// the values it passes on stay in the cache; its anchor then in its epilogue host's
+// tiles where Halide 14 allows it (rule 4 of docs/SCHEDULES.md), else in the strip too.
+StatusOr<ScheduleSpec> ChainTemplate(const ScheduleSpace& space, const std::vector<int>& anchors,
+                                     const std::vector<bool>& in_strip) {
+  const PipelineGraph& graph = space.graph();
+  const std::string& pipeline = graph.spec().name();
+  const int sink = anchors.back();
+  // Each anchor's tile, across the channels where its input stores them innermost: a
+  // producer's host is stored with its vectors innermost.
+  std::vector<TileShape> shapes;
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    const bool channels_last =
+        i > 0 &&
+        shapes.back().vector_dim == static_cast<int>(graph.loops(anchors[i - 1]).pure.size()) - 2;
+    shapes.push_back(ShapeOf(space, anchors[i], channels_last));
+  }
+  const TileShape& sink_shape = shapes.back();
+  const std::vector<int> sink_chain = Epilogue(graph, sink);
+  const int host = sink_chain.back();
+  if (host == sink) {
+    return Status::Error("pipeline '" + pipeline + "': no chained template: its last anchor '" +
+                         graph.stage(sink).name() + "' has no elementwise stage to host it");
+  }
+  const bool strips = std::count(in_strip.begin(), in_strip.end(), true) > 0;
+  std::map<int, StageSchedule> decided;
+  auto decide = [&](int s) -> StageSchedule& {
+    StageSchedule& d = decided[s];
+    d.set_stage(graph.stage(s).name());
+    return d;
+  };
+  StageSchedule& h = decide(host);
+  h.set_compute(ROOT);
+  std::vector<std::pair<LoopRef, int64_t>> host_order =
+      CutTile(space, host, false, sink_shape, strips ? 0 : 2, h.mutable_pure());
+  const std::vector<LoopDim> host_pure = graph.loops(host).pure;
+  LoopRef strip_loop;
+  if (strips) {
+    if (host_pure.size() < 3 || sink_shape.vector_dim == 1 || sink_shape.tile_dim == 1) {
+      return Status::Error("pipeline '" + pipeline + "': no chained template: stage '" +
+                           graph.stage(host).name() + "' has no rows to cut into strips");
+    }
+    std::vector<int> buffers;
+    for (size_t i = 0; i + 1 < anchors.size(); ++i) {
+      if (in_strip[i]) buffers.push_back(EpilogueHost(graph, anchors[i]));
+    }
+    const int64_t rows = StripRows(space, host, buffers);
+    if (rows == 0) {
+      return Status::Error("pipeline '" + pipeline + "': no chained template: stage '" +
+                           graph.stage(host).name() + "' has too few rows for two strips");
+    }
+    const std::string& y = host_pure[1].name;
+    DimSplit* split = h.mutable_pure()->add_splits();
+    split->set_dim(y);
+    split->add_factors(rows);
+    for (auto& [ref, extent] : host_order) {
+      if (ref.dim() == y) {
+        ref.set_level(1);
+        extent = rows;
+      }
+    }
+    strip_loop = MakeLoopRef(graph.stage(host).name(), y, 0, false);
+    host_order.push_back({strip_loop, (host_pure[1].extent + rows - 1) / rows});
+    h.mutable_pure()->clear_loop_order();
+    for (const auto& [ref, extent] : host_order) *h.mutable_pure()->add_loop_order() = ref;
+    *h.mutable_pure()->add_parallel() = strip_loop;
+  }
+  if (sink_shape.vector_dim > 0 && !IsOutput(graph, host)) {
+    h.set_storage_innermost(host_pure[sink_shape.vector_dim].name);
+  }
+  // An anchor with its tile `shape` computed at loop q of `order`, the loops of `at`.
+  auto in_tile = [&](int a, const TileShape& shape, int at,
+                     const std::vector<std::pair<LoopRef, int64_t>>& order) -> Status {
+    const int q = AnchorLoop(space, at, shape, order, "");
+    if (q < 0) {
+      return Status::Error("pipeline '" + pipeline + "': no chained template: stage '" +
+                           graph.stage(at).name() + "' has no loop outside its tile");
+    }
+    StageSchedule& d = decide(a);
+    d.set_compute(AT);
+    *d.mutable_compute_at() = order[q].first;
+    return Status::Ok();
+  };
+  auto anchor_layouts = [&](int a, const TileShape& shape, StageSchedule& d) {
+    d.set_pack_weights(PackableWeights(graph, a).ok());
+    d.set_padded_copy(PaddedCopyAllowed(graph, a).ok() && !IsDepthwise(graph, a));
+    if (shape.vector_dim > 0) d.set_storage_innermost(graph.loops(a).pure[shape.vector_dim].name);
+  };
+  SCHEDFARM_RETURN_IF_ERROR(in_tile(sink, sink_shape, host, host_order));
+  anchor_layouts(sink, sink_shape, decided[sink]);
+  CutTile(space, sink, true, sink_shape, 0, decided[sink].mutable_update());
+
+  std::vector<int> fallback;  // producers whose anchor may have to move into the strip
+  for (size_t i = 0; i + 1 < anchors.size(); ++i) {
+    const int a = anchors[i];
+    const TileShape& shape = shapes[i];
+    const int e = EpilogueHost(graph, a);
+    if (e == a) {
+      StageSchedule& d = decide(a);
+      if (in_strip[i]) {
+        d.set_compute(AT);
+        *d.mutable_compute_at() = strip_loop;
+      } else {
+        d.set_compute(ROOT);
+      }
+      anchor_layouts(a, shape, d);
+      CutTile(space, a, true, shape, in_strip[i] ? 0 : 1, d.mutable_update());
+      continue;
+    }
+    StageSchedule& ed = decide(e);
+    if (in_strip[i]) {
+      ed.set_compute(AT);
+      *ed.mutable_compute_at() = strip_loop;
+    } else {
+      ed.set_compute(ROOT);
+    }
+    const std::vector<std::pair<LoopRef, int64_t>> order =
+        CutTile(space, e, false, shape, in_strip[i] ? 0 : 2, ed.mutable_pure());
+    if (shape.vector_dim > 0) ed.set_storage_innermost(graph.loops(e).pure[shape.vector_dim].name);
+    SCHEDFARM_RETURN_IF_ERROR(in_tile(a, shape, e, order));
+    anchor_layouts(a, shape, decided[a]);
+    CutTile(space, a, true, shape, 0, decided[a].mutable_update());
+    if (in_strip[i]) fallback.push_back(a);
+  }
+  auto assemble = [&]() {
+    ScheduleSpec spec = space.Empty();
+    for (int s : space.decision_order()) {
+      auto it = decided.find(s);
+      if (it != decided.end()) {
+        *spec.add_stages() = it->second;
+        continue;
+      }
+      StageSchedule* d = spec.add_stages();
+      d->set_stage(graph.stage(s).name());
+      d->set_compute(space.InlineLegal(s) ? INLINE : ROOT);
+    }
+    spec.set_partial(false);
+    return spec;
+  };
+  ScheduleSpec spec = assemble();
+  Status legal = space.Check(spec);
+  for (size_t k = 0; !legal.ok() && k < fallback.size(); ++k) {
+    // A producer read through padding: its anchor in the strip, beside its host.
+    StageSchedule& d = decided[fallback[k]];
+    *d.mutable_compute_at() = strip_loop;
+    spec = assemble();
+    legal = space.Check(spec);
+  }
+  if (!legal.ok()) return legal.WithContext("pipeline '" + pipeline + "': the chained template");
+  return spec;
+}
+
 }  // namespace
+
+std::vector<int> ChainedAnchors(const PipelineGraph& graph) {
+  std::vector<int> anchors;
+  for (int s : graph.topological_order()) {
+    const OpKind op = graph.stage(s).op();
+    if (op == MATMUL || op == REDUCE) return {};
+    if (op == CONV || op == POOL) anchors.push_back(s);
+  }
+  if (anchors.size() < 2) return {};
+  for (size_t i = 0; i + 1 < anchors.size(); ++i) {
+    const int e = EpilogueHost(graph, anchors[i]);
+    if (IsOutput(graph, e)) return {};
+    for (int r : graph.consumers(e)) {
+      if (std::find(anchors.begin() + static_cast<long>(i) + 1, anchors.end(), r) ==
+          anchors.end()) {
+        return {};
+      }
+    }
+  }
+  return anchors;
+}
+
+std::vector<ScheduleSpec> TemplateSchedules(const ScheduleSpace& space) {
+  std::vector<ScheduleSpec> templates;
+  const std::vector<int> anchors = ChainedAnchors(space.graph());
+  auto single = [&] {
+    if (StatusOr<ScheduleSpec> spec = TemplateSchedule(space); spec.ok()) {
+      templates.push_back(std::move(*spec));
+    }
+    return templates;
+  };
+  if (anchors.empty()) return single();
+  const size_t producers = anchors.size() - 1;
+  // Every producer in the strips; the first at root, the others in the strips; all at root.
+  std::vector<std::vector<bool>> cuts = {std::vector<bool>(producers, true)};
+  if (producers > 1) {
+    std::vector<bool> first_at_root(producers, true);
+    first_at_root[0] = false;
+    cuts.push_back(first_at_root);
+  }
+  cuts.push_back(std::vector<bool>(producers, false));
+  std::set<std::string> seen;
+  for (const std::vector<bool>& cut : cuts) {
+    StatusOr<ScheduleSpec> spec = ChainTemplate(space, anchors, cut);
+    if (spec.ok() && seen.insert(ScheduleHash(space, *spec)).second) {
+      templates.push_back(std::move(*spec));
+    }
+  }
+  return templates.empty() ? single() : templates;
+}
+
 }  // namespace schedfarm

@@ -16,6 +16,8 @@
 // Campaigns propose it (origin `template`) and searches start from it. Halide-free.
 #pragma once
 
+#include <vector>
+
 #include "common/status.h"
 #include "scheduler/schedule_space.h"
 
@@ -27,5 +29,20 @@ inline constexpr char kTemplateOrigin[] = "template";
 // The template schedule of the space's pipeline, legal (space.Check). An error names
 // the pipeline when it has no anchor and no stage at root to vectorize.
 StatusOr<ScheduleSpec> TemplateSchedule(const ScheduleSpace& space);
+
+// The anchors of a fused task (network/tasks.h) that its templates chain: its
+// convolutions and pools in topological order when there are two or more and no matmul
+// or reduction, each but the last read, through its elementwise epilogue, only by later
+// ones; else none.
+std::vector<int> ChainedAnchors(const PipelineGraph& graph);
+
+// The templates of the space's pipeline, the likeliest fastest first. For chained
+// anchors, the cuts a fused task may take, each measured: every producer computed in
+// strips of the last anchor's rows (the values between them stay in the cache, the
+// strips' halos computed twice), the first producer at root and the others in the
+// strips, and every anchor at root as in a task of its own (docs/SCHEDULES.md,
+// "Templates"); otherwise, or where no cut has one, TemplateSchedule's alone. Empty
+// when there is none.
+std::vector<ScheduleSpec> TemplateSchedules(const ScheduleSpace& space);
 
 }  // namespace schedfarm

@@ -35,7 +35,7 @@ const char kUsage[] =
     "usage:\n"
     "  farm-pipeline list\n"
     "  farm-pipeline show SOURCE [SOURCE OPTIONS]\n"
-    "  farm-pipeline tasks SOURCE [SOURCE OPTIONS]\n"
+    "  farm-pipeline tasks SOURCE [--fusion none|blocks] [SOURCE OPTIONS]\n"
     "  farm-pipeline run SOURCE [--samples N] [--min-sample-seconds S] [--threads T]\n"
     "                    [SOURCE OPTIONS]\n"
     "  farm-pipeline export SOURCE (--yaml FILE | --proto FILE) [SOURCE OPTIONS]\n"
@@ -56,7 +56,8 @@ const char kUsage[] =
     "  --max-ops N, --max-elements N, --max-flops F   the generator's size limits\n"
     "                       (random pipelines; defaults 30, 262144, 2e8)\n"
     "\n"
-    "tasks: the network's tasks, the unit whole-network tuning tunes (docs/NETWORKS.md).\n"
+    "tasks: the network's tasks, the unit whole-network tuning tunes (docs/NETWORKS.md);\n"
+    "--fusion blocks fuses chains of layers into tasks as a campaign does (default none).\n"
     "run: one warm-up run, then N timed samples (default 5; 0 runs once, untimed), each\n"
     "repeated until it lasts S seconds (default 0); T Halide threads (default: Halide's).\n"
     "export: FILE '-' writes to standard output.\n";
@@ -92,6 +93,7 @@ const std::map<std::string, std::set<std::string>>& OptionsByCommand() {
     m["list"] = {};
     m["show"] = kSource;
     m["tasks"] = kSource;
+    m["tasks"].insert("--fusion");
     m["run"] = kSource;
     m["run"].insert({"--samples", "--min-sample-seconds", "--threads"});
     m["export"] = kSource;
@@ -308,14 +310,21 @@ int Show(const PipelineGraph& graph) {
   return 0;
 }
 
-int Tasks(const PipelineGraph& given) {
+int Tasks(const PipelineGraph& given, const Args& args) {
+  NetworkFusion fusion = FUSION_NONE;
+  if (const std::string* value = Option(args, "--fusion")) {
+    if (*value != "none" && *value != "blocks") {
+      UsageError("--fusion '" + *value + "' is not none or blocks");
+    }
+    fusion = *value == "blocks" ? FUSION_BLOCKS : FUSION_NONE;
+  }
   // The tasks a network campaign tunes: channels-first, with its tile copies.
   StatusOr<PipelineSpec> tuned = TunedNetwork(given.spec());
   if (!tuned.ok()) Exit({kExitInput, tuned.status().message()});
   StatusOr<PipelineGraph> built = PipelineGraph::Build(*tuned);
   if (!built.ok()) Exit({kExitInput, built.status().message()});
   const PipelineGraph& graph = *built;
-  StatusOr<NetworkPartition> partition = PartitionNetwork(graph);
+  StatusOr<NetworkPartition> partition = PartitionNetwork(graph, fusion);
   if (!partition.ok()) Exit({kExitInput, partition.status().message()});
   PrintHeader(graph);
   std::cout << "\ntasks (distinct tasks, heaviest first)\n";
@@ -416,7 +425,7 @@ int Main(int argc, char** argv) {
   }
   const PipelineGraph graph = LoadSource(args);
   if (args.command == "show") return Show(graph);
-  if (args.command == "tasks") return Tasks(graph);
+  if (args.command == "tasks") return Tasks(graph, args);
   if (args.command == "run") return Run(graph, run_options);
   return Export(graph, args);
 }

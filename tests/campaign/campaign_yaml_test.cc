@@ -130,6 +130,18 @@ TEST(CampaignYamlTest, NetworkCampaigns) {
               4, 9, {"unknown layout 'nhwc'", "channels_last"});
   ExpectError(kName + kPipelines + kBudget + "layout: channels_last\n", 5, 9,
               {"only a network campaign has one"});
+
+  // Fused tasks unless told not to; other campaigns have no fusion.
+  EXPECT_EQ(config->fusion(), FUSION_BLOCKS);
+  StatusOr<CampaignConfig> unfused =
+      Parse(kName + "network: {zoo: {block: resnet18_basic}}\n" + kBudget + "fusion: none\n");
+  ASSERT_TRUE(unfused.ok()) << unfused.status().message();
+  EXPECT_EQ(unfused->fusion(), FUSION_NONE);
+  EXPECT_FALSE(Parse(kName + kPipelines + kBudget)->has_fusion());
+  ExpectError(kName + "network: {zoo: {block: resnet18_basic}}\n" + kBudget + "fusion: all\n", 4, 9,
+              {"unknown fusion 'all'", "blocks"});
+  ExpectError(kName + kPipelines + kBudget + "fusion: none\n", 5, 9,
+              {"fusion: only a network campaign has one"});
 }
 
 TEST(CampaignYamlTest, LearnerStrategiesHaveDefaultsAndCheckedSettings) {

@@ -544,14 +544,14 @@ std::unique_ptr<CampaignRun> MakeNetworkRun(int budget, const std::string& basel
       "network: {zoo: {block: resnet18_basic}}\n"
       "strategy: {name: random}\n"
       "budget: {benchmarks: " +
-      std::to_string(budget) + "}\n" + baselines + "templates: false\n";
+      std::to_string(budget) + "}\n" + baselines + "templates: false\nfusion: none\n";
   StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "net.yaml");
   EXPECT_TRUE(config.ok()) << config.status().message();
   StatusOr<PipelineSpec> network = test_networks::TinyResNet();
   EXPECT_TRUE(network.ok());
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
   EXPECT_TRUE(graph.ok());
-  StatusOr<NetworkPartition> split = PartitionNetwork(*graph);
+  StatusOr<NetworkPartition> split = PartitionNetwork(*graph, config->fusion());
   EXPECT_TRUE(split.ok()) << split.status().message();
   *partition = *split;
   Campaign campaign;

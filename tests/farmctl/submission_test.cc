@@ -63,7 +63,7 @@ void ExpectPipelinesOf(const CampaignConfig& config, const SubmitCampaign& got) 
     ASSERT_TRUE(timed.ok()) << timed.status().ToString();
     StatusOr<PipelineGraph> graph = PipelineGraph::Build(*timed);
     ASSERT_TRUE(graph.ok());
-    StatusOr<NetworkPartition> partition = PartitionNetwork(*graph);
+    StatusOr<NetworkPartition> partition = PartitionNetwork(*graph, config.fusion());
     ASSERT_TRUE(partition.ok());
     const std::vector<PipelineSpec> expected = NetworkCampaignPipelines(*timed, *partition);
     ASSERT_EQ(got.pipelines_size(), static_cast<int>(expected.size()));

@@ -23,6 +23,7 @@
 #include "pipeline/graph.h"
 #include "pipeline/zoo.h"
 #include "scheduler/schedule_space.h"
+#include "scheduler/templates.h"
 
 namespace schedfarm {
 namespace {
@@ -912,6 +913,35 @@ TEST(Featurize, ReusedOutputEqualsAFreshOneAndThreadsAgree) {
   EXPECT_EQ(mismatches, std::vector<int>(2, 0));
   // Different schedules give different features.
   EXPECT_NE(fresh[0].dependent, fresh[1].dependent);
+}
+
+// A fused task's producers computed in strips of its output's rows (its first template,
+// scheduler/templates.h) are featurized as such: the expansion's host computed at a loop
+// (once per strip, its halo rows twice), where the cut of separate tasks computes it
+// once at root.
+TEST(FusedTaskFeatures, ProducersInStripsAreRealizedPerStripAndRecomputeTheirHalos) {
+  PipelineBuilder b("inverted_residual");
+  const std::string x = b.Input("x", {1, 16, 32, 32});
+  const std::string expanded = b.Relu(b.Conv2d(x, 64, 1));
+  const std::string filtered = b.Relu(b.DepthwiseConv2d(expanded, 3, 1, 1));
+  b.Output(b.Add(b.Conv2d(filtered, 16, 1), x));
+  const PipelineGraph graph = MustBuild(b);
+  TargetParams avx512;
+  avx512.vector_bytes = 64;
+  const ScheduleSpace space(graph, avx512);
+  const std::vector<ScheduleSpec> cuts = TemplateSchedules(space);
+  ASSERT_EQ(cuts.size(), 3u);
+  const Featurizer featurizer(space);
+  const int host = StageIndex(graph, expanded);
+  const Row strips(MustFeaturize(featurizer, cuts.front()), host);
+  const Row apart(MustFeaturize(featurizer, cuts.back()), host);
+  EXPECT_EQ(strips.Dep("loc_at"), 1);
+  EXPECT_GT(strips.Dep("realizations"), 1);
+  EXPECT_GT(strips.Dep("recompute_ratio"), 1);
+  EXPECT_EQ(apart.Dep("loc_root"), 1);
+  EXPECT_EQ(apart.Dep("realizations"), 1);
+  EXPECT_EQ(apart.Dep("recompute_ratio"), 1);
+  EXPECT_GT(strips.Dep("points_computed"), apart.Dep("points_computed"));
 }
 
 }  // namespace

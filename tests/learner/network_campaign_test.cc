@@ -44,6 +44,19 @@ budget: {benchmarks: 42}
 measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
 baselines: [li2018, libtorch, onnxruntime]
 layout: channels_last
+fusion: none
+)";
+
+// A network of fused tasks (docs/NETWORKS.md, "Fused tasks"): MnasNet's block, whose
+// expansion and depthwise convolution are one task and whose squeeze-and-excitation and
+// projection another.
+constexpr char kFusedCampaign[] = R"(name: fused
+network: {zoo: {block: mnasnet_block, spatial_scale: 0.25, channel_scale: 0.5}}
+strategy: {name: random, settings: {batch: 2, model: roofline}}
+budget: {benchmarks: 24}
+measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms}
+baselines: [libtorch]
+layout: channels_last
 )";
 
 // The campaign's pipelines as farmctl builds them: the network with its tile copies, its
@@ -55,14 +68,15 @@ std::vector<PipelineSpec> NetworkPipelines(const CampaignConfig& config) {
   EXPECT_TRUE(network.ok()) << network.status().message();
   StatusOr<PipelineGraph> graph = PipelineGraph::Build(*network);
   EXPECT_TRUE(graph.ok());
-  StatusOr<NetworkPartition> partition = PartitionNetwork(*graph);
+  StatusOr<NetworkPartition> partition = PartitionNetwork(*graph, config.fusion());
   EXPECT_TRUE(partition.ok()) << partition.status().message();
   return NetworkCampaignPipelines(*network, *partition);
 }
 
-std::optional<ClientReply> Submit(TestClient& client, const std::vector<PipelineSpec>& pipelines) {
+std::optional<ClientReply> Submit(TestClient& client, const std::vector<PipelineSpec>& pipelines,
+                                  const char* yaml = kCampaign) {
   ClientRequest submit;
-  submit.mutable_submit()->set_yaml_source(kCampaign);
+  submit.mutable_submit()->set_yaml_source(yaml);
   submit.mutable_submit()->set_file_name("network.yaml");
   for (const PipelineSpec& spec : pipelines) *submit.mutable_submit()->add_pipelines() = spec;
   return client.Call(submit);
@@ -286,6 +300,64 @@ TEST(NetworkCampaignTest, ASubmissionThatIsNotTheNetworksSplitIsRefused) {
   ASSERT_TRUE(reply.has_value());
   EXPECT_NE(reply->code(), CLIENT_OK);
   EXPECT_NE(reply->error().find("network task 0"), std::string::npos) << reply->error();
+}
+
+// A campaign of fused tasks: each fused task's templates (its cuts) are measured, and the
+// network assembled from them (its first template: producers in the strips) is checked
+// against the network's reference outputs and timed.
+TEST(NetworkCampaignTest, FusedTasksAreTunedAndAssembled) {
+  ScratchDir dir;
+  CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
+  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
+  ChildProcess worker{FARM_WORKER_BIN,
+                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
+                       "--children", "1"}};
+  ChildProcess learner{FARM_LEARNER_BIN,
+                       {"--coordinator", coordinator.endpoint(), "--models", "roofline",
+                        "--threads", "1", "--poll-ms", "200"}};
+  TestClient client{coordinator.endpoint()};
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(kFusedCampaign, "fused.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->fusion(), FUSION_BLOCKS) << "a network campaign fuses by default";
+  const std::vector<PipelineSpec> pipelines = NetworkPipelines(*config);
+  std::map<std::string, size_t> templates_of;  // fused task id -> its templates
+  for (size_t i = 2; i < pipelines.size(); ++i) {
+    StatusOr<PipelineGraph> task = PipelineGraph::Build(pipelines[i]);
+    ASSERT_TRUE(task.ok());
+    if (TaskKind(*task).rfind("fused", 0) != 0) continue;
+    TargetParams target;
+    target.vector_bytes = CampaignVectorBytes(config->workers());
+    templates_of[PipelineId(*task)] = TemplateSchedules(ScheduleSpace(*task, target)).size();
+  }
+  ASSERT_EQ(templates_of.size(), 2u);
+  std::optional<ClientReply> reply = Submit(client, pipelines, kFusedCampaign);
+  ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
+  const std::string id = reply->submitted().id();
+  bool done = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::optional<ClientReply> status = client.Status(id);
+    done = status && status->status().campaigns_size() == 1 &&
+           status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE;
+  }
+  ASSERT_TRUE(done) << "learner log:\n" << learner.Log();
+  std::map<std::string, size_t> templates_measured;
+  int assembled_ok = 0;
+  for (const StoredMeasurementRecord& row : client.Export(id)) {
+    const Measurement& m = row.measurement();
+    if (m.candidate().origin() == kTemplateOrigin &&
+        templates_of.count(m.candidate().pipeline_id())) {
+      EXPECT_EQ(m.status(), OK) << m.error();
+      ++templates_measured[m.candidate().pipeline_id()];
+    }
+    if (m.candidate().origin() == kAssembledOrigin) {
+      EXPECT_EQ(m.status(), OK) << m.error();
+      assembled_ok += m.status() == OK;
+    }
+  }
+  EXPECT_EQ(templates_measured, templates_of) << "every cut of every fused task measured";
+  EXPECT_GE(assembled_ok, 1) << "learner log:\n" << learner.Log();
 }
 
 }  // namespace

@@ -328,5 +328,74 @@ TEST(TileCopies, AConvolutionReadThroughAReshapeIsCopied) {
   EXPECT_EQ(same->stages_size(), c.Finish().value().stages_size());
 }
 
+// Fused tasks (FUSION_BLOCKS): each inverted residual block of a MobileNet-like network
+// is one task of three anchors, its expansion and depthwise outputs its own to schedule,
+// its add the one output; the stem, whose output the residual add reads too, stays
+// alone, and so does the global pool, which reads a whole tensor. Without fusion the
+// partition is the one of one task per anchor.
+TEST(FusedPartition, InvertedResidualBlocksAreOneTaskEach) {
+  const PipelineGraph network = MustBuild(test_networks::TinyMobileNet());
+  StatusOr<NetworkPartition> fine = PartitionNetwork(network, FUSION_NONE);
+  ASSERT_TRUE(fine.ok()) << fine.status().ToString();
+  EXPECT_EQ(fine->tasks.size(), 9u);
+  EXPECT_EQ(fine->distinct.size(), 6u);
+  StatusOr<NetworkPartition> fused = PartitionNetwork(network, FUSION_BLOCKS);
+  ASSERT_TRUE(fused.ok()) << fused.status().ToString();
+  ASSERT_EQ(fused->tasks.size(), 5u);
+  ASSERT_EQ(fused->distinct.size(), 4u);
+
+  std::vector<int> seen(network.num_stages(), 0);
+  for (size_t t = 0; t < fused->tasks.size(); ++t) {
+    for (int s : fused->tasks[t].stages) {
+      ++seen[s];
+      EXPECT_EQ(fused->task_of_stage[s], static_cast<int>(t));
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), network.num_stages());
+
+  EXPECT_EQ(fused->tasks[0].anchors.size(), 1u);  // the stem
+  for (int t : {1, 2}) {
+    const NetworkTask& block = fused->tasks[t];
+    ASSERT_EQ(block.anchors.size(), 3u) << t;
+    EXPECT_EQ(block.anchor, block.anchors[0]);
+    EXPECT_EQ(block.stages.size(), 6u);  // conv, relu, depthwise, relu, conv, add
+    ASSERT_EQ(block.outputs.size(), 1u);
+    EXPECT_EQ(network.stage(network.value(network.FindValue(block.outputs[0])).index).op(), BINARY);
+    EXPECT_EQ(block.distinct, fused->tasks[1].distinct);
+  }
+  const DistinctTask& block = fused->distinct[fused->tasks[1].distinct];
+  EXPECT_EQ(block.weight(), 2);
+  EXPECT_NE(block.summary.find(" > "), std::string::npos) << block.summary;
+  const PipelineGraph task = MustBuild(block.spec);
+  EXPECT_EQ(TaskKind(task), "fused conv > depthwise conv > conv");
+  EXPECT_EQ(task.output_stages().size(), 1u);
+  EXPECT_EQ(fused->tasks[3].anchors.size(), 1u);  // the global pool
+  EXPECT_EQ(network.stage(fused->tasks[3].anchor).op(), REDUCE);
+  // The assembly materializes the fused tasks' outputs only.
+  EXPECT_EQ(fused->assembly.outputs_size(), 1 + 4);
+  EXPECT_EQ(fine->assembly.outputs_size(), 1 + 8);
+}
+
+// Fusion stops where a consumer needs more than a producer's tile: a residual's add
+// reading a block's input (so a ResNet's stem and pool, and each block's two
+// convolutions, are fused tasks, but not a block with the next one), and a global pool
+// reading the whole of the last block's output.
+TEST(FusedPartition, ResidualsAndWholeTensorReadsEndAFusedTask) {
+  const PipelineGraph network = MustBuild(test_networks::TinyResNet());
+  StatusOr<NetworkPartition> fused = PartitionNetwork(network, FUSION_BLOCKS);
+  ASSERT_TRUE(fused.ok()) << fused.status().ToString();
+  std::vector<std::vector<std::string>> names;
+  for (const NetworkTask& task : fused->tasks) names.push_back(StageNames(network, task));
+  ASSERT_EQ(fused->tasks.size(), 5u);
+  EXPECT_EQ(names[0], (std::vector<std::string>{"conv", "relu", "max_pool"}));
+  EXPECT_EQ(fused->tasks[1].anchors.size(), 2u);
+  EXPECT_EQ(fused->tasks[2].anchors.size(), 2u);
+  EXPECT_EQ(fused->tasks[1].distinct, fused->tasks[2].distinct);
+  EXPECT_EQ(network.stage(fused->tasks[3].anchor).op(), REDUCE);
+  EXPECT_EQ(fused->tasks[3].anchors.size(), 1u);
+  EXPECT_EQ(TaskKind(MustBuild(fused->distinct[fused->tasks[0].distinct].spec)),
+            "fused conv > pool");
+}
+
 }  // namespace
 }  // namespace schedfarm

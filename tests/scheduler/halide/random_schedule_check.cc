@@ -10,7 +10,7 @@
 // Usage: random_schedule_check [--count N] [--first-pipeline P] [--per-pipeline K]
 //          [--pipelines zoo|random|mixed] [--threads T] [--samples S] [--timeout S]
 //          [--source 1] [--schedule FILE] [--random-limits OPS,ELEMENTS,FLOPS]
-//          [--layout nchw|channels_last] [--network FILE]...
+//          [--layout nchw|channels_last] [--network FILE]... [--fusion none|blocks]
 // A failure names its pipeline's number P: --first-pipeline P --count K reruns it and
 // the schedules before it on that pipeline; --source 1 prints the Halide source of
 // each failed schedule (scheduler/schedule_source.h) and its ScheduleSpec as text;
@@ -21,8 +21,8 @@
 // pipeline's 4-D inputs and outputs channels innermost (PipelineSpec.boundary_layout).
 // --network FILE (an ONNX model or any pipeline source; repeatable) checks the distinct
 // tasks of the networks instead (TunedNetwork, split as a network campaign splits it,
-// in the given layout), each first under its template (scheduler/templates.h), then
-// under random schedules.
+// in the given layout, with fused tasks under --fusion blocks), each first under its
+// templates (scheduler/templates.h, TemplateSchedules), then under random schedules.
 
 #include <algorithm>
 #include <chrono>
@@ -60,6 +60,7 @@ struct Flags {
   int per_pipeline = 4;
   std::string pipelines = "mixed";  // zoo, random, or mixed (every third a zoo block)
   BoundaryLayout layout = LAYOUT_NATURAL;  // of every pipeline's 4-D inputs and outputs
+  NetworkFusion fusion = FUSION_NONE;      // how --network splits a network into tasks
   int threads = 2;
   int samples = 3;
   int timeout_seconds = 300;
@@ -70,14 +71,15 @@ struct Flags {
 };
 
 void Usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s [--count N] [--first-pipeline P] [--per-pipeline K]\n"
-               "          [--pipelines zoo|random|mixed] [--threads T] [--samples S]"
-               " [--timeout S]\n"
-               "          [--source 0|1] [--schedule FILE]"
-               " [--random-limits OPS,ELEMENTS,FLOPS]\n"
-               "          [--layout nchw|channels_last] [--network FILE]...\n",
-               argv0);
+  std::fprintf(
+      stderr,
+      "usage: %s [--count N] [--first-pipeline P] [--per-pipeline K]\n"
+      "          [--pipelines zoo|random|mixed] [--threads T] [--samples S]"
+      " [--timeout S]\n"
+      "          [--source 0|1] [--schedule FILE]"
+      " [--random-limits OPS,ELEMENTS,FLOPS]\n"
+      "          [--layout nchw|channels_last] [--network FILE]... [--fusion none|blocks]\n",
+      argv0);
 }
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -91,6 +93,11 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     }
     if (arg == "--network") {
       flags.networks.push_back(value);
+      continue;
+    }
+    if (arg == "--fusion") {
+      if (std::strcmp(value, "none") != 0 && std::strcmp(value, "blocks") != 0) return false;
+      flags.fusion = std::strcmp(value, "blocks") == 0 ? FUSION_BLOCKS : FUSION_NONE;
       continue;
     }
     if (arg == "--random-limits") {
@@ -157,8 +164,9 @@ StatusOr<std::vector<DistinctTask>> NetworkTasks(const Flags& flags) {
     if (tuned.ok()) tuned->set_boundary_layout(flags.layout);
     StatusOr<PipelineGraph> network =
         tuned.ok() ? PipelineGraph::Build(*tuned) : StatusOr<PipelineGraph>(tuned.status());
-    StatusOr<NetworkPartition> partition =
-        network.ok() ? PartitionNetwork(*network) : StatusOr<NetworkPartition>(network.status());
+    StatusOr<NetworkPartition> partition = network.ok()
+                                               ? PartitionNetwork(*network, flags.fusion)
+                                               : StatusOr<NetworkPartition>(network.status());
     if (!partition.ok()) return partition.status().WithContext(path);
     for (DistinctTask& task : partition->distinct) {
       if (seen.insert(task.pipeline_id).second) tasks.push_back(std::move(task));
@@ -348,15 +356,13 @@ int Main(int argc, char** argv) {
         line = buffer;
       } else {
         const ScheduleSpace space(*graph);
-        // A network task's first schedule is its template, where it has one.
-        StatusOr<ScheduleSpec> template_spec = Status::Error("not a network task");
-        if (!flags.networks.empty() && k == 0 && pipeline.round == 0) {
-          template_spec = TemplateSchedule(space);
-        }
+        // A network task's first schedules are its templates, where it has them.
+        std::vector<ScheduleSpec> templates;
+        if (!flags.networks.empty() && pipeline.round == 0) templates = TemplateSchedules(space);
         const ScheduleSpec spec =
             !flags.schedule_file.empty() ? given
-            : template_spec.ok()
-                ? *template_spec
+            : k < static_cast<int>(templates.size())
+                ? templates[k]
                 : space.RandomSchedule(schedule_checks::ScheduleSeed(
                       graph->spec().name(), k + flags.per_pipeline * pipeline.round));
         outcome = CheckInChild(space, spec, reference->outputs, flags);

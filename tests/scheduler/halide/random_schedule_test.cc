@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "pipeline/builder.h"
 #include "pipeline/zoo.h"
 #include "tests/scheduler/halide/schedule_checks.h"
 #include "tests/scheduler/halide/test_pipelines.h"
@@ -71,6 +72,58 @@ TEST(RandomSchedules, MnasnetSeedOfTheClampedWindowRuleRuns) {
   const schedule_checks::RunOutcome outcome =
       schedule_checks::RunAndCompare(space, space.RandomSchedule(1011), reference->outputs, options);
   EXPECT_TRUE(outcome.pass) << outcome.message;
+}
+
+// Rule 4 of docs/SCHEDULES.md holds inside a reduction only: a stage read through a
+// convolution's padding and computed at a pure loop of the convolution's update outside
+// its reduction (or at a strip loop of a fused task's output) covers a window that does
+// not move with the reduction, and a producer computed at its loops, pure loops inside,
+// runs and computes the reference; the same producer with the stage inside the
+// reduction is refused.
+TEST(RandomSchedules, AClampedWindowOutsideTheReductionTakesProducersInItsLoops) {
+  PipelineBuilder b("padded_chain");
+  const std::string x = b.Input("x", {1, 4, 10, 10});
+  const std::string p = b.Exp(x);
+  const std::string g = b.Relu(p);
+  const std::string h = b.Unary(NEG, g);
+  const std::string conv = b.Conv2d(h, 8, 3, 1, 1);
+  const std::string out = b.Relu(conv);
+  b.Output(out);
+  const PipelineGraph graph = testing_pipelines::MustBuild(b.Finish());
+  RunOptions options;
+  options.timing_samples = 0;
+  options.threads = 2;
+  StatusOr<RunResult> reference = RunReference(graph, options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  const ScheduleSpace space(graph);
+  const StageLoops conv_loops = graph.loops(graph.value(graph.FindValue(conv)).index);
+  // `d3_inside`: conv's update runs its width inside its reduction.
+  auto schedule = [&](const std::string& g_at, bool d3_inside = false) {
+    ScheduleSpec spec = space.Empty();
+    for (const std::string& name : {out, conv, h, g, p}) {
+      StageSchedule* s = spec.add_stages();
+      s->set_stage(name);
+      s->set_compute(name == h ? INLINE : name == out || name == conv ? ROOT : AT);
+      if (name == g) *s->mutable_compute_at() = MakeLoopRef(conv, g_at, 0, /*update=*/true);
+      if (name == p) *s->mutable_compute_at() = MakeLoopRef(g, "d2", 0, false);
+      if (name == conv && d3_inside) {
+        *s->mutable_update()->add_loop_order() = MakeLoopRef(conv, "d3", 0, true);
+        for (const LoopDim& r : conv_loops.reduction) {
+          *s->mutable_update()->add_loop_order() = MakeLoopRef(conv, r.name, 0, true);
+        }
+      }
+    }
+    spec.set_partial(false);
+    return spec;
+  };
+  for (const char* g_at : {"d2", "d1"}) {
+    const schedule_checks::RunOutcome outcome =
+        schedule_checks::RunAndCompare(space, schedule(g_at), reference->outputs, options);
+    EXPECT_TRUE(outcome.pass) << "g at conv's " << g_at << ": " << outcome.message;
+  }
+  const Status inside = space.Check(schedule(conv_loops.reduction.front().name, true));
+  EXPECT_NE(inside.message().find("read through clamped indices"), std::string::npos)
+      << inside.ToString();
 }
 
 class RandomPipelineSchedules : public testing::TestWithParam<uint64_t> {};
