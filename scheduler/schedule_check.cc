@@ -529,13 +529,22 @@ int64_t FactorProduct(const std::vector<int64_t>& factors) {
 }
 
 void ScheduleSpaceImpl::SetClampedWindow(const ScheduleSpace& space, SpecState& state, int stage,
-                                         const ResolvedDefinition& host_def, int q,
+                                         int host, const ResolvedDefinition& host_def, int q,
                                          StageState* out) {
+  if (!host_def.PureLoopInside(q) || !state.ReadClamped(stage)) {
+    out->clamped_window = false;
+    return;
+  }
+  // Loose unless the loop is of a stage that does not read this one (a consumer's
+  // consumer: a fused task's output strip) and no reduction loop encloses it.
+  const std::vector<StageUse>& uses = state.Uses(stage);
+  const bool read_by_host =
+      std::any_of(uses.begin(), uses.end(), [&](const StageUse& u) { return u.stage == host; });
   const bool in_reduction =
       std::any_of(out->chain.begin(), out->chain.end(), [&](const ChainLoop& l) {
         return l.update && l.dim >= space.stages_[l.stage].defs[1].num_pure;
       });
-  out->clamped_window = in_reduction && host_def.PureLoopInside(q) && state.ReadClamped(stage);
+  out->clamped_window = read_by_host || in_reduction;
 }
 
 void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& state, int pos,
@@ -562,7 +571,7 @@ void ScheduleSpaceImpl::ResolveUnchecked(const ScheduleSpace& space, SpecState& 
     const int q = dim < 0 ? -1 : hs.defs[update ? 1 : 0].Find(dim, at.level());
     if (q < 0) return;
     ExtendChain(hs, host, update, q, out);
-    SetClampedWindow(space, state, stage, hs.defs[update ? 1 : 0], q, out);
+    SetClampedWindow(space, state, stage, host, hs.defs[update ? 1 : 0], q, out);
     out->window = WindowAt(space, state, stage, host, update, q);
   };
   if (out->location == AT) at_host();
@@ -789,7 +798,7 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
         "inside every pure loop of '" + at.stage() + "' or at root");
   }
   ExtendChain(hs, host, hu == 1, q, out);
-  SetClampedWindow(space, state, stage, hres, q, out);
+  SetClampedWindow(space, state, stage, host, hres, q, out);
 
   // A split larger than the window of the compute location only makes a loop of
   // extent 1 and a partly false guard, and Halide 14 mislowers some of them (rule 5 of

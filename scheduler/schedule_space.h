@@ -44,11 +44,11 @@
 //              that are not vectorized, unrolled, nor inside the vectorized loop.
 //              Several uses: no AT option.
 //              Clamped windows: a stage h computed AT a host loop with a pure loop
-//              of extent > 1 inside it and a reduction loop (of any stage) around
-//              it, and read through clamped indices on the way
+//              of extent > 1 inside it, and read through clamped indices on the way
 //              to that host (ClampedAxes: padding, pool windows leaving the input,
-//              PAD, CONCAT), covers a region that moves with the reduction and whose
-//              bounds Halide 14 overestimates;
+//              PAD, CONCAT), covers a region whose bounds Halide 14 overestimates
+//              (not at a loop of a consumer's consumer outside every reduction
+//              loop: a fused task's output strip, which templates use);
 //              a stage computed at a loop of h with a pure loop of h of extent > 1
 //              inside it inherits those loose bounds down to the pipeline's inputs,
 //              whose required region then exceeds their extent ("Input buffer x is

@@ -134,11 +134,12 @@ struct StageState {
   ComputeLocation location = ROOT;
   ResolvedDefinition defs[2];    // [0] pure, [1] update
   std::vector<ChainLoop> chain;  // loops enclosing the computation, outermost first
-  // Computed AT a host loop with a pure loop of extent > 1 inside it and inside a
-  // reduction loop (of any stage enclosing it), and read through clamped indices
-  // (ClampedAxes) on the way to that host: the region it computes there moves with the
-  // reduction and has bounds Halide 14 overestimates (rule 4 of docs/SCHEDULES.md), so
-  // no stage is computed at one of its loops with a pure loop inside.
+  // Computed AT a loop with a pure loop of extent > 1 inside it, of the stage that reads
+  // it through clamped indices (ClampedAxes; through inlined stages) or inside a
+  // reduction loop of any stage: the region it computes there has bounds Halide 14
+  // overestimates (rule 4 of docs/SCHEDULES.md), so no stage is computed at one of its
+  // loops with a pure loop inside. At a strip loop of a consumer's consumer (a fused
+  // task's output), outside every reduction, it has not.
   bool clamped_window = false;
   StageWindow window;
   // Per pure dim: window.host_splits plus the stage's own splits of it (the most of
@@ -258,7 +259,7 @@ class ScheduleSpaceImpl {
                           StageState* out);
   // Sets out->clamped_window for `stage` computed at loop `q` of `host_def`, after
   // ExtendChain.
-  static void SetClampedWindow(const ScheduleSpace& space, SpecState& state, int stage,
+  static void SetClampedWindow(const ScheduleSpace& space, SpecState& state, int stage, int host,
                                const ResolvedDefinition& host_def, int q, StageState* out);
   // The stage's window at ROOT: its extents, inside no host's tile.
   static StageWindow RootWindow(const ScheduleSpace& space, int stage);

@@ -699,6 +699,23 @@ StatusOr<ScheduleSpec> ChainTemplate(const ScheduleSpace& space, const std::vect
         i > 0 &&
         shapes.back().vector_dim == static_cast<int>(graph.loops(anchors[i - 1]).pure.size()) - 2;
     shapes.push_back(ShapeOf(space, anchors[i], channels_last));
+    // A producer's channels that no whole number of vectors divides (MobileNetV3's 72,
+    // 120, 184 or 200 in 16 lanes) take the most half vectors that divide them: at root or
+    // in a strip, not an output, its tail would be guarded lane by lane (0.36x of the
+    // layers apart for MobileNetV3's 72-channel expansion and depthwise convolution).
+    TileShape& shape = shapes.back();
+    const std::vector<LoopDim> pure = graph.loops(anchors[i]).pure;
+    const int lanes = space.lanes(anchors[i]);
+    if (i + 1 < anchors.size() && shape.vector_dim >= 0 &&
+        pure[shape.vector_dim].extent % shape.vector != 0 && lanes % 2 == 0) {
+      const int64_t extent = pure[shape.vector_dim].extent;
+      for (int64_t width = 4 * lanes; width >= lanes / 2; width -= lanes / 2) {
+        if (extent % width == 0) {
+          shape.vector = width;
+          break;
+        }
+      }
+    }
   }
   const TileShape& sink_shape = shapes.back();
   const std::vector<int> sink_chain = Epilogue(graph, sink);

@@ -938,27 +938,15 @@ TEST(ScheduleSpaceTest, PureLoopsInsideReductionTailsAreVectorized) {
 TEST(ScheduleSpaceTest, NothingIsComputedInsideTheSpanOfAClampedWindow) {
   // `g_at`: g's compute loop in conv's update (innermost first: rk1, rk0, rc, d3, d2,
   // d1, d0), or "" for ROOT. h is inlined, so conv reads g through its padding.
-  // With `inside`, conv's update runs its width (d3) inside its reduction, at whose
-  // innermost loop g is then computed: g's window moves with the reduction.
-  auto decided = [](const PaddedChain& c, const Fixture& f, const std::string& g_at,
-                    bool inside = false) {
+  auto decided = [](const PaddedChain& c, const Fixture& f, const std::string& g_at) {
     ScheduleSpec spec = f->Empty();
-    const int conv = f->graph().value(f->graph().FindValue(c.conv)).index;
-    const StageLoops loops = f->graph().loops(conv);
     for (const std::string& name : {c.out, c.conv, c.h, c.g}) {
       StageSchedule s;
       s.set_stage(name);
       s.set_compute(name == c.h ? INLINE : ROOT);
-      if (name == c.conv && inside) {
-        *s.mutable_update()->add_loop_order() = Ref(c.conv, "d3", 0, true);
-        for (const LoopDim& r : loops.reduction) {
-          *s.mutable_update()->add_loop_order() = Ref(c.conv, r.name, 0, true);
-        }
-      }
-      if (name == c.g && (!g_at.empty() || inside)) {
+      if (name == c.g && !g_at.empty()) {
         s.set_compute(AT);
-        *s.mutable_compute_at() =
-            Ref(c.conv, inside ? loops.reduction.front().name : g_at, 0, /*update=*/true);
+        *s.mutable_compute_at() = Ref(c.conv, g_at, 0, /*update=*/true);
       }
       *spec.add_stages() = s;
     }
@@ -989,9 +977,9 @@ TEST(ScheduleSpaceTest, NothingIsComputedInsideTheSpanOfAClampedWindow) {
 
   const PaddedChain padded = PaddedChainPipeline(1);
   Fixture f = Make(padded.spec);
-  // g at conv's innermost reduction loop, d3 inside it: its region spans d3, is clamped
-  // by the padding and moves with the reduction. p only at g's innermost pure loop.
-  const ScheduleSpec window = decided(padded, f, "", /*inside=*/true);
+  // g at conv's d2: its region spans d3 and is clamped by the padding. p only at g's
+  // innermost pure loop.
+  const ScheduleSpec window = decided(padded, f, "d2");
   EXPECT_EQ(p_at_loops(f, window), (std::set<std::string>{"d3"}));
   const Status refused = p_at_d2(padded, f, window);
   EXPECT_NE(refused.message().find("stage '" + padded.p + "': compute_at " + padded.g +
@@ -1007,21 +995,34 @@ TEST(ScheduleSpaceTest, NothingIsComputedInsideTheSpanOfAClampedWindow) {
   misplaced.mutable_stages(misplaced.stages_size() - 1)->mutable_compute_at()->set_dim("d9");
   EXPECT_FALSE(f->CheckMeasured(misplaced).ok());
 
-  // Neighbours: g at conv's innermost pure loop (one point per iteration), at its d2
-  // (the window spans d3 but the reduction is inside: it does not move with it,
-  // RandomSchedules.AClampedWindowOutsideTheReductionTakesProducersInItsLoops runs it), g
-  // at root, and the same schedule without padding allow p at every loop of g.
+  // Neighbours: g at conv's innermost pure loop (one point per iteration), g at root,
+  // and the same schedule without padding allow p at every loop of g.
   const std::set<std::string> all = {"d1", "d2", "d3"};
-  for (const std::string& g_at : {std::string("d3"), std::string("d2"), std::string()}) {
+  for (const std::string& g_at : {std::string("d3"), std::string()}) {
     const ScheduleSpec spec = decided(padded, f, g_at);
     EXPECT_EQ(p_at_loops(f, spec), all) << "g at '" << g_at << "'";
     EXPECT_TRUE(p_at_d2(padded, f, spec).ok()) << p_at_d2(padded, f, spec).ToString();
   }
   const PaddedChain unpadded = PaddedChainPipeline(0);
   Fixture u = Make(unpadded.spec);
-  const ScheduleSpec spec = decided(unpadded, u, "", /*inside=*/true);
+  const ScheduleSpec spec = decided(unpadded, u, "d2");
   EXPECT_EQ(p_at_loops(u, spec), all);
   EXPECT_TRUE(p_at_d2(unpadded, u, spec).ok()) << p_at_d2(unpadded, u, spec).ToString();
+
+  // g at a loop of its consumer's consumer (`out`, with conv at the same loop), outside
+  // every reduction: a fused task's strip. p may be computed at g's d2, d3 inside it
+  // (RandomSchedules.AClampedWindowOutsideTheReductionTakesProducersInItsLoops runs it).
+  ScheduleSpec strip = f->Empty();
+  for (const std::string& name : {padded.out, padded.conv, padded.h, padded.g, padded.p}) {
+    StageSchedule s;
+    s.set_stage(name);
+    s.set_compute(name == padded.out ? ROOT : name == padded.h ? INLINE : AT);
+    if (name == padded.conv || name == padded.g) *s.mutable_compute_at() = Ref(padded.out, "d2", 0);
+    if (name == padded.p) *s.mutable_compute_at() = Ref(padded.g, "d2", 0);
+    *strip.add_stages() = s;
+  }
+  strip.set_partial(false);
+  EXPECT_TRUE(f->Check(strip).ok()) << f->Check(strip).ToString();
 }
 
 TEST(ScheduleSpaceTest, ZooBranchingFactorsAreReported) {

@@ -74,13 +74,14 @@ TEST(RandomSchedules, MnasnetSeedOfTheClampedWindowRuleRuns) {
   EXPECT_TRUE(outcome.pass) << outcome.message;
 }
 
-// Rule 4 of docs/SCHEDULES.md holds inside a reduction only: a stage read through a
-// convolution's padding and computed at a pure loop of the convolution's update outside
-// its reduction (or at a strip loop of a fused task's output) covers a window that does
-// not move with the reduction, and a producer computed at its loops, pure loops inside,
-// runs and computes the reference; the same producer with the stage inside the
-// reduction is refused.
-TEST(RandomSchedules, AClampedWindowOutsideTheReductionTakesProducersInItsLoops) {
+// Rule 4 of docs/SCHEDULES.md does not hold at a loop of a consumer's consumer outside
+// every reduction (a fused task's strip): a stage read through a convolution's padding
+// and computed at a row of the convolution's consumer, beside the convolution, takes a
+// producer at its loops, pure loops inside, and computes the reference. At the
+// convolution's own loops, the same producer is refused: a search's schedule of
+// MobileNetV2's second block, its expansion's host at a loop of the depthwise
+// convolution's update with a tail, required the block's input at 220 of 112.
+TEST(RandomSchedules, AClampedWindowAtAConsumersConsumerTakesProducersInItsLoops) {
   PipelineBuilder b("padded_chain");
   const std::string x = b.Input("x", {1, 4, 10, 10});
   const std::string p = b.Exp(x);
@@ -96,34 +97,26 @@ TEST(RandomSchedules, AClampedWindowOutsideTheReductionTakesProducersInItsLoops)
   StatusOr<RunResult> reference = RunReference(graph, options);
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
   const ScheduleSpace space(graph);
-  const StageLoops conv_loops = graph.loops(graph.value(graph.FindValue(conv)).index);
-  // `d3_inside`: conv's update runs its width inside its reduction.
-  auto schedule = [&](const std::string& g_at, bool d3_inside = false) {
+  // g at `host`'s d2 (conv's update when `host` is conv), conv at out's d2.
+  auto schedule = [&](const std::string& host) {
     ScheduleSpec spec = space.Empty();
     for (const std::string& name : {out, conv, h, g, p}) {
       StageSchedule* s = spec.add_stages();
       s->set_stage(name);
-      s->set_compute(name == h ? INLINE : name == out || name == conv ? ROOT : AT);
-      if (name == g) *s->mutable_compute_at() = MakeLoopRef(conv, g_at, 0, /*update=*/true);
+      s->set_compute(name == h ? INLINE : name == out ? ROOT : AT);
+      if (name == conv) *s->mutable_compute_at() = MakeLoopRef(out, "d2", 0, false);
+      if (name == g) *s->mutable_compute_at() = MakeLoopRef(host, "d2", 0, host == conv);
       if (name == p) *s->mutable_compute_at() = MakeLoopRef(g, "d2", 0, false);
-      if (name == conv && d3_inside) {
-        *s->mutable_update()->add_loop_order() = MakeLoopRef(conv, "d3", 0, true);
-        for (const LoopDim& r : conv_loops.reduction) {
-          *s->mutable_update()->add_loop_order() = MakeLoopRef(conv, r.name, 0, true);
-        }
-      }
     }
     spec.set_partial(false);
     return spec;
   };
-  for (const char* g_at : {"d2", "d1"}) {
-    const schedule_checks::RunOutcome outcome =
-        schedule_checks::RunAndCompare(space, schedule(g_at), reference->outputs, options);
-    EXPECT_TRUE(outcome.pass) << "g at conv's " << g_at << ": " << outcome.message;
-  }
-  const Status inside = space.Check(schedule(conv_loops.reduction.front().name, true));
-  EXPECT_NE(inside.message().find("read through clamped indices"), std::string::npos)
-      << inside.ToString();
+  const schedule_checks::RunOutcome outcome =
+      schedule_checks::RunAndCompare(space, schedule(out), reference->outputs, options);
+  EXPECT_TRUE(outcome.pass) << outcome.message;
+  const Status direct = space.Check(schedule(conv));
+  EXPECT_NE(direct.message().find("read through clamped indices"), std::string::npos)
+      << direct.ToString();
 }
 
 class RandomPipelineSchedules : public testing::TestWithParam<uint64_t> {};
