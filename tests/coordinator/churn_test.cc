@@ -537,9 +537,12 @@ TEST_F(ChurnTest, AFloodOfTheLargestFramesLeavesTheMemoryBoundedWhileResultsArri
 // it and drops it past that; with two such clients, at most --max-queued-mb in all, the
 // one with the most dropped. Its resident memory stays under its size before the flood
 // plus the bound in all, ZMQ's three frames per client, three copies of the reply being
-// made (the stored model read, the reply, its encoding) and 128 MiB for the allocator
+// made (the stored model read, the reply, its encoding) and 160 MiB for the allocator
 // (the 64 MiB of free heap it keeps, common/memory.h, and the holes between blocks),
-// while simulated workers' results go on.
+// while simulated workers' results go on. The allowance was 128 MiB: over 6 runs on a
+// 2-core host the peak rose 226 to 258 MiB above the memory before the flood, where
+// that bound allowed 248 (it failed most where the clients were dropped by their own
+// bound alone, 3 to 8 times past the bound in all); a runaway grows by gigabytes.
 class ChurnQueueTest : public ChurnTest {
  protected:
   static constexpr int kPerPeerMiB = 32;
@@ -599,7 +602,7 @@ TEST_F(ChurnQueueTest, ClientsThatNeverReadTheirRepliesLeaveTheMemoryBoundedWhil
     quiet = flood_start - start;
     before = ProcStatusBytes(pid, "VmRSS");
     bound = before + (int64_t{kInAllMiB} << 20) + 2 * 3 * kReplyBytes + 3 * kReplyBytes +
-            (int64_t{128} << 20);
+            (int64_t{160} << 20);
     std::ofstream(std::string("/proc/") + std::to_string(pid) + "/clear_refs") << "5";
     auto watch = [&](int seconds) {  // stopped past a runaway's first gigabyte
       const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
