@@ -263,6 +263,31 @@ StatusOr<PipelineGraph> TunedNetworkGraph(const std::string& path, BoundaryLayou
   return PipelineGraph::Build(tuned);
 }
 
+// Counts another network's occurrences of a task already listed.
+void AddOccurrences(const DistinctTask& distinct, const std::string& network, Row& row) {
+  row.weight += distinct.weight();
+  if (row.networks.find(network) == std::string::npos) row.networks += "," + network;
+}
+
+// A distinct task of `network` as a row to time; false after printing why it is no
+// pipeline.
+bool MakeTask(const DistinctTask& distinct, const std::string& network, Task& task) {
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(distinct.spec);
+  if (!graph.ok()) {
+    std::fprintf(stderr, "%s: %s\n", distinct.summary.c_str(), graph.status().message().c_str());
+    return false;
+  }
+  task.spec = distinct.spec;
+  task.pipeline_id = distinct.pipeline_id;
+  task.row.kind = TaskKind(*graph);
+  task.row.task = distinct.summary;
+  task.row.networks = network;
+  task.row.weight = distinct.weight();
+  task.row.flops = graph->total_cost().flops;
+  task.row.bytes = graph->compulsory_bytes();
+  return true;
+}
+
 bool CollectTasks(const Options& options, std::vector<Task>& tasks,
                   std::vector<Network>* networks = nullptr) {
   std::map<std::string, int> by_id;
@@ -280,26 +305,11 @@ bool CollectTasks(const Options& options, std::vector<Task>& tasks,
     for (const DistinctTask& distinct : partition->distinct) {
       auto [it, added] = by_id.emplace(distinct.pipeline_id, static_cast<int>(tasks.size()));
       if (!added) {
-        Row& row = tasks[it->second].row;
-        row.weight += distinct.weight();
-        if (row.networks.find(name) == std::string::npos) row.networks += "," + name;
+        AddOccurrences(distinct, name, tasks[it->second].row);
         continue;
       }
-      StatusOr<PipelineGraph> graph = PipelineGraph::Build(distinct.spec);
-      if (!graph.ok()) {
-        std::fprintf(stderr, "%s: %s\n", distinct.summary.c_str(),
-                     graph.status().message().c_str());
-        return false;
-      }
       Task task;
-      task.spec = distinct.spec;
-      task.pipeline_id = distinct.pipeline_id;
-      task.row.kind = TaskKind(*graph);
-      task.row.task = distinct.summary;
-      task.row.networks = name;
-      task.row.weight = distinct.weight();
-      task.row.flops = graph->total_cost().flops;
-      task.row.bytes = graph->compulsory_bytes();
+      if (!MakeTask(distinct, name, task)) return false;
       tasks.push_back(std::move(task));
     }
   }
@@ -541,6 +551,27 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
   return 0;
 }
 
+// What a run times against, measured once: the host's fp32 peak and bandwidth at the
+// run's threads and ONNX Runtime where it is installed (printed either way); libtorch
+// runs at those threads, each of its warnings printed once.
+struct RunHost {
+  explicit RunHost(int threads) {
+    at::set_num_threads(threads);
+    peak = MeasuredPeak(threads);
+    bandwidth = MeasuredBandwidth(threads);
+    onnxruntime = FindOnnxRuntime();
+    if (onnxruntime.ok()) {
+      std::printf("onnxruntime %s\n", onnxruntime->version.c_str());
+    } else {
+      std::printf("no onnxruntime column: %s\n", onnxruntime.status().message().c_str());
+    }
+  }
+  WarnOnce warn_once;
+  const c10::Warning::WarningHandlerGuard quiet{&warn_once};
+  double peak = 0, bandwidth = 0;
+  StatusOr<OnnxRuntimeInstall> onnxruntime = Status::Error("not looked for");
+};
+
 // --blocks: one fused task of the networks (FUSION_BLOCKS), tasks of several networks
 // that are one pipeline timed once.
 struct Block {
@@ -571,22 +602,11 @@ bool CollectBlocks(const Options& options, std::vector<Block>& blocks) {
       if (first.anchors.size() < 2) continue;
       auto [it, added] = by_id.emplace(distinct.pipeline_id, static_cast<int>(blocks.size()));
       if (!added) {
-        Row& row = blocks[it->second].fused.row;
-        row.weight += distinct.weight();
-        if (row.networks.find(name) == std::string::npos) row.networks += "," + name;
+        AddOccurrences(distinct, name, blocks[it->second].fused.row);
         continue;
       }
-      StatusOr<PipelineGraph> graph = PipelineGraph::Build(distinct.spec);
-      if (!graph.ok()) return false;
       Block block;
-      block.fused.spec = distinct.spec;
-      block.fused.pipeline_id = distinct.pipeline_id;
-      block.fused.row.kind = TaskKind(*graph);
-      block.fused.row.task = distinct.summary;
-      block.fused.row.networks = name;
-      block.fused.row.weight = distinct.weight();
-      block.fused.row.flops = graph->total_cost().flops;
-      block.fused.row.bytes = graph->compulsory_bytes();
+      if (!MakeTask(distinct, name, block.fused)) return false;
       block.depthwise_separable = block.fused.row.kind.find("depthwise") != std::string::npos;
       std::set<int> layers;
       for (int s : first.stages) layers.insert(apart->task_of_stage[s]);
@@ -627,15 +647,9 @@ StatusOr<double> TimeTemplate(const Options& options, const PipelineSpec& spec) 
 int RunBlocks(const Options& options) {
   std::vector<Block> blocks;
   if (!CollectBlocks(options, blocks)) return 1;
-  at::set_num_threads(options.threads);
-  WarnOnce warn_once;
-  const c10::Warning::WarningHandlerGuard quiet(&warn_once);
-  const double peak = MeasuredPeak(options.threads);
-  const double bandwidth = MeasuredBandwidth(options.threads);
-  const StatusOr<OnnxRuntimeInstall> onnxruntime = FindOnnxRuntime();
-  if (!onnxruntime.ok()) {
-    std::printf("no onnxruntime column: %s\n", onnxruntime.status().message().c_str());
-  }
+  const RunHost host(options.threads);
+  const double peak = host.peak, bandwidth = host.bandwidth;
+  const StatusOr<OnnxRuntimeInstall>& onnxruntime = host.onnxruntime;
   const ScratchDir scratch;
   const std::string model_file = scratch.Sub("task.onnx");
   // The roofline's estimate of a time: the larger of the FLOPs at the peak and the bytes
@@ -737,17 +751,9 @@ int Run(const Options& options) {
     }
     return 0;
   }
-  at::set_num_threads(options.threads);
-  WarnOnce warn_once;
-  const c10::Warning::WarningHandlerGuard quiet(&warn_once);
-  const double peak = MeasuredPeak(options.threads);
-  const double bandwidth = MeasuredBandwidth(options.threads);
-  const StatusOr<OnnxRuntimeInstall> onnxruntime = FindOnnxRuntime();
-  if (onnxruntime.ok()) {
-    std::printf("onnxruntime %s\n", onnxruntime->version.c_str());
-  } else {
-    std::printf("no onnxruntime column: %s\n", onnxruntime.status().message().c_str());
-  }
+  const RunHost host(options.threads);
+  const double peak = host.peak, bandwidth = host.bandwidth;
+  const StatusOr<OnnxRuntimeInstall>& onnxruntime = host.onnxruntime;
   const ScratchDir scratch;
   const std::string model_file = scratch.Sub("task.onnx");
   std::vector<Row> rows;

@@ -348,6 +348,13 @@ void ScheduleEvaluator::IterationBox(int s, int def, int free_upto, Interval* pu
   }
 }
 
+void ScheduleEvaluator::WholeReduction(int s, int def, Interval* red) const {
+  const DefState& d = states_[s].defs[def];
+  for (int i = d.num_pure; i < d.num_dims; ++i) {
+    red[i - d.num_pure] = DimInterval(d, i, kMaxLoops, model_->stages[s].defs[def][i].extent);
+  }
+}
+
 void ScheduleEvaluator::UpdateIterationBox(int s, int def, int i, int free_upto, Interval* pure,
                                            Interval* red) const {
   const StageState& st = states_[s];
@@ -411,9 +418,7 @@ void ScheduleEvaluator::ComputeGlobalRegions() {
       const DefState& d = st.defs[def];
       if (!d.present) continue;
       Interval red[kMaxDefDims];
-      for (int i = d.num_pure; i < d.num_dims; ++i) {
-        red[i - d.num_pure] = DimInterval(d, i, kMaxLoops, m.defs[def][i].extent);
-      }
+      WholeReduction(s, def, red);
       // The consumer's loops run over its global region: a range, never a point.
       Interval pure[kMaxRank];
       for (int j = 0; j < m.rank; ++j) pure[j] = {st.global[j].lo, st.global[j].hi, false, false};
@@ -459,12 +464,9 @@ void ScheduleEvaluator::ComputeRealizations() {
         Interval region[kMaxRank];
         std::copy(touched_box(cm.value), touched_box(cm.value) + cm.rank, region);
         for (int def = 0; def < 2; ++def) {
-          const DefState& d = cs.defs[def];
-          if (!d.present) continue;
+          if (!cs.defs[def].present) continue;
           Interval whole[kMaxDefDims];
-          for (int k = d.num_pure; k < d.num_dims; ++k) {
-            whole[k - d.num_pure] = DimInterval(d, k, kMaxLoops, cm.defs[def][k].extent);
-          }
+          WholeReduction(c, def, whole);
           Touch(c, def, region, whole, /*reset=*/false);
         }
       }

@@ -92,6 +92,9 @@ class ScheduleEvaluator {
   // representative iterations. `pure` has the stage's pure dims, `red` its reduction
   // dims (LoopNestOf order).
   void IterationBox(int s, int def, int free_upto, Interval* pure, Interval* red) const;
+  // The reduction dims of definition `def` of stage `s` over all their iterations (their
+  // split ranges), into `red`.
+  void WholeReduction(int s, int def, Interval* red) const;
   // Recomputes dim `dim` of such a box only (when the loops of that dim moved across
   // free_upto): walking free_upto outwards one loop at a time changes one dim.
   void UpdateIterationBox(int s, int def, int dim, int free_upto, Interval* pure,

@@ -82,10 +82,10 @@ std::optional<ClientReply> Submit(TestClient& client, const std::vector<Pipeline
   return client.Call(submit);
 }
 
-TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) {
+// A farm on loopback: the coordinator, one worker and farm-learner.
+struct NetworkFarm {
   ScratchDir dir;
   CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
-  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
   ChildProcess worker{FARM_WORKER_BIN,
                       {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
                        "--children", "1"}};
@@ -93,6 +93,28 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
                        {"--coordinator", coordinator.endpoint(), "--models", "roofline",
                         "--threads", "1", "--poll-ms", "200"}};
   TestClient client{coordinator.endpoint()};
+
+  // Whether campaign `id` is done within `seconds`.
+  bool WaitUntilDone(const std::string& id, int seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::optional<ClientReply> status = client.Status(id);
+      if (status && status->status().campaigns_size() == 1 &&
+          status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) {
+  NetworkFarm farm;
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  const CoordinatorProcess& coordinator = farm.coordinator;
+  const ChildProcess& learner = farm.learner;
+  TestClient& client = farm.client;
 
   StatusOr<CampaignConfig> config = ParseCampaignYaml(kCampaign, "network.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
@@ -102,15 +124,7 @@ TEST(NetworkCampaignTest, TasksAreTunedAndTheAssembledNetworkIsCheckedAndTimed) 
   ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
   const std::string id = reply->submitted().id();
 
-  bool done = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(400);
-  while (!done && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::optional<ClientReply> status = client.Status(id);
-    done = status && status->status().campaigns_size() == 1 &&
-           status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE;
-  }
-  ASSERT_TRUE(done) << "learner log:\n" << learner.Log();
+  ASSERT_TRUE(farm.WaitUntilDone(id, 400)) << "learner log:\n" << learner.Log();
 
   std::vector<std::string> ids;
   for (const PipelineSpec& spec : pipelines) {
@@ -306,16 +320,10 @@ TEST(NetworkCampaignTest, ASubmissionThatIsNotTheNetworksSplitIsRefused) {
 // network assembled from them (its first template: producers in the strips) is checked
 // against the network's reference outputs and timed.
 TEST(NetworkCampaignTest, FusedTasksAreTunedAndAssembled) {
-  ScratchDir dir;
-  CoordinatorProcess coordinator{FARM_COORDINATOR_BIN, dir.Sub("store")};
-  ASSERT_FALSE(coordinator.endpoint().empty()) << coordinator.Log();
-  ChildProcess worker{FARM_WORKER_BIN,
-                      {"--coordinator", coordinator.endpoint(), "--id", "w", "--compile-slots", "1",
-                       "--children", "1"}};
-  ChildProcess learner{FARM_LEARNER_BIN,
-                       {"--coordinator", coordinator.endpoint(), "--models", "roofline",
-                        "--threads", "1", "--poll-ms", "200"}};
-  TestClient client{coordinator.endpoint()};
+  NetworkFarm farm;
+  ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
+  const ChildProcess& learner = farm.learner;
+  TestClient& client = farm.client;
   StatusOr<CampaignConfig> config = ParseCampaignYaml(kFusedCampaign, "fused.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->fusion(), FUSION_BLOCKS) << "a network campaign fuses by default";
@@ -333,15 +341,7 @@ TEST(NetworkCampaignTest, FusedTasksAreTunedAndAssembled) {
   std::optional<ClientReply> reply = Submit(client, pipelines, kFusedCampaign);
   ASSERT_TRUE(reply && reply->code() == CLIENT_OK) << (reply ? reply->error() : "no reply");
   const std::string id = reply->submitted().id();
-  bool done = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
-  while (!done && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::optional<ClientReply> status = client.Status(id);
-    done = status && status->status().campaigns_size() == 1 &&
-           status->status().campaigns(0).campaign().state() == CAMPAIGN_DONE;
-  }
-  ASSERT_TRUE(done) << "learner log:\n" << learner.Log();
+  ASSERT_TRUE(farm.WaitUntilDone(id, 300)) << "learner log:\n" << learner.Log();
   std::map<std::string, size_t> templates_measured;
   int assembled_ok = 0;
   for (const StoredMeasurementRecord& row : client.Export(id)) {
