@@ -39,13 +39,16 @@
 // for Halide's per-stage split). Each task is timed warm, as the worker times it (back-to-back
 // runs: its weights and tensors stay in the caches), and cold (each run after writing a buffer
 // larger than any cache), the two bounds of what it costs inside the network, where every layer's
-// weights and inputs come after the other layers'. --blocks is the per-block benchmark of fused
-// tasks (docs/NETWORKS.md, "The per-block benchmark"): every fused task of the networks
-// (FUSION_BLOCKS) under each of its templates (its cuts), its best beside the same layers as
-// tasks of their own (FUSION_NONE) under their templates, summed, and the contenders on the
-// block, with the bytes each moves (the block's inputs, weights and outputs once; apart, every
-// layer's) and the roofline's estimate, max(FLOPs / peak, bytes / bandwidth); the FLOP-weighted
-// geometric mean of apart / fused over the depthwise-separable blocks (goal 1.3) and over all.
+// weights and inputs come after the other layers'; and the network is timed as well as a sequence
+// of its task occurrences, each compiled alone and reading the outputs before it (checked against
+// the assembly's outputs), with each occurrence's time inside that sequence. --blocks is the
+// per-block benchmark of fused tasks (docs/NETWORKS.md, "The per-block benchmark"): every fused
+// task of the networks (FUSION_BLOCKS) under each of its templates (its cuts), its best beside the
+// same layers as tasks of their own (FUSION_NONE) under their templates, summed, and the contenders
+// on the block, with the bytes each moves (the block's inputs, weights and outputs once; apart,
+// every layer's) and the roofline's estimate, max(FLOPs / peak, bytes / bandwidth); the
+// FLOP-weighted geometric mean of apart / fused over the depthwise-separable blocks (goal 1.3) and
+// over all.
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
@@ -64,6 +67,7 @@
 #include "common/elapsed.h"
 #include "common/files.h"
 #include "common/memory.h"
+#include "common/repeats.h"
 #include "network/assemble.h"
 #include "network/tasks.h"
 #include "pipeline/halide/jit_target.h"
@@ -252,6 +256,7 @@ struct Task {
 };
 struct Network {
   std::string name;
+  PipelineSpec spec;  // the tuned network
   NetworkPartition partition;
 };
 // The network at `path` as a network campaign tunes it (TunedNetwork), in the layout
@@ -301,7 +306,7 @@ bool CollectTasks(const Options& options, std::vector<Task>& tasks,
       return false;
     }
     const std::string name = network->spec().name() == "torch_jit" ? path : network->spec().name();
-    if (networks != nullptr) networks->push_back({name, *partition});
+    if (networks != nullptr) networks->push_back({name, network->spec(), *partition});
     for (const DistinctTask& distinct : partition->distinct) {
       auto [it, added] = by_id.emplace(distinct.pipeline_id, static_cast<int>(tasks.size()));
       if (!added) {
@@ -443,39 +448,100 @@ ScheduleSpec TemplateOrReference(const ScheduleSpace& space) {
   return specs.empty() ? space.Reference() : specs.front();
 }
 
-// A schedule compiled once, timed warm (back-to-back runs, as the worker times it: its
-// weights and tensors stay in the caches) and cold (each run after writing a buffer
-// larger than the host's caches), the fastest of all rounds each.
+// A schedule compiled once (or a network as its task occurrences, each compiled on its
+// own and run in order, each reading its inputs from the outputs before it), timed warm
+// (back-to-back runs, as the worker times it: its weights and tensors stay in the caches)
+// and cold (each run after writing a buffer larger than the host's caches), the fastest
+// of all rounds each.
 struct TimedSchedule {
   std::string name;
   int weight = 1;
-  std::optional<CompiledPipeline> compiled;
+  std::vector<CompiledPipeline> compiled;  // run in order
   int repeats = 1;  // back-to-back runs per warm sample
   double warm_s = 1e30, cold_s = 1e30;
+  std::vector<double> part_s;  // each compiled part's fastest run inside the whole
+
+  StatusOr<double> Time(int runs) {
+    part_s.resize(compiled.size(), 1e30);
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < runs; ++r) {
+      for (size_t i = 0; i < compiled.size(); ++i) {
+        SCHEDFARM_ASSIGN_OR_RETURN(double seconds, compiled[i].Realize());
+        part_s[i] = std::min(part_s[i], seconds);
+      }
+    }
+    return SecondsSince(start);
+  }
 };
+
+StatusOr<CompiledPipeline> CompileSchedule(const PipelineGraph& graph, const ScheduleSpec& spec,
+                                           const Options& options) {
+  SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
+  SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
+  return CompiledPipeline::Compile(graph, lowered, options.threads);
+}
+
+// Warms `timed` up and finds the number of back-to-back runs that last 20 ms.
+Status WarmUpAndCalibrate(TimedSchedule& timed) {
+  SCHEDFARM_ASSIGN_OR_RETURN(double once, timed.Time(1));  // warm-up
+  SCHEDFARM_ASSIGN_OR_RETURN(timed.repeats, CalibrateRepeats(0.02, once, [&](int repeats) {
+                               return timed.Time(repeats);
+                             }));
+  return Status::Ok();
+}
 
 Status CompileTimed(const PipelineGraph& graph, const ScheduleSpec& spec, const Options& options,
                     TimedSchedule& timed) {
-  SCHEDFARM_ASSIGN_OR_RETURN(LoweredPipeline lowered, LowerToHalide(graph));
-  SCHEDFARM_RETURN_IF_ERROR(ApplySchedule(graph, lowered, spec));
-  SCHEDFARM_ASSIGN_OR_RETURN(CompiledPipeline compiled,
-                             CompiledPipeline::Compile(graph, lowered, options.threads));
-  SCHEDFARM_ASSIGN_OR_RETURN(double once, compiled.Realize());  // warm-up
-  SCHEDFARM_ASSIGN_OR_RETURN(timed.repeats, compiled.CalibrateRepeats(0.02, once));
-  timed.compiled.emplace(std::move(compiled));
-  return Status::Ok();
+  SCHEDFARM_ASSIGN_OR_RETURN(CompiledPipeline compiled, CompileSchedule(graph, spec, options));
+  timed.compiled.push_back(std::move(compiled));
+  return WarmUpAndCalibrate(timed);
+}
+
+// The network as its task occurrences in order, each under its distinct task's schedule
+// (`schedules`), each input bound to the output of the occurrence that computes it; its
+// network outputs checked against `expected` (the assembled network's, spec order).
+Status CompileSequence(const Network& network, const std::vector<ScheduleSpec>& schedules,
+                       const std::vector<HostTensor>& expected, const Options& options,
+                       TimedSchedule& timed) {
+  SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(network.spec));
+  const NetworkPartition& partition = network.partition;
+  std::map<std::string, std::pair<int, int>> computed;  // tensor -> (occurrence, output)
+  for (int t = 0; t < static_cast<int>(partition.tasks.size()); ++t) {
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph task,
+                               PipelineGraph::Build(OccurrenceSpec(graph, partition, t)));
+    SCHEDFARM_ASSIGN_OR_RETURN(
+        ScheduleSpec schedule,
+        OccurrenceSchedule(partition, t, schedules[partition.tasks[t].distinct]));
+    SCHEDFARM_ASSIGN_OR_RETURN(CompiledPipeline compiled, CompileSchedule(task, schedule, options));
+    for (int i = 0; i < task.spec().inputs_size(); ++i) {
+      auto it = computed.find(task.spec().inputs(i).name());
+      if (it == computed.end()) continue;  // a network input
+      SCHEDFARM_RETURN_IF_ERROR(
+          compiled.ReadInputFrom(i, timed.compiled[it->second.first], it->second.second));
+    }
+    for (int o = 0; o < task.spec().outputs_size(); ++o) computed[task.spec().outputs(o)] = {t, o};
+    timed.compiled.push_back(std::move(compiled));
+  }
+  SCHEDFARM_RETURN_IF_ERROR(timed.Time(1).status());
+  for (int i = 0; i < network.spec.outputs_size(); ++i) {
+    const auto [t, o] = computed.at(network.spec.outputs(i));
+    const Comparison c = CompareTensors(timed.compiled[t].Outputs()[o], expected[i],
+                                        DefaultTolerance(expected[i].dtype));
+    if (!c.match) return Status::Error("output '" + network.spec.outputs(i) + "': " + c.message);
+  }
+  return WarmUpAndCalibrate(timed);
 }
 
 // One round: K warm samples, then K cold runs.
 Status TimeRound(const Options& options, TimedSchedule& timed) {
   static std::vector<char> evict(512 << 20);
   for (int k = 0; k < options.samples; ++k) {
-    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, timed.compiled->TimeRealizations(timed.repeats));
+    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, timed.Time(timed.repeats));
     timed.warm_s = std::min(timed.warm_s, seconds / timed.repeats);
   }
   for (int k = 0; k < options.samples; ++k) {
     for (size_t i = 0; i < evict.size(); i += 64) ++evict[i];
-    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, timed.compiled->Realize());
+    SCHEDFARM_ASSIGN_OR_RETURN(double seconds, timed.Time(1));
     timed.cold_s = std::min(timed.cold_s, seconds);
   }
   return Status::Ok();
@@ -488,8 +554,9 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
   for (const Network& network : networks) {
     const auto started = std::chrono::steady_clock::now();
     std::vector<ScheduleSpec> schedules;
-    std::vector<TimedSchedule> timed(network.partition.distinct.size() + 1);
-    for (size_t d = 0; d < network.partition.distinct.size(); ++d) {
+    const size_t distinct = network.partition.distinct.size();
+    std::vector<TimedSchedule> timed(distinct + 2);  // the tasks, the assembled, the sequence
+    for (size_t d = 0; d < distinct; ++d) {
       const DistinctTask& task = network.partition.distinct[d];
       StatusOr<PipelineGraph> graph = PipelineGraph::Build(task.spec);
       if (!graph.ok()) {
@@ -515,12 +582,20 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
     }
     const ScheduleSpace space(*assembly, target);
     StatusOr<ScheduleSpec> spec = AssembleSchedule(network.partition, space, pointers);
-    TimedSchedule& whole = timed.back();
+    TimedSchedule& whole = timed[distinct];
     whole.name = "assembled";
     const Status compiled =
         spec.ok() ? CompileTimed(*assembly, *spec, options, whole) : spec.status();
     if (!compiled.ok()) {
       std::fprintf(stderr, "%s: assembled: %s\n", network.name.c_str(), compiled.message().c_str());
+      return 1;
+    }
+    TimedSchedule& sequence = timed[distinct + 1];
+    sequence.name = "sequence";
+    const Status sequenced =
+        CompileSequence(network, schedules, whole.compiled.front().Outputs(), options, sequence);
+    if (!sequenced.ok()) {
+      std::fprintf(stderr, "%s: sequence: %s\n", network.name.c_str(), sequenced.message().c_str());
       return 1;
     }
     for (int round = 0; round < options.rounds; ++round) {
@@ -533,19 +608,26 @@ int RunAssembled(const Options& options, const std::vector<Network>& networks) {
         }
       }
     }
+    for (size_t t = 0; t < network.partition.tasks.size(); ++t) {
+      const int d = network.partition.tasks[t].distinct;
+      std::printf("  task %2zu %-56s warm %.3f ms  in the network %.3f ms (%.2f)\n", t,
+                  timed[d].name.c_str(), timed[d].warm_s * 1e3, sequence.part_s[t] * 1e3,
+                  sequence.part_s[t] / timed[d].warm_s);
+    }
     double warm_s = 0, cold_s = 0;
-    for (size_t d = 0; d + 1 < timed.size(); ++d) {
+    for (size_t d = 0; d < distinct; ++d) {
       std::printf("  %-56s x%d  warm %.3f ms  cold %.3f ms\n", timed[d].name.c_str(),
                   timed[d].weight, timed[d].warm_s * 1e3, timed[d].cold_s * 1e3);
       warm_s += timed[d].weight * timed[d].warm_s;
       cold_s += timed[d].weight * timed[d].cold_s;
     }
     std::printf(
-        "%s: %zu distinct tasks; assembled %.3f ms (cold %.3f); its tasks' sum warm %.3f ms "
-        "(assembled / warm %.2f), cold %.3f ms (assembled / cold %.2f); %.0f s\n",
-        network.name.c_str(), network.partition.distinct.size(), whole.warm_s * 1e3,
-        whole.cold_s * 1e3, warm_s * 1e3, whole.warm_s / warm_s, cold_s * 1e3,
-        whole.warm_s / cold_s, SecondsSince(started));
+        "%s: %zu distinct tasks; assembled %.3f ms (cold %.3f); as a sequence of its tasks %.3f "
+        "ms (cold %.3f); its tasks' sum warm %.3f ms (assembled / warm %.2f, sequence / warm "
+        "%.2f), cold %.3f ms (assembled / cold %.2f); %.0f s\n",
+        network.name.c_str(), distinct, whole.warm_s * 1e3, whole.cold_s * 1e3,
+        sequence.warm_s * 1e3, sequence.cold_s * 1e3, warm_s * 1e3, whole.warm_s / warm_s,
+        sequence.warm_s / warm_s, cold_s * 1e3, whole.warm_s / cold_s, SecondsSince(started));
     std::fflush(stdout);
   }
   return 0;

@@ -31,6 +31,31 @@ StageSchedule Renamed(const NameMap& names, StageSchedule stage) {
 
 }  // namespace
 
+StatusOr<ScheduleSpec> OccurrenceSchedule(const NetworkPartition& partition, int t,
+                                          const ScheduleSpec& schedule) {
+  const NetworkTask& task = partition.tasks[t];
+  const DistinctTask& distinct = partition.distinct[task.distinct];
+  const std::string where = "task " + std::to_string(t) + " (" + distinct.summary + ")";
+  // The distinct task's pipeline is its first occurrence: names map by position.
+  const NetworkTask& first = partition.tasks[distinct.occurrences.front()];
+  NameMap names;
+  for (size_t i = 0; i < task.canonical.size(); ++i) names[first.canonical[i]] = task.canonical[i];
+  if (schedule.stages_size() != static_cast<int>(task.canonical.size())) {
+    return Status::Error(where + ": its schedule decides " +
+                         std::to_string(schedule.stages_size()) + " stages of " +
+                         std::to_string(task.canonical.size()));
+  }
+  ScheduleSpec renamed;
+  for (const StageSchedule& stage : schedule.stages()) {
+    if (!names.count(stage.stage())) {
+      return Status::Error(where + ": its schedule names stage '" + stage.stage() +
+                           "', which the task does not have");
+    }
+    *renamed.add_stages() = Renamed(names, stage);
+  }
+  return renamed;
+}
+
 StatusOr<ScheduleSpec> AssembleSchedule(const NetworkPartition& partition,
                                         const ScheduleSpace& assembly_space,
                                         const std::vector<const ScheduleSpec*>& task_schedules) {
@@ -42,9 +67,7 @@ StatusOr<ScheduleSpec> AssembleSchedule(const NetworkPartition& partition,
   std::map<std::string, StageSchedule> decisions;  // by network stage name
   for (size_t t = 0; t < partition.tasks.size(); ++t) {
     const NetworkTask& task = partition.tasks[t];
-    const DistinctTask& distinct = partition.distinct[task.distinct];
     const ScheduleSpec* schedule = task_schedules[task.distinct];
-    const std::string where = "task " + std::to_string(t) + " (" + distinct.summary + ")";
     if (schedule == nullptr) {
       for (const std::string& name : task.canonical) {
         StageSchedule root;
@@ -54,23 +77,9 @@ StatusOr<ScheduleSpec> AssembleSchedule(const NetworkPartition& partition,
       }
       continue;
     }
-    // The distinct task's pipeline is its first occurrence: names map by position.
-    const NetworkTask& first = partition.tasks[distinct.occurrences.front()];
-    NameMap names;
-    for (size_t i = 0; i < task.canonical.size(); ++i) names[first.canonical[i]] = task.canonical[i];
-    if (schedule->stages_size() != static_cast<int>(task.canonical.size())) {
-      return Status::Error(where + ": its schedule decides " +
-                           std::to_string(schedule->stages_size()) + " stages of " +
-                           std::to_string(task.canonical.size()));
-    }
-    for (const StageSchedule& stage : schedule->stages()) {
-      if (!names.count(stage.stage())) {
-        return Status::Error(where + ": its schedule names stage '" + stage.stage() +
-                             "', which the task does not have");
-      }
-      StageSchedule renamed = Renamed(names, stage);
-      decisions[renamed.stage()] = std::move(renamed);
-    }
+    SCHEDFARM_ASSIGN_OR_RETURN(ScheduleSpec renamed,
+                               OccurrenceSchedule(partition, static_cast<int>(t), *schedule));
+    for (const StageSchedule& stage : renamed.stages()) decisions[stage.stage()] = stage;
   }
 
   ScheduleSpec spec;

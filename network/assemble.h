@@ -23,4 +23,10 @@ StatusOr<ScheduleSpec> AssembleSchedule(const NetworkPartition& partition,
                                         const ScheduleSpace& assembly_space,
                                         const std::vector<const ScheduleSpec*>& task_schedules);
 
+// Distinct task schedule `schedule` (of DistinctTask::spec) for task occurrence `t`:
+// its stage names mapped to the occurrence's (OccurrenceSpec). Fails, naming the task, if
+// it does not decide the task's stages.
+StatusOr<ScheduleSpec> OccurrenceSchedule(const NetworkPartition& partition, int t,
+                                          const ScheduleSpec& schedule);
+
 }  // namespace schedfarm

@@ -17,9 +17,10 @@ namespace {
 constexpr uint64_t kTaskWeightSeed = 1;
 constexpr double kTaskWeightScale = 0.1;
 
-// The task's stages as a pipeline; `outputs` in the order given.
+// The task's stages as a pipeline; `outputs` in the order given. Its weights are the
+// network's with `network_weights`, else random (kTaskWeightSeed).
 PipelineSpec TaskSpec(const PipelineGraph& network, const NetworkTask& task, int index,
-                      const std::vector<std::string>& outputs) {
+                      const std::vector<std::string>& outputs, bool network_weights = false) {
   const PipelineSpec& net = network.spec();
   PipelineSpec spec;
   spec.set_name(net.name() + ".task" + std::to_string(index));
@@ -33,6 +34,10 @@ PipelineSpec TaskSpec(const PipelineGraph& network, const NetworkTask& task, int
       if (value.kind == Value::Kind::kStage && in_task.count(value.index)) continue;
       if (!declared.insert(v).second) continue;
       TensorDecl* decl;
+      if (value.kind == Value::Kind::kParameter && network_weights) {
+        *spec.add_parameters() = net.parameters(value.index);
+        continue;
+      }
       if (value.kind == Value::Kind::kParameter) {
         Parameter* p = spec.add_parameters();
         p->mutable_random()->set_seed(kTaskWeightSeed);
@@ -356,6 +361,12 @@ StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network, Networ
   partition.assembly.set_checked_outputs(network.spec().outputs_size());
   for (const std::string& name : boundaries) partition.assembly.add_outputs(name);
   return partition;
+}
+
+PipelineSpec OccurrenceSpec(const PipelineGraph& network, const NetworkPartition& partition,
+                            int t) {
+  const NetworkTask& task = partition.tasks[t];
+  return TaskSpec(network, task, t, task.outputs, /*network_weights=*/true);
 }
 
 }  // namespace schedfarm

@@ -125,4 +125,10 @@ inline constexpr int kMaxFusedAnchors = 3;
 StatusOr<NetworkPartition> PartitionNetwork(const PipelineGraph& network,
                                             NetworkFusion fusion = FUSION_NONE);
 
+// Task occurrence `t` of `partition` (of `network`) as a pipeline of its own, built as
+// its distinct task's spec is from its first occurrence: its stages under their network
+// names and weights, the tensors it reads from other tasks and the network's inputs as
+// its inputs, its outputs (NetworkTask::outputs).
+PipelineSpec OccurrenceSpec(const PipelineGraph& network, const NetworkPartition& partition, int t);
+
 }  // namespace schedfarm

@@ -443,6 +443,26 @@ uint32_t SpecState::TiledDims(int stage) {
   return tiled;
 }
 
+int64_t ScheduleSpaceImpl::Recomputations(const ScheduleSpace& space, int stage, int host,
+                                          const ResolvedDefinition& host_def, int q,
+                                          std::vector<int>* dims) {
+  uint32_t indexing = 0;
+  for (const StageReader& reader : space.stages_[stage].readers) {
+    if (reader.stage != host) return 1;
+    indexing = reader.indexing;
+  }
+  int64_t times = 1;
+  for (size_t i = q; i < host_def.loops.size(); ++i) {
+    const SpaceLoop& loop = host_def.loops[i];
+    if (loop.extent <= 1 || (indexing >> loop.dim & 1)) continue;
+    times *= loop.extent;
+    if (dims != nullptr && std::find(dims->begin(), dims->end(), loop.dim) == dims->end()) {
+      dims->push_back(loop.dim);
+    }
+  }
+  return times;
+}
+
 StageWindow ScheduleSpaceImpl::RootWindow(const ScheduleSpace& space, int stage) {
   const SpaceDefinition& pure = space.stages_[stage].defs[0];
   StageWindow window;
@@ -796,6 +816,21 @@ Status ScheduleSpaceImpl::CheckDecision(const ScheduleSpace& space, SpecState& s
         "it has pure loops inside: Halide 14's bounds of the region computed there are " +
         "loose and require the pipeline's inputs beyond their extent; compute the stage " +
         "inside every pure loop of '" + at.stage() + "' or at root");
+  }
+  // Loops along which the host reads none of the stage recompute all it reads of it in
+  // every iteration (rule 10 of docs/SCHEDULES.md).
+  std::vector<int> repeating;
+  const int64_t recomputed =
+      state.strict() ? Recomputations(space, stage, host, hres, q, &repeating) : 1;
+  if (recomputed > 1) {
+    std::string loops;
+    for (int d : repeating) loops += (loops.empty() ? "'" : ", '") + hdef.dims[d].name + "'";
+    return Status::Error(
+        at_where() + ": '" + at.stage() + "' reads none of '" + info.name + "' along " + loops +
+        " (a dense convolution's output channels each read every input channel, a matmul's " +
+        "columns all of a and its rows all of b), and this loop lies inside its loops of " +
+        "those dims, so '" + info.name + "' would be computed " + std::to_string(recomputed) +
+        " times over: compute it outside them, or at root");
   }
   ExtendChain(hs, host, hu == 1, q, out);
   SetClampedWindow(space, state, stage, host, hres, q, out);

@@ -250,6 +250,16 @@ uint32_t TiledDims(const Stage& consumer, int index, const std::vector<Shape>& s
   return index == 0 ? ~1u : ~2u;
 }
 
+// The consumer's loop dims whose variables index input `index` (StageReader::indexing).
+uint32_t IndexingDims(const Stage& consumer, int index) {
+  if (consumer.op() == CONV && index == 0 && consumer.attrs().groups() <= 1) {
+    return ~(1u << (consumer.shape_size() - 2));  // pure dims innermost first: M is rank - 2
+  }
+  // [..., m, n] = a [..., m, k] b [..., k, n]: pure dim 0 is n, 1 is m.
+  if (consumer.op() == MATMUL && index < 2) return ~(1u << index);
+  return ~0u;
+}
+
 }  // namespace
 
 LoopRef MakeLoopRef(const std::string& stage, const std::string& dim, int level, bool update) {
@@ -363,6 +373,7 @@ void ScheduleSpaceImpl::InitStage(ScheduleSpace& space, int s) {
       if (!ClampedAxes(consumer, index, shapes).empty()) info.read_clamped = true;
       reader.aligned = reader.aligned && ReadsWindowAligned(consumer, index, shapes);
       reader.tiled &= TiledDims(consumer, index, shapes);
+      reader.indexing |= IndexingDims(consumer, index);
     }
     info.readers.push_back(reader);
   }
@@ -864,6 +875,7 @@ NextContext ScheduleSpaceImpl::Context(const ScheduleSpace& space, SpecState& st
     const SpaceLoop& loop = loops[q];
     if (loop.extent <= 1 || loop.vectorized || loop.unrolled || q < vpos) continue;
     if (host.clamped_window && ctx.host_def->PureLoopInside(q)) continue;
+    if (Recomputations(space, ctx.stage, ctx.host, *ctx.host_def, q) > 1) continue;
     ctx.at_loops.push_back(q);
     ctx.at_defs.push_back(DefinitionsAt(
         space, ctx.stage, WindowAt(space, state, ctx.stage, ctx.host, ctx.host_update, q)));

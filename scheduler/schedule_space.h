@@ -264,7 +264,10 @@ class ScheduleSpace {
   //    of the stage (the loop nests of the consumers, through inlined ones, each
   //    nested in its own compute location). If the host is a clamped window (above),
   //    no pure loop of extent > 1 of the host lies inside the loop. No split of the
-  //    stage is larger than its window at the loop (Windows, above).
+  //    stage is larger than its window at the loop (Windows, above). Where the host
+  //    alone reads the stage, no loop from this one out (of extent > 1) is one along
+  //    whose dim it reads none of the stage (rule 10: it would be computed over in
+  //    every iteration).
   //  - store: unset, or equal to the compute location (see storage above).
   //  - storage_innermost, pack_weights, padded_copy: not on an inlined stage;
   //    storage_innermost a pure dim of the stage and not on an output; pack_weights
@@ -288,11 +291,11 @@ class ScheduleSpace {
   //  - a stage without update has an empty update schedule.
   Status Check(const ScheduleSpec& spec) const;
   // Check for a schedule that was measured, which may come from a space before rules 4
-  // to 9 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
-  // tiles, unroll with strided loads, register tiles, reduction tails): every rule but
-  // those. They refuse schedules that Halide 14 may fail to run or compute wrongly, or
-  // that spill; one measured OK ran, and its loop nest and features are as well
-  // defined as any legal schedule's.
+  // to 10 of docs/SCHEDULES.md (clamped windows, splits within the window, nested
+  // tiles, unroll with strided loads, register tiles, reduction tails, producers
+  // computed over): every rule but those. They refuse schedules that Halide 14
+  // may fail to run or compute wrongly, that spill or that recompute; one measured OK
+  // ran, and its loop nest and features are as well defined as any legal schedule's.
   Status CheckMeasured(const ScheduleSpec& spec) const;
 
   // The loops of the definition of `stage` that producers can be computed in (its
@@ -307,7 +310,7 @@ class ScheduleSpace {
   struct StageInfo;
   struct AtMemo;
 
-  // strict: rules 4 to 9 of docs/SCHEDULES.md apply.
+  // strict: rules 4 to 10 of docs/SCHEDULES.md apply.
   Status Check(const ScheduleSpec& spec, bool strict) const;
 
   const PipelineGraph& graph_;

@@ -162,7 +162,7 @@ class ScheduleSpaceImpl;
 // before `pos`). The spec may grow (RandomCompletion appends to it).
 class SpecState {
  public:
-  // strict: whether rules 4 to 9 of docs/SCHEDULES.md apply (ScheduleSpace::
+  // strict: whether rules 4 to 10 of docs/SCHEDULES.md apply (ScheduleSpace::
   // CheckMeasured leaves them out).
   SpecState(const ScheduleSpace& space, const ScheduleSpec& spec, bool strict = true);
   // The compute location of decision `pos`, the default resolved (no checks).
@@ -261,6 +261,15 @@ class ScheduleSpaceImpl {
   // ExtendChain.
   static void SetClampedWindow(const ScheduleSpace& space, SpecState& state, int stage, int host,
                                const ResolvedDefinition& host_def, int q, StageState* out);
+  // How often `stage` would be computed over at loop `q` of `host_def` (rule 10 of
+  // docs/SCHEDULES.md): the product of the extents of loop q and the loops around it
+  // along whose dims `host` reads none of the stage (StageReader::indexing), each of
+  // whose iterations reads the same region of it again, when `host` alone reads the
+  // stage, directly; 1 when none of them has an extent above 1, and when another stage
+  // reads it too (not known). `dims` receives those loops' dims.
+  static int64_t Recomputations(const ScheduleSpace& space, int stage, int host,
+                                const ResolvedDefinition& host_def, int q,
+                                std::vector<int>* dims = nullptr);
   // The stage's window at ROOT: its extents, inside no host's tile.
   static StageWindow RootWindow(const ScheduleSpace& space, int stage);
   // The window (StageState::window) of `stage` computed at loop `q` of the pure
@@ -317,11 +326,16 @@ class ScheduleSpaceImpl {
 // as they tile the consumer: every dim of an aligned read but a concatenation's axis
 // (read modulo each input's extent, the whole input), and the batch dims with m
 // (MATMUL's a) or n (its b).
+// indexing: the consumer's loop dims (bit i: SpaceDefinition::dims[i] of its update, or
+// of its pure definition without one) whose variables index the stage: every dim but a
+// dense convolution's output channels (each reads every input channel) and a matmul's
+// n for a (each column reads all of a) or m for b.
 struct StageReader {
   int stage = 0;
   int defs = 0;
   bool aligned = false;
   uint32_t tiled = 0;
+  uint32_t indexing = 0;
 };
 
 // The stage's option structure, built once by the constructor.

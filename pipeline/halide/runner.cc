@@ -303,6 +303,31 @@ StatusOr<int> CompiledPipeline::CalibrateRepeats(double min_sample_seconds,
                                      [&](int repeats) { return TimeRealizations(repeats, error_kind); });
 }
 
+Status CompiledPipeline::ReadInputFrom(int input, const CompiledPipeline& producer, int output) {
+  Impl& impl = *impl_;
+  if (input < 0 || input >= static_cast<int>(impl.lowered.inputs.size()) || output < 0 ||
+      output >= static_cast<int>(producer.impl_->outputs.size())) {
+    return Status::Error(impl.where + ": no input " + std::to_string(input) + " or no output " +
+                         std::to_string(output) + " of " + producer.impl_->where);
+  }
+  const Halide::Buffer<>& buffer = producer.impl_->outputs[output];
+  const Halide::ImageParam& param = impl.lowered.inputs[input];
+  const Halide::Buffer<>& bound = param.get();
+  bool same = buffer.type() == bound.type() && buffer.dimensions() == bound.dimensions();
+  for (int d = 0; same && d < buffer.dimensions(); ++d) {
+    same = buffer.dim(d).min() == bound.dim(d).min() &&
+           buffer.dim(d).extent() == bound.dim(d).extent() &&
+           buffer.dim(d).stride() == bound.dim(d).stride();
+  }
+  if (!same) {
+    return Status::Error(impl.where + ": input '" + param.name() +
+                         "' does not have the shape, type " + "and storage order of output " +
+                         std::to_string(output) + " of " + producer.impl_->where);
+  }
+  impl.lowered.inputs[input].set(buffer);
+  return Status::Ok();
+}
+
 std::vector<HostTensor> CompiledPipeline::Outputs() const {
   std::vector<HostTensor> outputs;
   for (size_t i = 0; i < impl_->outputs.size(); ++i) {

@@ -75,6 +75,11 @@ class CompiledPipeline {
   // left them.
   std::vector<HostTensor> Outputs() const;
 
+  // Binds input `input` (spec order) to output buffer `output` of `producer`, so that
+  // realizing `producer` and then this pipeline passes the tensor without a copy (a
+  // network run task after task). The shapes, types and storage orders must be equal.
+  Status ReadInputFrom(int input, const CompiledPipeline& producer, int output);
+
   CompiledPipeline(CompiledPipeline&&) noexcept;
   CompiledPipeline& operator=(CompiledPipeline&&) noexcept;
   ~CompiledPipeline();

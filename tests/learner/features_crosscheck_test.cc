@@ -518,6 +518,9 @@ TEST(HandWrittenCrossCheck, SchedulesOutsideTheSampledFamily) {
   deep.mutable_stages(1)->Clear();
   deep.mutable_stages(1)->set_stage(conv);
   deep.mutable_stages(1)->set_compute(ROOT);
+  deep.mutable_stages(2)->Clear();  // not inside conv's output channels (rule 10)
+  deep.mutable_stages(2)->set_stage(relu);
+  deep.mutable_stages(2)->set_compute(INLINE);
   ASSERT_TRUE(space.Check(deep).ok()) << space.Check(deep).ToString();
   const Featurizer featurizer(space);
   PipelineFeatures f;

@@ -440,23 +440,34 @@ TEST(ScheduleSpaceTest, LocationOptionsFollowTheHostRules) {
   // out [1, 8, 10, 10] unsplit: d3, d2, d1 have extent > 1; d0 (batch) does not.
   EXPECT_EQ(at_loops, (std::set<std::string>{"d1", "d2", "d3"}));
 
-  // act is read by conv's update: AT options are loops of conv's update.
-  StageSchedule conv;
-  conv.set_stage(c.conv);
-  conv.set_compute(ROOT);
-  partial = With(partial, conv);
-  bool saw_at = false, saw_inline = false;
-  f->ForEachOption(partial, [&](const StageSchedule& o) {
-    if (o.compute() == INLINE) saw_inline = true;
-    if (o.compute() == AT) {
-      saw_at = true;
-      EXPECT_EQ(o.compute_at().stage(), c.conv);
-      EXPECT_TRUE(o.compute_at().update());
+  // act is read by conv's update: AT options are loops of conv's update, none inside
+  // its output channels' loop (d1: each reads every input channel, rule 10), which by
+  // default encloses every loop of extent > 1.
+  for (bool channels_inner : {false, true}) {
+    StageSchedule conv;
+    conv.set_stage(c.conv);
+    conv.set_compute(ROOT);
+    if (channels_inner) {
+      for (const char* dim : {"d1", "rk1", "rk0", "rc", "d3", "d2", "d0"}) {
+        *conv.mutable_update()->add_loop_order() = Ref(c.conv, dim, 0, /*update=*/true);
+      }
     }
-    return true;
-  });
-  EXPECT_TRUE(saw_at);
-  EXPECT_TRUE(saw_inline);
+    const ScheduleSpec decided = With(partial, conv);
+    ASSERT_TRUE(f->Check(decided).ok()) << f->Check(decided).ToString();
+    bool saw_at = false, saw_inline = false;
+    f->ForEachOption(decided, [&](const StageSchedule& o) {
+      if (o.compute() == INLINE) saw_inline = true;
+      if (o.compute() == AT) {
+        saw_at = true;
+        EXPECT_EQ(o.compute_at().stage(), c.conv);
+        EXPECT_TRUE(o.compute_at().update());
+        EXPECT_NE(o.compute_at().dim(), "d1");
+      }
+      return true;
+    });
+    EXPECT_EQ(saw_at, channels_inner);
+    EXPECT_TRUE(saw_inline);
+  }
 }
 
 TEST(ScheduleSpaceTest, StageReadBySeveralHostsHasNoAtOption) {
@@ -929,6 +940,89 @@ TEST(ScheduleSpaceTest, PureLoopsInsideReductionTailsAreVectorized) {
                 "loop, split the reduction by a factor that divides it, or move the reduction "
                 "loops");
   EXPECT_TRUE(f->CheckMeasured(refused).ok()) << f->CheckMeasured(refused).ToString();
+}
+
+// Rule 10 of docs/SCHEDULES.md: a producer computed inside a loop of its consumer along
+// which the consumer reads none of it (a dense convolution's output channels) would be
+// computed over in every iteration of that loop: the space offers no such loop and Check
+// refuses it naming both stages; loops outside it, and a consumer that reads the
+// producer along that dim (a depthwise convolution), keep their options.
+TEST(ScheduleSpaceTest, NothingIsComputedOverInEveryIterationOfALoopThatDoesNotReadIt) {
+  auto chain = [](bool depthwise) {
+    PipelineBuilder b("fused_chain");
+    const std::string expand = b.Conv2d(b.Input("x", {1, 8, 8, 8}), 16, 1);
+    const std::string consumer = depthwise ? b.DepthwiseConv2d(expand, 1) : b.Conv2d(expand, 4, 1);
+    b.Output(consumer);
+    return std::make_pair(b.Finish().value(), std::make_pair(expand, consumer));
+  };
+  // The consumer decided with its update's loops in `order` (innermost first; d1 is its
+  // output channels), or by default (rk1, rk0, rc, d3, d2, d1, d0).
+  auto consumer_decided = [](const Fixture& f, const std::string& consumer,
+                             const std::vector<std::string>& order) {
+    ScheduleSpec partial = f->Empty();
+    StageSchedule decision = f->WithDefaults(f->Empty()).stages(0);
+    EXPECT_EQ(decision.stage(), consumer);
+    if (!order.empty()) {
+      decision.mutable_update()->clear_loop_order();
+      for (const std::string& dim : order) {
+        *decision.mutable_update()->add_loop_order() = Ref(consumer, dim, 0, /*update=*/true);
+      }
+    }
+    *partial.add_stages() = decision;
+    EXPECT_TRUE(f->Check(partial).ok()) << f->Check(partial).ToString();
+    return partial;
+  };
+  auto at_dims = [](const Fixture& f, const ScheduleSpec& partial) {
+    std::set<std::string> dims;
+    f->ForEachOption(partial, [&](const StageSchedule& o) {
+      if (o.compute() == AT) dims.insert(o.compute_at().dim());
+      return true;
+    });
+    return dims;
+  };
+  auto expand_at = [](const ScheduleSpec& partial, const std::string& expand,
+                      const std::string& consumer, const std::string& dim) {
+    StageSchedule s;
+    s.set_stage(expand);
+    s.set_compute(AT);
+    *s.mutable_compute_at() = Ref(consumer, dim, 0, /*update=*/true);
+    ScheduleSpec spec = With(partial, s);
+    spec.set_partial(false);
+    return spec;
+  };
+  auto refusal = [](const std::string& expand, const std::string& project, const std::string& dim) {
+    return "stage '" + expand + "': compute_at " + project + "." + dim + " level 0 (update): '" +
+           project + "' reads none of '" + expand +
+           "' along 'd1' (a dense convolution's output channels each read every input "
+           "channel, a matmul's columns all of a and its rows all of b), and this loop lies "
+           "inside its loops of those dims, so '" +
+           expand + "' would be computed 4 times over: compute it outside them, or at root";
+  };
+
+  const auto [dense_spec, dense] = chain(false);
+  const auto& [expand, project] = dense;
+  Fixture f = Make(dense_spec);
+  // By default every loop of extent above 1 lies inside the output channels' loop.
+  const ScheduleSpec natural = consumer_decided(f, project, {});
+  EXPECT_TRUE(at_dims(f, natural).empty());
+  const ScheduleSpec inside = expand_at(natural, expand, project, "d2");
+  EXPECT_EQ(f->Check(inside).message(), refusal(expand, project, "d2"));
+  EXPECT_TRUE(f->CheckMeasured(inside).ok()) << f->CheckMeasured(inside).ToString();
+  // With the output channels innermost, the loops outside them are the options.
+  const ScheduleSpec channels_inner =
+      consumer_decided(f, project, {"d1", "rk1", "rk0", "rc", "d3", "d2", "d0"});
+  EXPECT_EQ(at_dims(f, channels_inner), (std::set<std::string>{"rc", "d3", "d2"}));
+  EXPECT_TRUE(f->Check(expand_at(channels_inner, expand, project, "rc")).ok());
+  EXPECT_EQ(f->Check(expand_at(channels_inner, expand, project, "d1")).message(),
+            refusal(expand, project, "d1"));
+
+  // A depthwise convolution reads each channel of its input along its own channels.
+  const auto [depthwise_spec, depthwise] = chain(true);
+  Fixture g = Make(depthwise_spec);
+  const ScheduleSpec g_natural = consumer_decided(g, depthwise.second, {});
+  EXPECT_TRUE(at_dims(g, g_natural).count("d1"));
+  const ScheduleSpec kept = expand_at(g_natural, depthwise.first, depthwise.second, "d1");
+  EXPECT_TRUE(g->Check(kept).ok()) << g->Check(kept).ToString();
 }
 
 // Rule 4 of docs/SCHEDULES.md: a stage read through clamped indices (padding) and
