@@ -33,11 +33,11 @@ PipelineSpec TaskSpec(const PipelineGraph& network, const NetworkTask& task, int
       const Value& value = network.value(v);
       if (value.kind == Value::Kind::kStage && in_task.count(value.index)) continue;
       if (!declared.insert(v).second) continue;
-      TensorDecl* decl;
       if (value.kind == Value::Kind::kParameter && network_weights) {
         *spec.add_parameters() = net.parameters(value.index);
         continue;
       }
+      TensorDecl* decl;
       if (value.kind == Value::Kind::kParameter) {
         Parameter* p = spec.add_parameters();
         p->mutable_random()->set_seed(kTaskWeightSeed);

@@ -321,7 +321,7 @@ Status CompiledPipeline::ReadInputFrom(int input, const CompiledPipeline& produc
   }
   if (!same) {
     return Status::Error(impl.where + ": input '" + param.name() +
-                         "' does not have the shape, type " + "and storage order of output " +
+                         "' does not have the shape, type and storage order of output " +
                          std::to_string(output) + " of " + producer.impl_->where);
   }
   impl.lowered.inputs[input].set(buffer);

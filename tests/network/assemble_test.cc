@@ -149,8 +149,9 @@ TEST(Assemble, ANetworkRunAsItsTaskOccurrencesComputesItsOutputs) {
           compiled->ReadInputFrom(i, occurrences[it->second.first], it->second.second);
       ASSERT_TRUE(bound.ok()) << bound.ToString();
     }
-    for (int o = 0; o < task->spec().outputs_size(); ++o)
+    for (int o = 0; o < task->spec().outputs_size(); ++o) {
       computed[task->spec().outputs(o)] = {t, o};
+    }
     occurrences.push_back(std::move(*compiled));
   }
   for (CompiledPipeline& occurrence : occurrences) ASSERT_TRUE(occurrence.Realize().ok());
