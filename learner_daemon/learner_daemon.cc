@@ -157,6 +157,7 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     pipeline.graph = std::make_unique<PipelineGraph>(std::move(graph));
     TargetParams target;
     target.vector_bytes = CampaignVectorBytes(data->config.workers());
+    target.cores = std::max(1, data->config.measurement().threads());
     pipeline.space = std::make_unique<ScheduleSpace>(*pipeline.graph, target);
     pipeline.id = pipeline.space->pipeline_id();
     pipeline.featurizer = std::make_unique<Featurizer>(*pipeline.space);

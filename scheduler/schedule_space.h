@@ -143,16 +143,9 @@
 #include "common/status.h"
 #include "pipeline/graph.h"
 #include "schedfarm.pb.h"
+#include "scheduler/target.h"
 
 namespace schedfarm {
-
-// What the space needs of the machine that will run the schedules.
-struct TargetParams {
-  int vector_bytes = 32;  // AVX2; 64 with AVX-512
-  int cores = 2;
-  // 32 with 64-byte vectors (AVX-512), 16 otherwise (AVX2).
-  int vector_registers() const { return vector_bytes >= 64 ? 32 : 16; }
-};
 
 // Whether a register tile of `vectors` x `rows` accumulators fits in `registers`
 // vector registers beside the operands of one step: a row of `vectors` loaded vectors
