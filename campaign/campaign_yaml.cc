@@ -871,6 +871,22 @@ bool LearnerProposes(const CampaignConfig& config) {
          (strategy != nullptr && strategy->uses_model);
 }
 
+bool WorkerServes(const CampaignConfig& config, const HostFingerprint& host) {
+  if (host.replay_dataset() != config.replay().dataset_id()) return false;
+  const WorkerRequirements& need = config.workers();
+  if (host.cores() < need.min_cores()) return false;
+  const auto has = [](const auto& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+  };
+  for (const std::string& isa : need.isa()) {
+    if (!has(host.isa_flags(), isa)) return false;
+  }
+  for (const std::string& label : need.labels()) {
+    if (!has(host.labels(), label)) return false;
+  }
+  return true;
+}
+
 std::string CampaignConfigToJson(const CampaignConfig& config) {
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;

@@ -38,6 +38,11 @@ int64_t BenchmarkLimit(const Budget& budget);
 // proposes random candidates itself.
 bool LearnerProposes(const CampaignConfig& config);
 
+// Whether a worker with this fingerprint meets the campaign's worker requirements
+// (ISA flags, cores, labels); a replay worker serves only replay campaigns of its
+// dataset, and only it serves them.
+bool WorkerServes(const CampaignConfig& config, const HostFingerprint& host);
+
 // The canonical JSON of a config (Campaign.config_json): proto field names, every
 // field printed, fields in field-number order, so equal configs give equal text.
 std::string CampaignConfigToJson(const CampaignConfig& config);

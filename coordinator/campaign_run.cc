@@ -98,19 +98,7 @@ const PipelineSpec* CampaignRun::pipeline(const std::string& pipeline_id) const 
   return it == entry_by_id_.end() ? nullptr : &entries_[it->second].spec;
 }
 
-bool CampaignRun::Accepts(const HostFingerprint& host) const {
-  // A replay worker serves only replay campaigns of its dataset, and only it serves them.
-  if (host.replay_dataset() != config_.replay().dataset_id()) return false;
-  const WorkerRequirements& need = config_.workers();
-  if (host.cores() < need.min_cores()) return false;
-  for (const std::string& isa : need.isa()) {
-    if (!Contains(host.isa_flags(), isa)) return false;
-  }
-  for (const std::string& label : need.labels()) {
-    if (!Contains(host.labels(), label)) return false;
-  }
-  return true;
-}
+bool CampaignRun::Accepts(const HostFingerprint& host) const { return WorkerServes(config_, host); }
 
 std::string CampaignRun::Key(const std::string& pipeline_id, const std::string& slot) {
   return pipeline_id + '\0' + slot;

@@ -32,7 +32,7 @@ using features_internal::StageState;
 
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 constexpr int kLoopSlots = 8;       // loops of the main definition, innermost first
 constexpr int kAccessSlots = 3;     // inputs with an access matrix
 constexpr int kMatrixDims = 5;      // access matrix: 5 x 5
@@ -110,6 +110,14 @@ struct InvariantRow {
   double patterns[kNumPatterns] = {};
   double from_stage = 0, from_input = 0, from_parameter = 0;
   double num_inputs = 0, num_consumers = 0, depth = 0;
+  // The host that runs the schedule (scheduler/target.h), the same on every stage, and
+  // the stage's roofline times on it: its flops at the host's peak, its bytes at the
+  // host's bandwidth (0 where the host did not measure them).
+  struct Host {
+    double vector_bytes = 0, vector_registers = 0, threads = 0, peak_gflops = 0, bandwidth_gbps = 0,
+           l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
+    double compute_seconds = 0, memory_seconds = 0;
+  } host;
   struct Slot {
     double refs = 0, kind = 0, in_update = 0;
     double matrix[kMatrixDims][kMatrixDims] = {};
@@ -151,6 +159,16 @@ void EmitInvariant(const InvariantRow& r, Sink& sink) {
   sink("num_inputs", r.num_inputs);
   sink("num_consumers", r.num_consumers);
   sink("depth", r.depth);
+  sink("host_vector_bytes", r.host.vector_bytes);
+  sink("host_vector_registers", r.host.vector_registers);
+  sink("host_threads", r.host.threads);
+  sink("host_peak_gflops", r.host.peak_gflops);
+  sink("host_bandwidth_gbps", r.host.bandwidth_gbps);
+  sink("host_l1d_bytes", r.host.l1d_bytes);
+  sink("host_l2_bytes", r.host.l2_bytes);
+  sink("host_l3_bytes", r.host.l3_bytes);
+  sink("host_compute_seconds", r.host.compute_seconds);
+  sink("host_memory_seconds", r.host.memory_seconds);
   for (int k = 0; k < kAccessSlots; ++k) {
     const InvariantRow::Slot& slot = r.slots[k];
     sink(Indexed{"input", k, "_refs"}, slot.refs);
@@ -167,7 +185,8 @@ int OpIndex(OpKind op) {
   return k >= 0 && k < kNumOpKinds ? k : -1;
 }
 
-InvariantRow MakeInvariantRow(const PipelineGraph& graph, const PipelineModel& model, int s) {
+InvariantRow MakeInvariantRow(const PipelineGraph& graph, const PipelineModel& model,
+                              const TargetParams& target, int s) {
   const StageModel& m = model.stages[s];
   const Stage& stage = graph.stage(s);
   InvariantRow r;
@@ -231,6 +250,18 @@ InvariantRow MakeInvariantRow(const PipelineGraph& graph, const PipelineModel& m
   r.num_inputs = static_cast<double>(m.inputs.size());
   r.num_consumers = static_cast<double>(m.consumers.size());
   r.depth = m.depth;
+  r.host.vector_bytes = target.vector_bytes;
+  r.host.vector_registers = target.vector_registers();
+  r.host.threads = target.cores;
+  r.host.peak_gflops = target.peak_gflops;
+  r.host.bandwidth_gbps = target.bandwidth_gbps;
+  r.host.l1d_bytes = static_cast<double>(target.l1d_bytes);
+  r.host.l2_bytes = static_cast<double>(target.l2_bytes);
+  r.host.l3_bytes = static_cast<double>(target.l3_bytes);
+  if (target.peak_gflops > 0) r.host.compute_seconds = cost.flops / (target.peak_gflops * 1e9);
+  if (target.bandwidth_gbps > 0) {
+    r.host.memory_seconds = (cost.bytes_read + cost.bytes_written) / (target.bandwidth_gbps * 1e9);
+  }
   return r;
 }
 
@@ -601,7 +632,7 @@ Featurizer::Featurizer(const ScheduleSpace& space)
   invariant_.invariant.assign(static_cast<size_t>(n) * schema.invariant_names.size(), 0.f);
   for (int s = 0; s < n; ++s) {
     ValueSink sink(&invariant_.invariant[s * schema.invariant_names.size()]);
-    EmitInvariant(MakeInvariantRow(graph, *model_, s), sink);
+    EmitInvariant(MakeInvariantRow(graph, *model_, space.target(), s), sink);
   }
   for (int s = 0; s < n; ++s) {
     for (const InputAccess& acc : model_->stages[s].inputs) {

@@ -16,6 +16,7 @@
 #include "common/elapsed.h"
 #include "common/mutex.h"
 #include "learner/features.h"
+#include "learner/host_featurizers.h"
 #include "learner/model.h"
 #include "learner/value_targets.h"
 #include "learner_daemon/compute_gate.h"
@@ -89,6 +90,8 @@ struct CampaignData {
   struct PipelineData {
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
+    // The space the searches walk and the features they score: the campaign's vector
+    // width and threads on the host of a worker that serves it (ServingWorker).
     std::unique_ptr<ScheduleSpace> space;
     std::unique_ptr<Featurizer> featurizer;
     std::unique_ptr<PipelineSearch> search;  // per-pipeline model strategies only
@@ -105,6 +108,8 @@ struct CampaignData {
   std::vector<PipelineData> pipelines;
   std::map<std::string, size_t> pipeline_index;
   uint64_t next_seq = 0;
+  // Each measurement is a sample featurized on the host that measured it.
+  HostFeaturizers featurizers;
   std::vector<Sample> samples;
   int64_t since_training = 0;
   std::map<std::string, TrainedModel> newest;  // by kind, trained on this campaign
@@ -163,7 +168,12 @@ struct LearnerDaemon::State {
   // The coordinator's reply, or an error for a transport failure or a refusal.
   StatusOr<ClientReply> Call(ClientRequest request);
 
-  Status Load(const Campaign& campaign, CampaignData* data);
+  // A live worker that serves the campaign (WorkerServes) and the audits trust, or none.
+  StatusOr<std::optional<HostFingerprint>> ServingWorker(const CampaignConfig& config);
+  // The campaign's pipelines, spaces and searches; `worker`: the host the searches
+  // featurize for (none: the campaign's target without a host's speed or caches).
+  Status Load(const Campaign& campaign, const std::optional<HostFingerprint>& worker,
+              CampaignData* data);
   // A replay campaign's dataset: each pipeline's pool and the held-out samples.
   Status LoadReplay(CampaignData* data, std::vector<std::vector<PoolSchedule>>* pools);
   Status CompleteIfExhausted(CampaignData& data);

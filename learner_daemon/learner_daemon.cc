@@ -130,10 +130,9 @@ Status LearnerDaemon::State::LoadReplay(CampaignData* data,
   }
   for (const auto& [id, measurements] : by_pipeline) {
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(*specs.at(id)));
-    const ScheduleSpace space(graph);
-    const Featurizer featurizer(space);
+    HostFeaturizers featurizers;
     for (const Measurement* m : measurements) {
-      SCHEDFARM_ASSIGN_OR_RETURN(Sample sample, SampleOf(*m, featurizer));
+      SCHEDFARM_ASSIGN_OR_RETURN(Sample sample, featurizers.SampleOf(graph, *m));
       data->replay_held_out.push_back(std::move(sample));
     }
   }
@@ -145,9 +144,30 @@ Status LearnerDaemon::State::LoadReplay(CampaignData* data,
   return Status::Ok();
 }
 
-Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) {
+StatusOr<std::optional<HostFingerprint>> LearnerDaemon::State::ServingWorker(
+    const CampaignConfig& config) {
+  ClientRequest request;
+  request.mutable_workers();
+  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply workers, Call(request));
+  for (const WorkerStatus& worker : workers.workers().workers()) {
+    const bool alive = worker.state() == WORKER_BUSY || worker.state() == WORKER_IDLE;
+    if (alive && !worker.record().flagged() && WorkerServes(config, worker.record().host())) {
+      return std::optional<HostFingerprint>(worker.record().host());
+    }
+  }
+  return std::optional<HostFingerprint>();
+}
+
+Status LearnerDaemon::State::Load(const Campaign& campaign,
+                                  const std::optional<HostFingerprint>& worker,
+                                  CampaignData* data) {
   data->id = campaign.id();
   SCHEDFARM_ASSIGN_OR_RETURN(data->config, CampaignConfigFromJson(campaign.config_json()));
+  const int threads = std::max(1, data->config.measurement().threads());
+  TargetParams target = worker ? TargetOf(*worker, threads) : TargetParams();
+  target.cores = threads;
+  // The width of the campaign's space, which the coordinator checks proposals against.
+  target.vector_bytes = CampaignVectorBytes(data->config.workers());
   ClientRequest request;
   request.mutable_pipelines()->set_campaign(campaign.id());
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
@@ -155,9 +175,6 @@ Status LearnerDaemon::State::Load(const Campaign& campaign, CampaignData* data) 
     SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph, PipelineGraph::Build(spec));
     CampaignData::PipelineData pipeline;
     pipeline.graph = std::make_unique<PipelineGraph>(std::move(graph));
-    TargetParams target;
-    target.vector_bytes = CampaignVectorBytes(data->config.workers());
-    target.cores = std::max(1, data->config.measurement().threads());
     pipeline.space = std::make_unique<ScheduleSpace>(*pipeline.graph, target);
     pipeline.id = pipeline.space->pipeline_id();
     pipeline.featurizer = std::make_unique<Featurizer>(*pipeline.space);
@@ -257,7 +274,7 @@ Status LearnerDaemon::State::Follow(CampaignData& data) {
                                                           m.candidate().schedule(), median,
                                                           m.stats().stddev_seconds()});
       }
-      StatusOr<Sample> sample = SampleOf(m, *entry.featurizer);
+      StatusOr<Sample> sample = data.featurizers.SampleOf(*entry.graph, m);
       if (!sample.ok()) {
         LogEvent("warn", "sample_skipped",
                  {{"campaign", data.id},
@@ -511,26 +528,16 @@ StatusOr<std::optional<TrainedModel>> LearnerDaemon::State::NewestStoredModel(
 // kind, schema or host kind) is refused and none found is said so; either way the
 // campaign goes on as without one.
 StatusOr<bool> LearnerDaemon::State::SeedPretrained(CampaignData& data) {
-  ClientRequest request;
-  request.mutable_workers();
-  SCHEDFARM_ASSIGN_OR_RETURN(ClientReply workers, Call(request));
-  const HostFingerprint* host = nullptr;
-  for (const WorkerStatus& worker : workers.workers().workers()) {
-    const bool alive = worker.state() == WORKER_BUSY || worker.state() == WORKER_IDLE;
-    if (alive && worker.record().host().replay_dataset().empty() && !worker.record().flagged()) {
-      host = &worker.record().host();
-      break;
-    }
-  }
-  if (host == nullptr) return false;
+  SCHEDFARM_ASSIGN_OR_RETURN(const std::optional<HostFingerprint> host, ServingWorker(data.config));
+  if (!host) return false;
   const std::string& model_from = data.config.strategy().model_from();
   const std::string kind = StrategyModel(data.config);
   data.seeded = true;
   bool found = false;
-  std::string why_none;
+  std::string why_none, host_note;
   StatusOr<PretrainedModel> pretrained =
       ResolvePretrained(options.pretrained_dir, model_from, kind, CurrentFeatureSchema().version,
-                        *host, &found, &why_none);
+                        *host, &found, &why_none, &host_note);
   if (!pretrained.ok()) {
     LogEvent("warn", "pretrained_refused",
              {{"campaign", data.id}, {"model_from", model_from},
@@ -538,8 +545,7 @@ StatusOr<bool> LearnerDaemon::State::SeedPretrained(CampaignData& data) {
     return true;
   }
   if (!found) {
-    LogEvent("warn", "pretrained_missing",
-             {{"campaign", data.id}, {"why", why_none + ": the campaign starts cold"}});
+    LogEvent("warn", "pretrained_missing", {{"campaign", data.id}, {"why", why_none}});
     return true;
   }
   StatusOr<TrainedModel> model = LoadStoredModel(pretrained->model());
@@ -555,8 +561,10 @@ StatusOr<bool> LearnerDaemon::State::SeedPretrained(CampaignData& data) {
   data.scorer = *model;
   data.newest[kind] = std::move(*model);
   LogEvent("info", "model_seeded",
-           {{"campaign", data.id}, {"model", data.scorer.version},
-            {"from", PretrainedPath(options.pretrained_dir, pretrained->name())}});
+           {{"campaign", data.id},
+            {"model", data.scorer.version},
+            {"from", PretrainedPath(options.pretrained_dir, pretrained->name())},
+            {"host", host_note.empty() ? "the model's own host kind" : host_note}});
   SearchUnder(data);
   return true;
 }
@@ -597,7 +605,7 @@ StatusOr<bool> LearnerDaemon::State::Seed(CampaignData& data) {
     data.scorer = std::move(*stored);
   } else {
     CampaignData trained;
-    SCHEDFARM_RETURN_IF_ERROR(Load(*source, &trained));
+    SCHEDFARM_RETURN_IF_ERROR(Load(*source, std::nullopt, &trained));
     SCHEDFARM_RETURN_IF_ERROR(Follow(trained));
     std::vector<NamedMetrics> table;
     SCHEDFARM_RETURN_IF_ERROR(Train(trained, &table, {strategy.model()}));
@@ -791,7 +799,15 @@ StatusOr<std::unique_ptr<LearnerDaemon>> LearnerDaemon::Create(const LearnerOpti
 Status LearnerDaemon::State::Step(CampaignData& data, const CampaignStatus& status,
                                   bool added) {
   const Campaign& campaign = status.campaign();
-  if (added) SCHEDFARM_RETURN_IF_ERROR(Load(campaign, &data));
+  if (added) {
+    SCHEDFARM_ASSIGN_OR_RETURN(const CampaignConfig config,
+                               CampaignConfigFromJson(campaign.config_json()));
+    SCHEDFARM_ASSIGN_OR_RETURN(const std::optional<HostFingerprint> worker, ServingWorker(config));
+    // A campaign the learner proposes for waits for a worker: its searches featurize
+    // schedules for that worker's host.
+    if (!worker && LearnerProposes(config)) return Status::Ok();
+    SCHEDFARM_RETURN_IF_ERROR(Load(campaign, worker, &data));
+  }
   SCHEDFARM_RETURN_IF_ERROR(Follow(data));
   if (added) SCHEDFARM_RETURN_IF_ERROR(Resume(data));
   if (data.network && LearnerProposes(data.config) && campaign.state() == CAMPAIGN_RUNNING) {
@@ -874,7 +890,7 @@ void LearnerDaemon::State::FollowCampaign(const std::string& id, const std::atom
         ComputeGate::Hold hold = gate->Foreground();
         return Step(data, status, !loaded);
       }();
-      if (step.ok() || !data.pipelines.empty()) loaded = true;
+      if (!data.pipelines.empty()) loaded = true;  // (empty: waiting for a serving worker)
       if (!step.ok()) {
         LogEvent("warn", "campaign_step_failed", {{"campaign", id}, {"error", step.message()}});
         if (!loaded) data = CampaignData();  // loaded again next turn
@@ -975,7 +991,7 @@ StatusOr<std::vector<NamedMetrics>> LearnerDaemon::TrainCampaign(const std::stri
     return Status::Error("the coordinator has no campaign '" + campaign_id + "'");
   }
   CampaignData data;
-  SCHEDFARM_RETURN_IF_ERROR(s.Load(reply.status().campaigns(0).campaign(), &data));
+  SCHEDFARM_RETURN_IF_ERROR(s.Load(reply.status().campaigns(0).campaign(), std::nullopt, &data));
   SCHEDFARM_RETURN_IF_ERROR(s.Follow(data));
   if (static_cast<int>(data.samples.size()) < s.options.min_training_samples) {
     return Status::Error("campaign '" + campaign_id + "' has " +

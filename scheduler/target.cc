@@ -1,9 +1,18 @@
 #include "scheduler/target.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace schedfarm {
 namespace {
+
+// `value` rounded to the nearest quarter octave (a power of 2^(1/4)), so that hosts of
+// one kind, whose measured peaks and bandwidths differ by the noise of a quarter
+// second's measurement, describe themselves alike. 0 stays 0.
+double QuarterOctave(double value) {
+  if (!(value > 0)) return 0;
+  return std::exp2(std::round(std::log2(value) * 4) / 4);
+}
 
 // The value at the largest thread count up to `threads` (0 when none is).
 double AtThreads(const google::protobuf::Map<int32_t, double>& by_threads, int threads) {
@@ -34,8 +43,8 @@ TargetParams TargetOf(const HostFingerprint& host, int threads) {
   TargetParams target;
   target.vector_bytes = VectorBytesOfHalideTarget(host.halide_target());
   target.cores = threads > 0 ? threads : (host.cores() > 0 ? host.cores() : target.cores);
-  target.peak_gflops = AtThreads(host.peak_gflops(), target.cores);
-  target.bandwidth_gbps = AtThreads(host.bandwidth_gbps(), target.cores);
+  target.peak_gflops = QuarterOctave(AtThreads(host.peak_gflops(), target.cores));
+  target.bandwidth_gbps = QuarterOctave(AtThreads(host.bandwidth_gbps(), target.cores));
   target.l1d_bytes = host.l1d_bytes();
   target.l2_bytes = host.l2_bytes();
   target.l3_bytes = host.l3_bytes();

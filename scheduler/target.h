@@ -31,7 +31,9 @@ int VectorBytesOfHalideTarget(const std::string& halide_target);
 
 // The target of a worker with this fingerprint running schedules on `threads` threads:
 // the vector width of its Halide target, its caches, and its peak and bandwidth at the
-// largest thread count it measured them at up to `threads` (0 when none).
+// largest thread count it measured them at up to `threads` (0 when none), each rounded
+// to a quarter octave so that hosts of one kind share one description. `threads` 0:
+// the host's cores.
 TargetParams TargetOf(const HostFingerprint& host, int threads);
 
 // The name of a vector width as the farm names a kind of host by it: "avx512" (64

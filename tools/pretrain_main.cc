@@ -1,23 +1,29 @@
 // farm-pretrain: trains a pretrained model (pretrained/pretrained.h) of one kind on
-// recorded datasets of one kind of host, and shows one.
+// recorded datasets of one or several kinds of host, and shows one.
 //
 //   farm-pretrain --kind K --dataset FILE [--dataset FILE...] --output-dir DIR
 //                 [--held-out F] [--seed N] [--threads N] [--epochs N] [--ensemble N]
 //                 [--early-stopping]
 //   farm-pretrain --kind K --dataset FILE... --hold-out TEXT [...]
+//   farm-pretrain --kind K --dataset FILE... --score-on FILE... [...]
 //   farm-pretrain --show FILE
 //
 // Every distinct schedule's first OK measurement of every dataset is a sample,
-// featurized in the schedule space its campaign planned for (the vector width its
-// workers' ISA gave it). The samples are split by pipeline (F of the pipelines held
-// out, default 0.2): the model trains on the rest and its metrics on the held-out
-// pipelines go into the file, so that they are what a pipeline it never saw gets.
-// It is written to DIR/KIND-HOST.sfpm (PretrainedName). --hold-out TEXT holds out
-// instead every pipeline whose provenance (PipelineSpec.source) contains TEXT, e.g. a
-// network's tasks ("resnet18/") or the zoo blocks ("zoo:"), and prints the metrics
-// without writing a model: what a network nobody trained on sees (the transfer table
-// of docs/EVALUATION.md). Exit codes: 0 written or shown, 1 a dataset, the training or
-// the file failed, 2 usage.
+// featurized on the host that measured it at the threads it ran with (its vector width,
+// caches, peak and bandwidth: learner/host_featurizers.h). The samples are split by
+// pipeline (F of the pipelines held out, default 0.2): the model trains on the rest and
+// its metrics on the held-out pipelines go into the file, so that they are what a
+// pipeline it never saw gets. It is written to DIR/KIND-HOSTS.sfpm (PretrainedName of
+// its datasets' host kinds), which records each kind. --hold-out TEXT holds out instead
+// every pipeline whose provenance (PipelineSpec.source) contains TEXT, e.g. a network's
+// tasks ("resnet18/") or the zoo blocks ("zoo:"), and prints the metrics without
+// writing a model: what a network nobody trained on sees. --score-on FILE (repeated)
+// prints instead the metrics on each such dataset's held-out pipelines, the split made
+// over the pipelines of every file named, so that runs naming the same files hold out
+// the same pipelines on every host: a model of one host kind scored on another, and one
+// of both on each (the transfer tables of docs/EVALUATION.md). Exit codes: 0 written,
+// shown or scored, 1 a dataset, the training or the file failed, 2 usage.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,12 +33,13 @@
 #include <string>
 #include <vector>
 
-#include "campaign/campaign_yaml.h"
 #include "common/flags.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "dataset/dataset.h"
 #include "evaluation/split.h"
 #include "learner/features.h"
+#include "learner/host_featurizers.h"
 #include "learner/kinds/model_kinds.h"
 #include "learner/model_evaluation.h"
 #include "pipeline/graph.h"
@@ -47,6 +54,7 @@ constexpr char kUsage[] =
     "                     [--held-out F] [--seed N] [--threads N] [--epochs N]\n"
     "                     [--ensemble N] [--early-stopping]\n"
     "       farm-pretrain --kind K --dataset FILE... --hold-out TEXT [...]\n"
+    "       farm-pretrain --kind K --dataset FILE... --score-on FILE... [...]\n"
     "       farm-pretrain --show FILE\n";
 
 int Fail(const std::string& message) {
@@ -54,49 +62,22 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// The samples of one dataset: each distinct schedule's first OK measurement, in the
-// space its campaign planned for. Schedules that the space now refuses are counted in
+// The samples of one dataset: each distinct schedule's first OK measurement,
+// featurized on the host that measured it at the threads it ran with
+// (learner/host_featurizers.h). Schedules that the space now refuses are counted in
 // *skipped (the learner skips them alike).
 Status AddDatasetSamples(const LoadedDataset& dataset, std::vector<Sample>* samples,
                          std::map<std::string, std::string>* sources, int64_t* skipped) {
-  std::map<std::string, int> vector_bytes;  // by campaign id
-  for (const DatasetPart& part : dataset.data.parts()) {
-    StatusOr<CampaignConfig> config =
-        ParseCampaignYaml(part.yaml_source(), part.campaign_name() + ".yaml", false);
-    if (!config.ok()) {
-      return config.status().WithContext(dataset.path + ": campaign " + part.campaign_id());
-    }
-    vector_bytes[part.campaign_id()] = CampaignVectorBytes(config->workers());
-  }
-  std::map<std::string, const PipelineSpec*> specs;
+  std::map<std::string, std::unique_ptr<PipelineGraph>> graphs;  // by pipeline id
   for (int i = 0; i < dataset.data.pipelines_size(); ++i) {
-    specs[dataset.pipeline_ids[i]] = &dataset.data.pipelines(i);
+    SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph,
+                               PipelineGraph::Build(dataset.data.pipelines(i)));
+    graphs[dataset.pipeline_ids[i]] = std::make_unique<PipelineGraph>(std::move(graph));
     (*sources)[dataset.pipeline_ids[i]] = dataset.data.pipelines(i).source();
   }
-  struct Space {
-    std::unique_ptr<PipelineGraph> graph;
-    std::unique_ptr<ScheduleSpace> space;
-    std::unique_ptr<Featurizer> featurizer;
-  };
-  std::map<std::pair<std::string, int>, Space> spaces;
+  HostFeaturizers featurizers;
   for (const auto& [key, m] : FirstOkMeasurements(dataset.data)) {
-    const auto bytes = vector_bytes.find(m->candidate().campaign());
-    if (bytes == vector_bytes.end()) {
-      return Status::Error(dataset.path + ": measurement of lease " + m->lease_id() +
-                           " is of campaign " + m->candidate().campaign() +
-                           ", which the dataset has no part for");
-    }
-    Space& space = spaces[{m->candidate().pipeline_id(), bytes->second}];
-    if (space.featurizer == nullptr) {
-      SCHEDFARM_ASSIGN_OR_RETURN(PipelineGraph graph,
-                                 PipelineGraph::Build(*specs.at(m->candidate().pipeline_id())));
-      space.graph = std::make_unique<PipelineGraph>(std::move(graph));
-      TargetParams target;
-      target.vector_bytes = bytes->second;
-      space.space = std::make_unique<ScheduleSpace>(*space.graph, target);
-      space.featurizer = std::make_unique<Featurizer>(*space.space);
-    }
-    StatusOr<Sample> sample = SampleOf(*m, *space.featurizer);
+    StatusOr<Sample> sample = featurizers.SampleOf(*graphs.at(m->candidate().pipeline_id()), *m);
     if (!sample.ok()) {
       ++*skipped;
       continue;
@@ -113,7 +94,49 @@ int Show(const std::string& path) {
   return 0;
 }
 
-int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) {
+// Adds `host`'s kind to the model's host kinds unless one of them is of its kind
+// (HostKindDifference); the first is also the model's `host`, for older readers.
+void AddHostKind(HostFingerprint host, PretrainedModel* model) {
+  host.clear_worker_id();
+  for (const HostFingerprint& known : model->hosts()) {
+    if (HostKindDifference(known, host).empty()) return;
+  }
+  if (model->hosts_size() == 0) *model->mutable_host() = host;
+  *model->add_hosts() = std::move(host);
+}
+
+std::string FileName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// --score-on: the model trained on `training_files`, scored on each scored file's
+// held-out pipelines, one row each (the transfer table of docs/EVALUATION.md).
+int PrintTransfer(const PerformanceModel& model, const std::string& kind,
+                  const std::vector<std::string>& training_files,
+                  const std::vector<std::string>& scored_files,
+                  std::map<std::string, std::vector<Sample>>& samples_of,
+                  std::map<std::string, HostFingerprint>& host_of, const PipelineSplit& split,
+                  double seconds) {
+  std::vector<std::string> trained_on;
+  for (const std::string& file : training_files) trained_on.push_back(FileName(file));
+  std::vector<NamedMetrics> rows;
+  for (const std::string& file : scored_files) {
+    std::vector<Sample> train, held;
+    if (Status put = SplitSamples(samples_of[file], split, &train, &held); !put.ok()) {
+      return Fail(put.message());
+    }
+    StatusOr<EvalMetrics> metrics = EvaluateModel(model, held);
+    if (!metrics.ok()) return Fail(file + ": " + metrics.status().message());
+    rows.push_back({kind + " on " + FileName(file) + " (" + host_of[file].cpu_model() + ", " +
+                        std::to_string(held.size()) + " held-out samples)",
+                    *metrics});
+  }
+  std::printf("%s trained on %s (%.0f s), scored on the held-out pipelines of each file:\n%s",
+              kind.c_str(), Join(trained_on, " + ").c_str(), seconds,
+              FormatMetricsTable(rows).c_str());
+  return 0;
+}
+
+int Pretrain(const Flags& flags, const std::vector<std::string>& training_files,
+             const std::vector<std::string>& scored_files) {
   const std::string kind = flags.get("--kind");
   StatusOr<std::unique_ptr<PerformanceModel>> model = MakePerformanceModel(kind);
   if (!model.ok()) return Fail(model.status().message());
@@ -137,34 +160,43 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
     return Fail(error);
   }
 
+  // Every file named, read once: the training datasets, then those only scored on.
+  std::vector<std::string> files = training_files;
+  for (const std::string& file : scored_files) {
+    if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+  }
   PretrainedModel pretrained;
-  std::vector<Sample> samples;
-  std::map<std::string, std::string> sources;  // provenance by pipeline id
+  std::map<std::string, std::vector<Sample>> samples_of;  // by file
+  std::map<std::string, HostFingerprint> host_of;         // by file
+  std::map<std::string, std::string> sources;             // provenance by pipeline id
+  std::vector<std::string> ids;                           // of every file's samples
   int64_t skipped = 0;
-  for (const std::string& file : dataset_files) {
+  for (const std::string& file : files) {
     StatusOr<LoadedDataset> dataset = ReadDataset(file);
     if (!dataset.ok()) return Fail(dataset.status().message());
-    if (pretrained.datasets_size() == 0) {
-      *pretrained.mutable_host() = dataset->data.host();
-    } else if (const std::string difference =
-                   HostKindDifference(dataset->data.host(), pretrained.host());
-               !difference.empty()) {
-      return Fail("dataset '" + file + "' was taken on another kind of host than '" +
-                  dataset_files[0] + "': " + difference);
-    }
-    PretrainedDataset* record = pretrained.add_datasets();
-    record->set_id(dataset->id);
-    record->set_file(file.substr(file.find_last_of('/') + 1));
-    record->set_measurements(dataset->data.measurements_size());
+    host_of[file] = dataset->data.host();
+    std::vector<Sample>& samples = samples_of[file];
     if (Status added = AddDatasetSamples(*dataset, &samples, &sources, &skipped); !added.ok()) {
       return Fail(added.message());
     }
+    for (const Sample& s : samples) ids.push_back(s.pipeline_id);
+    if (std::find(training_files.begin(), training_files.end(), file) == training_files.end()) {
+      continue;
+    }
+    PretrainedDataset* record = pretrained.add_datasets();
+    record->set_id(dataset->id);
+    record->set_file(FileName(file));
+    record->set_measurements(dataset->data.measurements_size());
+    AddHostKind(dataset->data.host(), &pretrained);
   }
-  pretrained.mutable_host()->clear_worker_id();
-  pretrained.set_name(PretrainedName(kind, pretrained.host()));
+  pretrained.set_name(PretrainedName(kind, pretrained.hosts()));
+  std::vector<Sample> samples;
+  for (const std::string& file : training_files) {
+    samples.insert(samples.end(), samples_of[file].begin(), samples_of[file].end());
+  }
 
-  std::vector<std::string> ids;
-  for (const Sample& s : samples) ids.push_back(s.pipeline_id);
+  // The split is over every file's pipelines, so that a pipeline held out is held out
+  // of every host's training.
   StatusOr<PipelineSplit> split = SplitByPipeline(ids, seed, held_out);
   if (!split.ok()) return Fail("the datasets' samples: " + split.status().message());
   const std::string hold_out = flags.get("--hold-out");
@@ -202,6 +234,9 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!scored_files.empty())
+    return PrintTransfer(**model, kind, training_files, scored_files, samples_of, host_of, *split,
+                         seconds);
   StatusOr<EvalMetrics> metrics = EvaluateModel(**model, held);
   if (!metrics.ok()) return Fail(metrics.status().message());
   if (flags.has("--hold-out")) {
@@ -239,12 +274,15 @@ int Pretrain(const Flags& flags, const std::vector<std::string>& dataset_files) 
 
 int main(int argc, char** argv) {
   using namespace schedfarm;
-  std::vector<std::string> datasets;
-  // --dataset repeats: take them out before the flag parser, which keeps one value.
+  std::vector<std::string> datasets, scored;
+  // --dataset and --score-on repeat: take them out before the flag parser, which keeps
+  // one value.
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--dataset" && i + 1 < argc) {
       datasets.push_back(argv[++i]);
+    } else if (std::string(argv[i]) == "--score-on" && i + 1 < argc) {
+      scored.push_back(argv[++i]);
     } else {
       rest.push_back(argv[i]);
     }
@@ -270,13 +308,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags.has("--show")) return Show(flags.get("--show"));
-  if (!flags.has("--kind") || datasets.empty() ||
-      flags.has("--output-dir") == flags.has("--hold-out")) {
+  const int outputs = flags.has("--output-dir") + flags.has("--hold-out") + !scored.empty();
+  if (!flags.has("--kind") || datasets.empty() || outputs != 1) {
     std::fprintf(stderr,
-                 "farm-pretrain: --kind, --dataset and one of --output-dir and --hold-out are "
-                 "required\n%s",
+                 "farm-pretrain: --kind, --dataset and one of --output-dir, --hold-out and "
+                 "--score-on are required\n%s",
                  kUsage);
     return 2;
   }
-  return Pretrain(flags, datasets);
+  return Pretrain(flags, datasets, scored);
 }

@@ -82,10 +82,10 @@ LoopRef Ref(const std::string& stage, const std::string& dim, int level, bool up
 // ---------------------------------------------------------------------------------
 // Schema
 
-TEST(FeatureSchema, VersionThreeWithUniqueNamedColumns) {
+TEST(FeatureSchema, VersionFourWithUniqueNamedColumns) {
   const FeatureSchema& schema = CurrentFeatureSchema();
-  EXPECT_EQ(schema.version, 3)
-      << "version 2 added the layout columns, version 3 the padded copy's column";
+  EXPECT_EQ(schema.version, 4) << "version 2 added the layout columns, version 3 the padded "
+                                  "copy's column, version 4 the host's columns";
   EXPECT_GT(schema.invariant_names.size(), 100u);
   EXPECT_GT(schema.dependent_names.size(), 80u);
   std::set<std::string> seen;

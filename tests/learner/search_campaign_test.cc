@@ -289,7 +289,7 @@ HostFingerprint WorkerHost(TestClient& client) {
 // A pretrained GBT (trained on synthetic samples of the current schema) of `host`,
 // written to `dir` under `name`.
 void WritePretrainedGbt(const std::string& dir, const std::string& name,
-                        const HostFingerprint& host) {
+                        const HostFingerprint& host, bool host_description = true) {
   GbtModel model;
   TrainOptions options;
   options.threads = 1;
@@ -299,6 +299,7 @@ void WritePretrainedGbt(const std::string& dir, const std::string& name,
   pretrained.set_name(name);
   *pretrained.mutable_host() = host;
   pretrained.mutable_host()->clear_worker_id();
+  if (host_description) *pretrained.add_hosts() = pretrained.host();
   Model& record = *pretrained.mutable_model();
   record.set_kind("gbt");
   record.set_version(name + "-1");
@@ -323,17 +324,32 @@ struct PretrainedFarm {
   HostFingerprint host = WorkerHost(farm.client);
 };
 
-// A campaign with model_from: pretrained starts its search under the pretrained model
-// of its worker's host kind (its first candidates carry that model's version), and
-// every retraining fine-tunes that model on the campaign's results (warm start).
-TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFineTunesIt) {
+// A campaign with model_from: pretrained starts its search under a pretrained model
+// trained on a host that differs from its worker's by an ISA flag and the core count
+// (its first candidates carry that model's version; the learner's log names what
+// differs), and every retraining fine-tunes that model on the campaign's results.
+TEST(SearchCampaignTest, ASearchStartsWarmOnAHostThatDiffersFromTheTrainingHostAndFineTunes) {
   PretrainedFarm rig;
   LearnerFarm& farm = rig.farm;
   const std::string& models = rig.models.path();
   const HostFingerprint& host = rig.host;
   ASSERT_FALSE(farm.coordinator.endpoint().empty()) << farm.coordinator.Log();
   ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
-  WritePretrainedGbt(models, PretrainedName("gbt", host), host);
+  // The training host: twice the cores, and without one of the worker's ISA flags that
+  // are not its vector ISA's.
+  HostFingerprint trained = host;
+  trained.set_cores(host.cores() * 2);
+  std::string dropped;
+  trained.clear_isa_flags();
+  for (const std::string& flag : host.isa_flags()) {
+    if (dropped.empty() && flag != "avx512f" && flag != "avx2" && flag != "fma") {
+      dropped = flag;
+    } else {
+      trained.add_isa_flags(flag);
+    }
+  }
+  ASSERT_FALSE(dropped.empty()) << host.DebugString();
+  WritePretrainedGbt(models, PretrainedName("gbt", host), trained);
   const std::string search = SubmitZooCampaign(
       farm.client, "name: warm\n" + kTwoBlocks +
                        "budget: {benchmarks: 16}\nstrategy: {name: greedy, settings: {model: gbt, "
@@ -349,7 +365,10 @@ TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFin
   }
   EXPECT_GT(pretrained, 0) << farm.learner.Log();
   EXPECT_GT(fine_tuned, 0) << farm.learner.Log();
-  EXPECT_FALSE(LinesWith(farm.learner.Log(), {"event=model_seeded", "pretrained:"}).empty())
+  EXPECT_FALSE(LinesWith(farm.learner.Log(),
+                         {"event=model_seeded", "pretrained:",
+                          std::to_string(trained.cores()) + " cores", "this worker", "+" + dropped})
+                   .empty())
       << farm.learner.Log();
   EXPECT_FALSE(LinesWith(farm.learner.Log(),
                          {"event=model_trained", "campaign=" + search, "from the pretrained model"})
@@ -357,9 +376,10 @@ TEST(SearchCampaignTest, ASearchStartsUnderThePretrainedModelOfItsHostKindAndFin
       << farm.learner.Log();
 }
 
-// A named pretrained model of another host kind is refused with both hosts named, and
-// `pretrained` without a model of the host kind says so; both campaigns go on as
-// without one.
+// A named pretrained model of another host kind, written before models took the host
+// as input (no host description: it serves its exact host kind only), is refused with
+// both hosts named, and `pretrained` without a model that fits says that the campaign
+// starts cold and which host kinds the models cover; both campaigns go on as without one.
 TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
   PretrainedFarm rig;
   LearnerFarm& farm = rig.farm;
@@ -369,7 +389,7 @@ TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
   ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
   HostFingerprint other = host;
   other.set_cpu_model("Other CPU 9000");
-  WritePretrainedGbt(models, "gbt-other", other);
+  WritePretrainedGbt(models, "gbt-other", other, /*host_description=*/false);
   const std::string settings =
       "budget: {benchmarks: 6}\nstrategy: {name: greedy, settings: {model: gbt, retrain_every: "
       "1000000, epsilon: 0, options: 30, model_from: ";
@@ -389,8 +409,9 @@ TEST(SearchCampaignTest, APretrainedModelOfAnotherHostKindIsRefusedNamingBoth) {
       LinesWith(farm.learner.Log(), {"event=pretrained_missing", "campaign=" + any});
   ASSERT_EQ(missing.size(), 1u) << farm.learner.Log();
   EXPECT_NE(missing[0].find(PretrainedName("gbt", host)), std::string::npos) << missing[0];
-  EXPECT_NE(missing[0].find("gbt-other"), std::string::npos)
-      << "lists what there is: " << missing[0];
+  EXPECT_NE(missing[0].find("gbt-other (Other CPU 9000"), std::string::npos)
+      << "lists the host kinds the models cover: " << missing[0];
+  EXPECT_NE(missing[0].find("starts cold"), std::string::npos) << missing[0];
   for (const std::string& id : {named, any}) {
     for (const Measurement& m : farm.Measurements(id)) {
       EXPECT_EQ(m.candidate().model_version().rfind("pretrained:", 0), std::string::npos);

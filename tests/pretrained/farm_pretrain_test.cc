@@ -1,8 +1,9 @@
 // farm-pretrain as a user runs it: a GBT pretrained on a recorded dataset is written
-// with its host, datasets and held-out figures; --hold-out prints the figures of the
-// pipelines it holds out and writes nothing; datasets of two host kinds, a hold-out
-// that leaves a side empty, an unknown kind and a corrupt model file are refused,
-// naming what is wrong.
+// with its host, datasets and held-out figures; one trained on datasets of two host
+// kinds records both and is named after both; --hold-out prints the figures of the
+// pipelines it holds out and --score-on those of each dataset's held-out pipelines, and
+// neither writes anything; a hold-out that leaves a side empty, an unknown kind and a
+// corrupt model file are refused, naming what is wrong.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,6 +62,8 @@ TEST(FarmPretrainTest, WritesAModelWithItsHostDatasetsAndHeldOutFigures) {
   EXPECT_EQ(model->model().kind(), "gbt");
   EXPECT_EQ(model->host().cpu_model(), "Test CPU 9000");
   EXPECT_TRUE(model->host().worker_id().empty());
+  ASSERT_EQ(model->hosts_size(), 1) << "the host description of a model that knows the host";
+  EXPECT_EQ(model->hosts(0).cpu_model(), "Test CPU 9000");
   ASSERT_EQ(model->datasets_size(), 1);
   EXPECT_EQ(model->datasets(0).file(), "a.sfds");
   EXPECT_EQ(model->datasets(0).measurements(), 161);
@@ -92,24 +95,55 @@ TEST(FarmPretrainTest, HoldOutPrintsTheFiguresOfThePipelinesItHoldsOut) {
       << none.output;
 }
 
-TEST(FarmPretrainTest, BadInputsAreRefusedNamingWhatIsWrong) {
+TEST(FarmPretrainTest, DatasetsOfTwoHostKindsTrainOneModelOfBoth) {
   ScratchDir dir;
   const std::string a = WriteDataset(dir, "a.sfds");
   const std::string b = WriteDataset(dir, "b.sfds", "Other CPU");
-  const ShellRun hosts = Pretrain(
-      "--kind gbt --dataset " + a + " --dataset " + b + " --output-dir " + dir.path(), dir);
-  EXPECT_EQ(hosts.exit_code, 1) << hosts.output;
-  EXPECT_TRUE(Contains(hosts.output, "dataset '" + b + "' was taken on another kind of host"))
-      << hosts.output;
-  EXPECT_TRUE(Contains(hosts.output, "cpu_model 'Other CPU' against 'Test CPU 9000'"))
-      << hosts.output;
+  const ShellRun run = Pretrain("--kind gbt --dataset " + a + " --dataset " + b + " --output-dir " +
+                                    dir.path() + " --threads 1 --epochs 20",
+                                dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  StatusOr<PretrainedModel> model =
+      ReadPretrained(PretrainedPath(dir.path(), "gbt-other-cpu+test-cpu-9000"));
+  ASSERT_TRUE(model.ok()) << model.status().message() << "\n" << run.output;
+  ASSERT_EQ(model->hosts_size(), 2);
+  EXPECT_EQ(model->hosts(0).cpu_model(), "Test CPU 9000");
+  EXPECT_EQ(model->hosts(1).cpu_model(), "Other CPU");
+  EXPECT_EQ(model->datasets_size(), 2);
+  EXPECT_EQ(model->model().training_set_size() + model->model().held_out_size(), 320);
+}
+
+TEST(FarmPretrainTest, ScoreOnPrintsEachDatasetsHeldOutFigures) {
+  ScratchDir dir;
+  const std::string a = WriteDataset(dir, "a.sfds");
+  const std::string b = WriteDataset(dir, "b.sfds", "Other CPU");
+  // Trained on a's host, scored on both: one split over the pipelines of both files
+  // (the same 20), a fifth held out of each.
+  const ShellRun run = Pretrain("--kind gbt --dataset " + a + " --score-on " + a + " --score-on " +
+                                    b + " --threads 1 --epochs 20",
+                                dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(Contains(run.output, "gbt trained on a.sfds")) << run.output;
+  EXPECT_TRUE(Contains(run.output, "gbt on a.sfds (Test CPU 9000, 32 held-out samples)"))
+      << run.output;
+  EXPECT_TRUE(Contains(run.output, "gbt on b.sfds (Other CPU, 32 held-out samples)")) << run.output;
+  EXPECT_TRUE(PretrainedNames(dir.path()).empty()) << "nothing written";
+}
+
+TEST(FarmPretrainTest, BadInputsAreRefusedNamingWhatIsWrong) {
+  ScratchDir dir;
+  const std::string a = WriteDataset(dir, "a.sfds");
   const ShellRun kind = Pretrain("--kind lstm --dataset " + a + " --output-dir " + dir.path(), dir);
   EXPECT_EQ(kind.exit_code, 1) << kind.output;
   EXPECT_TRUE(Contains(kind.output, "unknown model kind 'lstm'")) << kind.output;
   const ShellRun usage = Pretrain("--dataset " + a + " --output-dir " + dir.path(), dir);
   EXPECT_EQ(usage.exit_code, 2) << usage.output;
-  EXPECT_TRUE(Contains(usage.output, "--kind, --dataset and one of --output-dir and --hold-out"))
+  EXPECT_TRUE(Contains(usage.output,
+                       "--kind, --dataset and one of --output-dir, --hold-out and --score-on"))
       << usage.output;
+  const ShellRun two = Pretrain(
+      "--kind gbt --dataset " + a + " --output-dir " + dir.path() + " --score-on " + a, dir);
+  EXPECT_EQ(two.exit_code, 2) << two.output;
   const ShellRun fraction = Pretrain(
       "--kind gbt --dataset " + a + " --output-dir " + dir.path() + " --held-out 1.5", dir);
   EXPECT_EQ(fraction.exit_code, 2) << fraction.output;
