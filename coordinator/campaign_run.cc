@@ -72,25 +72,57 @@ StatusOr<std::unique_ptr<CampaignRun>> CampaignRun::Create(Campaign campaign, Ca
   if (run->campaign_.pipeline_ids().empty()) {  // a new campaign
     for (const PipelineEntry& entry : run->entries_) run->campaign_.add_pipeline_ids(entry.id);
   }
-  // Each pipeline's random stream, where the stored campaign left it.
-  while (run->campaign_.random_positions_size() < static_cast<int>(run->entries_.size())) {
-    run->campaign_.add_random_positions(0);
-  }
-  for (size_t e = 0; e < run->entries_.size(); ++e) {
-    PipelineEntry& entry = run->entries_[e];
-    SearchContext context;
-    context.space = entry.space.get();
-    context.seed = MixSeed(run->config_.strategy().seed(), e);
-    CampaignRun* self = run.get();
-    context.known = [self, id = entry.id](const std::string& hash) {
-      const std::string key = Key(id, hash);
-      return self->live_.count(key) > 0 || self->final_.count(key) > 0;
-    };
-    SCHEDFARM_RETURN_IF_ERROR(entry.random.Init(context));
-    entry.random.set_position(run->campaign_.random_positions(static_cast<int>(e)));
+  // Each width's spaces and random streams, where the stored campaign left them.
+  for (const CampaignWidth& width : run->campaign_.widths()) {
+    SCHEDFARM_RETURN_IF_ERROR(run->SizeFor(width.vector_bytes(), {width.random_positions().begin(),
+                                                                  width.random_positions().end()})
+                                  .WithContext("campaign " + run->id()));
   }
   run->baselines_proposed_ = run->campaign_.counters().proposed() > 0;
   return run;
+}
+
+Status CampaignRun::SizeFor(int vector_bytes, const std::vector<uint64_t>& positions) {
+  TargetParams target;
+  target.cores = std::max(1, config_.measurement().threads());
+  target.vector_bytes = vector_bytes;
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    PipelineEntry& entry = entries_[e];
+    SizedSpace& sized = entry.sized[vector_bytes];
+    sized.space = std::make_unique<ScheduleSpace>(*entry.graph, target);
+    SearchContext context;
+    context.space = sized.space.get();
+    context.seed = MixSeed(MixSeed(config_.strategy().seed(), e), vector_bytes);
+    context.known = [this, id = entry.id](const std::string& hash) {
+      const std::string key = Key(id, hash);
+      return live_.count(key) > 0 || final_.count(key) > 0;
+    };
+    SCHEDFARM_RETURN_IF_ERROR(sized.random.Init(context));
+    if (e < positions.size()) sized.random.set_position(positions[e]);
+  }
+  return Status::Ok();
+}
+
+void CampaignRun::AddWidth(int vector_bytes, int64_t now_ms, const ProposalVisitor& added) {
+  if (entries_.empty() || entries_[0].sized.count(vector_bytes)) return;
+  if (!SizeFor(vector_bytes, {}).ok()) return;  // spaces of pipelines that built once
+  CampaignWidth* width = campaign_.add_widths();
+  width->set_vector_bytes(vector_bytes);
+  width->mutable_random_positions()->Resize(static_cast<int>(entries_.size()), 0);
+  // The templates of every pipeline that has them (a fused task's: its cuts); a
+  // network's on its tasks (after the network and its assembly pipeline).
+  for (size_t e = config_.has_network() ? 2 : 0; config_.templates() && e < entries_.size(); ++e) {
+    const PipelineEntry& entry = entries_[e];
+    const ScheduleSpace& space = *entry.sized.at(vector_bytes).space;
+    for (ScheduleSpec& schedule : TemplateSchedules(space)) {
+      Candidate candidate;
+      *candidate.mutable_schedule() = std::move(schedule);
+      candidate.set_schedule_hash(ScheduleHash(space, candidate.schedule()));
+      candidate.set_origin(kTemplateOrigin);
+      candidate.set_vector_bytes(vector_bytes);
+      if (!Offer(entry, std::move(candidate), now_ms, added)) return;
+    }
+  }
 }
 
 const PipelineSpec* CampaignRun::pipeline(const std::string& pipeline_id) const {
@@ -114,8 +146,13 @@ CandidateRecord* CampaignRun::Live(const std::string& key) {
   return it == live_.end() ? nullptr : &it->second;
 }
 
+void CampaignRun::CountWaiting(const Candidate& candidate, int delta) {
+  waiting_ += delta;
+  waiting_by_width_[candidate.vector_bytes()] += delta;
+}
+
 void CampaignRun::Enqueue(const std::string& key, const CandidateRecord& record) {
-  ++waiting_;
+  CountWaiting(record.candidate(), 1);
   if (record.state() == CANDIDATE_RETRY) {
     retries_.emplace(record.next_attempt_unix_ms(), key);
   } else if (record.candidate().ahead()) {
@@ -251,71 +288,67 @@ const CandidateRecord& CampaignRun::Add(const std::string& key, CandidateRecord 
   return live_[key] = std::move(record);
 }
 
-void CampaignRun::ProposeBaselines(int64_t now_ms, const ProposalVisitor& added) {
+bool CampaignRun::Offer(const PipelineEntry& entry, Candidate candidate, int64_t now_ms,
+                        const ProposalVisitor& added) {
+  if (campaign_.counters().finished() + InPlay() >= Budget()) return false;
+  const std::string key = Key(entry.id, candidate.schedule_hash());
+  if (live_.count(key) || final_.count(key)) return true;
+  CandidateRecord record;
+  candidate.set_campaign(id());
+  candidate.set_pipeline_id(entry.id);
+  candidate.mutable_schedule()->set_pipeline_id(entry.id);
+  *record.mutable_candidate() = std::move(candidate);
+  record.set_state(CANDIDATE_QUEUED);
+  record.set_updated_unix_ms(now_ms);
+  added(Add(key, std::move(record)));
+  return true;
+}
+
+void CampaignRun::ProposeBaselines(int64_t now_ms, bool reference, const ProposalVisitor& added) {
   baselines_proposed_ = true;
-  auto offer = [&](const PipelineEntry& entry, Candidate candidate) {
-    if (campaign_.counters().finished() + InPlay() >= Budget()) return false;
-    const std::string key = Key(entry.id, candidate.schedule_hash());
-    if (live_.count(key) || final_.count(key)) return true;
-    CandidateRecord record;
-    candidate.set_campaign(id());
-    candidate.set_pipeline_id(entry.id);
-    candidate.mutable_schedule()->set_pipeline_id(entry.id);
-    *record.mutable_candidate() = std::move(candidate);
-    record.set_state(CANDIDATE_QUEUED);
-    record.set_updated_unix_ms(now_ms);
-    added(Add(key, std::move(record)));
-    return true;
-  };
   // A network campaign's baselines run on the whole network (its first pipeline),
   // then those cheap enough on each distinct task (its pipelines from the third on), so
   // that every task has a target of its own; the assembly pipeline is the learner's.
   const bool network = config_.has_network();
-  for (size_t e = 0; e < entries_.size(); ++e) {
-    const PipelineEntry& entry = entries_[e];
-    if (network && e == 1) continue;
-    for (const std::string& baseline : config_.baselines()) {
-      if (network && e > 1 && !RunsOnEveryTask(baseline)) continue;
-      Candidate candidate;
-      candidate.set_schedule_hash(baseline);
-      candidate.set_origin(baseline);
-      if (!offer(entry, std::move(candidate))) return;
+  if (!reference) {
+    for (size_t e = 0; e < entries_.size(); ++e) {
+      const PipelineEntry& entry = entries_[e];
+      if (network && e == 1) continue;
+      for (const std::string& baseline : config_.baselines()) {
+        if (network && e > 1 && !RunsOnEveryTask(baseline)) continue;
+        Candidate candidate;
+        candidate.set_schedule_hash(baseline);
+        candidate.set_origin(baseline);
+        if (!Offer(entry, std::move(candidate), now_ms, added)) return;
+      }
     }
+    return;
   }
-  // The templates of every pipeline that has them (a fused task's: its cuts); a
-  // network's on its tasks (after the network and its assembly pipeline).
-  for (size_t e = network ? 2 : 0; config_.templates() && e < entries_.size(); ++e) {
-    const PipelineEntry& entry = entries_[e];
-    for (ScheduleSpec& schedule : TemplateSchedules(*entry.space)) {
-      Candidate candidate;
-      *candidate.mutable_schedule() = std::move(schedule);
-      candidate.set_schedule_hash(ScheduleHash(*entry.space, candidate.schedule()));
-      candidate.set_origin(kTemplateOrigin);
-      if (!offer(entry, std::move(candidate))) return;
-    }
-  }
-  // The network's reference schedule last: the slowest measurement of the campaign (the
-  // whole network compiled unscheduled, seconds a run), it only fills the reference
-  // column, and measured first it would share the host with the first assembly.
+  // The network's reference schedule after the templates: the slowest measurement of
+  // the campaign (the whole network compiled unscheduled, seconds a run), it only fills
+  // the reference column, and measured first it would share the host with the first
+  // assembly.
   if (network) {
     const PipelineEntry& entry = entries_[0];
-    Candidate reference;
-    *reference.mutable_schedule() = entry.space->Reference();
-    reference.set_schedule_hash(ScheduleHash(*entry.space, reference.schedule()));
-    reference.set_origin(kReferenceOrigin);
-    offer(entry, std::move(reference));
+    Candidate candidate;
+    *candidate.mutable_schedule() = entry.space->Reference();
+    candidate.set_schedule_hash(ScheduleHash(*entry.space, candidate.schedule()));
+    candidate.set_origin(kReferenceOrigin);
+    Offer(entry, std::move(candidate), now_ms, added);
   }
 }
 
-bool CampaignRun::ProposeRandom(int64_t now_ms, const ProposalVisitor& added) {
+bool CampaignRun::ProposeRandom(int width_index, int64_t now_ms, const ProposalVisitor& added) {
+  CampaignWidth& width = *campaign_.mutable_widths(width_index);
   for (size_t turn = 0; turn < entries_.size(); ++turn) {
     const uint64_t index = campaign_.proposal_index();
     campaign_.set_proposal_index(index + 1);
     const size_t e = index % entries_.size();
     PipelineEntry& entry = entries_[e];
-    if (entry.random.Exhausted()) continue;
-    StatusOr<std::vector<SearchProposal>> proposal = entry.random.Propose(1);
-    campaign_.set_random_positions(static_cast<int>(e), entry.random.position());
+    RandomSearch& random = entry.sized.at(width.vector_bytes()).random;
+    if (random.Exhausted()) continue;
+    StatusOr<std::vector<SearchProposal>> proposal = random.Propose(1);
+    width.set_random_positions(static_cast<int>(e), random.position());
     if (!proposal.ok() || proposal->empty()) continue;
     SearchProposal& chosen = (*proposal)[0];
     std::string key = Key(entry.id, chosen.hash);
@@ -325,7 +358,8 @@ bool CampaignRun::ProposeRandom(int64_t now_ms, const ProposalVisitor& added) {
     candidate->set_pipeline_id(entry.id);
     *candidate->mutable_schedule() = std::move(chosen.schedule);
     candidate->set_schedule_hash(std::move(chosen.hash));
-    candidate->set_origin(entry.random.name());
+    candidate->set_origin(random.name());
+    candidate->set_vector_bytes(width.vector_bytes());
     record.set_state(CANDIDATE_QUEUED);
     record.set_updated_unix_ms(now_ms);
     added(Add(key, std::move(record)));
@@ -344,7 +378,18 @@ CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64
     *why = "pipeline " + candidate.pipeline_id() + " is not one of the campaign's";
     return ProposalOutcome::kRefused;
   }
-  const ScheduleSpace& space = *entries_[entry->second].space;
+  if (candidate.vector_bytes() != 0) {
+    const int width = candidate.vector_bytes();
+    if (width != 16 && width != 32 && width != 64) {
+      *why = "vector_bytes " + std::to_string(width) + " is not a vector width (16, 32 or 64)";
+      return ProposalOutcome::kRefused;
+    }
+    AddWidth(width, now_ms, added);
+  }
+  const PipelineEntry& proposed_for = entries_[entry->second];
+  const ScheduleSpace& space = candidate.vector_bytes() != 0
+                                   ? *proposed_for.sized.at(candidate.vector_bytes()).space
+                                   : *proposed_for.space;
   ScheduleSpec& schedule = *candidate.mutable_schedule();
   if (schedule.partial()) {
     *why = "the schedule is partial";
@@ -390,11 +435,20 @@ CampaignRun::ProposalOutcome CampaignRun::AddProposal(Candidate candidate, int64
   return ProposalOutcome::kAdded;
 }
 
-void CampaignRun::Propose(size_t ready_target, int64_t now_ms, const ProposalVisitor& added) {
-  if (!baselines_proposed_) ProposeBaselines(now_ms, added);
+void CampaignRun::Propose(size_t ready_target, int64_t now_ms, const std::set<int>& widths,
+                          const ProposalVisitor& added) {
+  const bool first = !baselines_proposed_;
+  if (first) ProposeBaselines(now_ms, /*reference=*/false, added);
+  for (int width : widths) AddWidth(width, now_ms, added);
+  if (first) ProposeBaselines(now_ms, /*reference=*/true, added);
   if (!ProposesItself()) return;
-  while (waiting_ < ready_target && campaign_.counters().finished() + InPlay() < Budget()) {
-    if (!ProposeRandom(now_ms, added)) break;
+  for (int w = 0; w < campaign_.widths_size(); ++w) {
+    const int width = campaign_.widths(w).vector_bytes();
+    if (!widths.count(width)) continue;  // no live worker of it
+    while (waiting_by_width_[width] < ready_target &&
+           campaign_.counters().finished() + InPlay() < Budget()) {
+      if (!ProposeRandom(w, now_ms, added)) break;
+    }
   }
 }
 
@@ -423,7 +477,7 @@ const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t n
         (record->state() != CANDIDATE_QUEUED && record->state() != CANDIDATE_RETRY)) {
       continue;
     }
-    if (!AuditFor(record->candidate(), host)) {
+    if (!ServesCandidate(record->candidate(), host)) {
       if (from_retries) {
         retries_passed_over.emplace_back(record->next_attempt_unix_ms(), std::move(key));
       } else {
@@ -436,7 +490,7 @@ const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t n
   queue_.insert(queue_.begin(), passed_over.begin(), passed_over.end());
   for (auto& retry : retries_passed_over) retries_.push(std::move(retry));
   if (leased == nullptr) return nullptr;
-  --waiting_;
+  CountWaiting(leased->candidate(), -1);
   ++leased_;
   leased->set_state(CANDIDATE_LEASED);
   leased->set_lease_id(lease_id);
@@ -445,7 +499,11 @@ const CandidateRecord* CampaignRun::Lease(const std::string& lease_id, int64_t n
   return leased;
 }
 
-bool CampaignRun::AuditFor(const Candidate& candidate, const HostFingerprint& host) {
+bool CampaignRun::ServesCandidate(const Candidate& candidate, const HostFingerprint& host) {
+  if (candidate.vector_bytes() != 0 &&
+      candidate.vector_bytes() != VectorBytesOfHalideTarget(host.halide_target())) {
+    return false;
+  }
   if (!candidate.has_audit()) return true;
   if (host.cpu_model() != candidate.audit().cpu_model()) return false;
   for (const AuditedResult& result : candidate.audit().results()) {
@@ -483,7 +541,7 @@ void CampaignRun::Unlease(const std::string& pipeline_id, const std::string& slo
     return;
   }
   --leased_;
-  ++waiting_;
+  CountWaiting(record->candidate(), 1);
   record->set_state(CANDIDATE_QUEUED);
   record->clear_lease_id();
   record->set_attempts(record->attempts() - 1);
@@ -575,7 +633,7 @@ CampaignRun::ResultOutcome CampaignRun::RecordResult(const Measurement& measurem
                 policy, now_ms, other_lease_out);
   }
   if (IsFinal(record->state())) {
-    if (was_waiting) --waiting_;
+    if (was_waiting) CountWaiting(record->candidate(), -1);
     if (other_lease_out) --leased_;
     *out = std::move(*record);  // the live record is forgotten next
     Finalize(key, out->state());
@@ -590,8 +648,11 @@ const char* CampaignRun::DoneReason() const {
   if (campaign_.counters().finished() >= Budget() && live_audits_.empty()) return "budget used";
   if (!live_.empty()) return nullptr;
   if (strategy_complete_) return "the strategy has nothing left";
+  if (campaign_.widths().empty()) return nullptr;  // no worker has served it yet
   for (const PipelineEntry& entry : entries_) {
-    if (!entry.random.Exhausted()) return nullptr;
+    for (const auto& [width, sized] : entry.sized) {
+      if (!sized.random.Exhausted()) return nullptr;
+    }
   }
   return "every schedule proposed";
 }

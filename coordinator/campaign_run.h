@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -68,11 +69,18 @@ class CampaignRun {
   // Restores the progress figures from a stored measurement.
   void RestoreMeasurement(const Measurement& measurement);
 
-  // New candidates until `ready_target` wait for a lease, within the budget: the
-  // baselines first, then random schedules of the pipelines in turn. `added` sees each
-  // new record (state QUEUED) for the caller to persist, with the campaign record.
+  // New candidates, within the budget: the baselines first; then for each vector width
+  // of `widths` (those of the live workers it accepts: VectorBytesOfHalideTarget) new to
+  // the campaign, its spaces and its templates (AddWidth); then random schedules of the
+  // pipelines in turn, in each width's space, until `ready_target` of that width wait
+  // for a lease. `added` sees each new record (state QUEUED) for the caller to persist,
+  // with the campaign record.
   using ProposalVisitor = std::function<void(const CandidateRecord&)>;
-  void Propose(size_t ready_target, int64_t now_ms, const ProposalVisitor& added);
+  void Propose(size_t ready_target, int64_t now_ms, const std::set<int>& widths,
+               const ProposalVisitor& added);
+  // A worker of this vector width serves the campaign: one space per pipeline sized for
+  // it, its random streams, and its templates proposed. Nothing when it has the width.
+  void AddWidth(int vector_bytes, int64_t now_ms, const ProposalVisitor& added);
 
   // Whether the coordinator proposes this campaign's candidates itself (random), or
   // farm-learner does (the baselines are always the coordinator's).
@@ -80,19 +88,21 @@ class CampaignRun {
 
   enum class ProposalOutcome { kAdded, kDuplicate, kOverBudget, kRefused };
   // A candidate proposed from outside (farm-learner, a person): its schedule must fit its
-  // pipeline (*why says how it does not); its hash is recomputed. With kAdded, `added`
-  // sees the new record.
+  // pipeline's space of its vector width (a width new to the campaign is added; 0: the
+  // campaign's own target) (*why says how it does not); its hash is recomputed. With
+  // kAdded, `added` sees the new record.
   ProposalOutcome AddProposal(Candidate candidate, int64_t now_ms, const ProposalVisitor& added,
                               std::string* why);
 
   // The next candidate ready at `now_ms` for a worker of `host` (a due retry first),
-  // now LEASED under `lease_id`; nullptr when none is ready. An audit goes only to a
-  // host of its CPU model that has not measured it yet.
+  // now LEASED under `lease_id`; nullptr when none is ready. A candidate of a vector
+  // width goes only to a host of that width; an audit only to a host of its CPU model
+  // that has not measured it yet.
   const CandidateRecord* Lease(const std::string& lease_id, int64_t now_ms,
                                const HostFingerprint& host = HostFingerprint());
-  // Whether a worker of `host` may measure the candidate (an audit: not the hosts it
-  // checks, and only their CPU model).
-  static bool AuditFor(const Candidate& candidate, const HostFingerprint& host);
+  // Whether a worker of `host` may measure the candidate: its vector width, and for an
+  // audit not the hosts it checks, and only their CPU model.
+  static bool ServesCandidate(const Candidate& candidate, const HostFingerprint& host);
   // Queues an audit of `audited` (coordinator/host_audit.h): the same schedule to be
   // measured by another host, with the results it checks. Audits are beyond the budget
   // and counted apart (counters.audits), and a campaign is done only once its audits
@@ -188,12 +198,19 @@ class CampaignRun {
     std::map<std::string, Runtime> runtimes;
     std::string farm_best_hash;  // the schedule of progress.farm_best_seconds
   };
+  // A pipeline's space for workers of one vector width, and its random stream there.
+  struct SizedSpace {
+    std::unique_ptr<ScheduleSpace> space;
+    RandomSearch random;
+  };
   struct PipelineEntry {
     PipelineSpec spec;
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
+    // The campaign's own target (its threads; the width its worker requirements name):
+    // hashes, the reference schedule and proposals of no width.
     std::unique_ptr<ScheduleSpace> space;
-    RandomSearch random;  // the random strategy's stream of this pipeline
+    std::map<int, SizedSpace> sized;  // by vector width (Campaign.widths)
     ProgressState all_hosts;  // kept as results come
     std::vector<OkResult> ok_results;  // to count again without a flagged host
     double flops = 0;                  // per run of the pipeline
@@ -220,8 +237,16 @@ class CampaignRun {
   static void CountFarmBest(const std::string& hash, double estimate, ProgressState* state);
   // Queues a new candidate and counts it as proposed.
   const CandidateRecord& Add(const std::string& key, CandidateRecord record);
-  void ProposeBaselines(int64_t now_ms, const ProposalVisitor& added);
-  bool ProposeRandom(int64_t now_ms, const ProposalVisitor& added);
+  // The baselines, and with `reference` the network's reference schedule.
+  void ProposeBaselines(int64_t now_ms, bool reference, const ProposalVisitor& added);
+  // Queues a candidate of `entry` unless known; false once the budget is spoken for.
+  bool Offer(const PipelineEntry& entry, Candidate candidate, int64_t now_ms,
+             const ProposalVisitor& added);
+  // The spaces and random streams of a width, the streams at `positions`.
+  Status SizeFor(int vector_bytes, const std::vector<uint64_t>& positions);
+  // One random schedule of a width, the pipelines in turn; false when none is left.
+  bool ProposeRandom(int width_index, int64_t now_ms, const ProposalVisitor& added);
+  void CountWaiting(const Candidate& candidate, int delta);
   // Candidates of the budget not final yet (audits are beyond the budget).
   int64_t InPlay() const { return static_cast<int64_t>(live_.size() - live_audits_.size()); }
   int64_t Budget() const { return BenchmarkLimit(config_.budget()); }
@@ -242,6 +267,7 @@ class CampaignRun {
                       std::greater<>>
       retries_;
   size_t waiting_ = 0;
+  std::map<int, size_t> waiting_by_width_;  // of waiting_, by Candidate.vector_bytes
   size_t leased_ = 0;
   bool baselines_proposed_ = false;
   bool strategy_complete_ = false;

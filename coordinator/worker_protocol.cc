@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "common/log.h"
@@ -238,7 +239,7 @@ bool WorkerProtocol::QueueAudit(CampaignRun& run, const Candidate& audited, cons
   const bool host = std::any_of(farm_.workers.begin(), farm_.workers.end(), [&](const auto& entry) {
     const WorkerEntry& worker = entry.second;
     return worker.alive && run.Accepts(worker.record.host()) &&
-           CampaignRun::AuditFor(probe, worker.record.host());
+           CampaignRun::ServesCandidate(probe, worker.record.host());
   });
   if (!host) return false;
   const bool added = run.AddAudit(audited, audit, clock_.NowMs(), [&](const CandidateRecord& record) {
@@ -383,9 +384,16 @@ void WorkerProtocol::Propose() {
   const size_t target = std::max(kMinReady, credits * kReadyPerCredit);
   const int64_t now = clock_.NowMs();
   for (auto& [id, run] : farm_.campaigns) {
-    if (run->campaign().state() != CAMPAIGN_RUNNING || run->waiting() >= target) continue;
+    if (run->campaign().state() != CAMPAIGN_RUNNING) continue;
+    // The vector widths of the live workers it accepts: a space each.
+    std::set<int> widths;
+    for (const auto& [worker_id, worker] : farm_.workers) {
+      if (worker.alive && run->Accepts(worker.record.host())) {
+        widths.insert(VectorBytesOfHalideTarget(worker.record.host().halide_target()));
+      }
+    }
     bool any = false;
-    run->Propose(target, now, [&](const CandidateRecord& record) {
+    run->Propose(target, now, widths, [&](const CandidateRecord& record) {
       writes_.batch().PutCandidate(record);
       any = true;
     });

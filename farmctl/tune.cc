@@ -59,11 +59,6 @@ std::string CampaignName(const std::string& model) {
 
 }  // namespace
 
-std::vector<std::string> DefaultTuneIsa() {
-  if (__builtin_cpu_supports("avx512f")) return {"avx512f"};
-  return {};
-}
-
 std::string TuneCampaignYaml(const TuneOptions& options) {
   std::ostringstream yaml;
   yaml << "# Written by farmctl tune " << options.model << "\n"
@@ -90,11 +85,6 @@ std::string TuneCampaignYaml(const TuneOptions& options) {
     yaml << (i ? ", " : "") << options.baselines[i];
   }
   yaml << "]\n";
-  if (!options.isa.empty()) {
-    yaml << "workers:\n  isa: [";
-    for (size_t i = 0; i < options.isa.size(); ++i) yaml << (i ? ", " : "") << options.isa[i];
-    yaml << "]\n";
-  }
   return yaml.str();
 }
 

@@ -13,9 +13,6 @@
 
 namespace schedfarm {
 
-// {"avx512f"} on a host with AVX-512, else empty.
-std::vector<std::string> DefaultTuneIsa();
-
 struct TuneOptions {
   std::string model;           // an ONNX file, a pipeline YAML file, or a zoo block name
   int64_t benchmarks = 0;      // 0: no benchmark limit (then wall_time bounds the run)
@@ -32,9 +29,6 @@ struct TuneOptions {
   // The strategy's model_from: by default the pretrained model of the workers' host
   // kind (pretrained/pretrained.h), where one is shipped; empty: none, a cold start.
   std::string model_from = "pretrained";
-  // ISA flags the campaign's workers must have (workers.isa): by default avx512f where
-  // this host has it, so that the schedule space plans for its 512-bit vectors.
-  std::vector<std::string> isa = DefaultTuneIsa();
 };
 
 // The campaign file of `options` (TuneOptions::model resolved to an absolute path).

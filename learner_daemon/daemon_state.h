@@ -90,8 +90,8 @@ struct CampaignData {
   struct PipelineData {
     std::string id;
     std::unique_ptr<PipelineGraph> graph;
-    // The space the searches walk and the features they score: the campaign's vector
-    // width and threads on the host of a worker that serves it (ServingWorker).
+    // The space the searches walk and the features they score: the host of a worker
+    // that serves the campaign (ServingWorker) at the campaign's threads.
     std::unique_ptr<ScheduleSpace> space;
     std::unique_ptr<Featurizer> featurizer;
     std::unique_ptr<PipelineSearch> search;  // per-pipeline model strategies only
@@ -108,6 +108,9 @@ struct CampaignData {
   std::vector<PipelineData> pipelines;
   std::map<std::string, size_t> pipeline_index;
   uint64_t next_seq = 0;
+  // The vector width of the serving worker the spaces are sized for, which the
+  // proposals carry (Candidate.vector_bytes); 0: loaded without one (never proposes).
+  int vector_bytes = 0;
   // Each measurement is a sample featurized on the host that measured it.
   HostFeaturizers featurizers;
   std::vector<Sample> samples;

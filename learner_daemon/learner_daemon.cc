@@ -166,8 +166,7 @@ Status LearnerDaemon::State::Load(const Campaign& campaign,
   const int threads = std::max(1, data->config.measurement().threads());
   TargetParams target = worker ? TargetOf(*worker, threads) : TargetParams();
   target.cores = threads;
-  // The width of the campaign's space, which the coordinator checks proposals against.
-  target.vector_bytes = CampaignVectorBytes(data->config.workers());
+  data->vector_bytes = worker ? target.vector_bytes : 0;
   ClientRequest request;
   request.mutable_pipelines()->set_campaign(campaign.id());
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));
@@ -741,6 +740,9 @@ Status LearnerDaemon::State::Propose(CampaignData& data, const CampaignStatus& s
     return CompleteIfExhausted(data);
   }
   const double seconds = SecondsSince(started);
+  for (Candidate& candidate : *proposal.mutable_candidates()) {
+    candidate.set_vector_bytes(data.vector_bytes);  // the width its spaces are sized for
+  }
   ClientRequest request;
   *request.mutable_propose() = std::move(proposal);
   SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(request));

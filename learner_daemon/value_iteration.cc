@@ -146,7 +146,10 @@ Status LearnerDaemon::State::ProposeCandidatesOf(CampaignData& data,
     ProposeCandidates* proposal = request.mutable_propose();
     proposal->set_campaign(data.id);
     const size_t end = std::min(candidates.size(), begin + kProposeChunk);
-    for (size_t i = begin; i < end; ++i) *proposal->add_candidates() = std::move(candidates[i]);
+    for (size_t i = begin; i < end; ++i) {
+      candidates[i].set_vector_bytes(data.vector_bytes);  // the width its spaces are sized for
+      *proposal->add_candidates() = std::move(candidates[i]);
+    }
     SCHEDFARM_ASSIGN_OR_RETURN(ClientReply reply, Call(std::move(request)));
     accepted += reply.proposed().accepted();
     duplicates += reply.proposed().duplicates();

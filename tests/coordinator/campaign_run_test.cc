@@ -30,10 +30,14 @@ namespace {
 
 constexpr int64_t kNow = 1'000'000;
 
-// The records Propose adds.
+// The vector width of the hosts these tests lease to (a fingerprint without a Halide
+// target).
+const int kWidth = VectorBytesOfHalideTarget("");
+
+// The records Propose adds, the campaign served by workers of kWidth.
 std::vector<CandidateRecord> Propose(CampaignRun& run, size_t ready_target) {
   std::vector<CandidateRecord> added;
-  run.Propose(ready_target, kNow, [&](const CandidateRecord& r) { added.push_back(r); });
+  run.Propose(ready_target, kNow, {kWidth}, [&](const CandidateRecord& r) { added.push_back(r); });
   return added;
 }
 
@@ -131,8 +135,9 @@ TEST(CampaignRunTest, ARestoredRunGoesOnWithTheSameRandomSchedules) {
   std::unique_ptr<CampaignRun> before = MakeRun(6);
   const std::vector<CandidateRecord> first = Propose(*before, 3);
   ASSERT_EQ(first.size(), 3u);
-  ASSERT_EQ(before->campaign().random_positions_size(), 1);
-  EXPECT_GE(before->campaign().random_positions(0), 3u);
+  ASSERT_EQ(before->campaign().widths_size(), 1);
+  ASSERT_EQ(before->campaign().widths(0).random_positions_size(), 1);
+  EXPECT_GE(before->campaign().widths(0).random_positions(0), 3u);
   std::unique_ptr<CampaignRun> after = MakeRun(6, "", before->campaign());
   for (const CandidateRecord& record : first) after->Restore(record);
   const std::vector<CandidateRecord> rest = Propose(*after, 6);

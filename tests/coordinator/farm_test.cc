@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -22,6 +23,7 @@
 #include "pipeline/yaml_io.h"
 #include "protocol/security.h"
 #include "scheduler/schedule_space.h"
+#include "scheduler/templates.h"
 #include "storage/store.h"
 #include "tests/support/farm_rig.h"
 #include "tests/support/scratch_dir.h"
@@ -281,6 +283,75 @@ TEST_F(FarmTest, CampaignRunsToCompletion) {
     ok += worker.record().results_ok();
   }
   EXPECT_EQ(ok, counters.measured());
+}
+
+// Workers of two vector widths in one campaign: one of the host's own Halide target and
+// one whose target is narrower (HL_JIT_TARGET: AVX2 on an AVX-512 host, SSE on an AVX2
+// one; it compiles and runs that code for real). The campaign keeps a space per width
+// (docs/CAMPAIGN_YAML.md, "workers"): each width's templates and random schedules are
+// measured only by workers of that width, none fails, and each template's register
+// tile fits its width's registers (rule 8 of the strict check), the widths' templates
+// being different schedules.
+TEST_F(FarmTest, WorkersOfTwoVectorWidthsEachGetTilesTheirRegistersHold) {
+  StartCoordinator();
+  std::unique_ptr<ChildProcess> own = StartWorker("own");
+  WaitForWorkers(1);
+  ClientRequest request;
+  request.mutable_workers();
+  std::optional<ClientReply> reply = client_->Call(request);
+  ASSERT_TRUE(reply && reply->workers().workers_size() == 1);
+  const int wide =
+      VectorBytesOfHalideTarget(reply->workers().workers(0).record().host().halide_target());
+  if (wide < 32) GTEST_SKIP() << "this host's Halide target has no vector ISA wider than SSE";
+  const int narrow = wide == 64 ? 32 : 16;
+  setenv("HL_JIT_TARGET",
+         narrow == 32 ? "x86-64-linux-avx-avx2-f16c-fma-sse41" : "x86-64-linux-sse41", 1);
+  std::unique_ptr<ChildProcess> narrower = StartWorker("narrow");
+  unsetenv("HL_JIT_TARGET");
+  WaitForWorkers(2);
+  const std::string yaml = R"(name: widths
+pipelines:
+  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
+strategy: {name: random, settings: {seed: 7}}
+budget: {benchmarks: 12}
+measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms, compile_timeout: 60s, run_timeout: 20s}
+)";
+  const std::string id = Submit(yaml);
+  ASSERT_FALSE(id.empty());
+  std::optional<CampaignStatus> status = WaitFor(id, Done, 300);
+  ASSERT_TRUE(status.has_value()) << own->Log() << narrower->Log();
+  ASSERT_EQ(status->campaign().widths_size(), 2);
+
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "widths.yaml");
+  ASSERT_TRUE(config.ok());
+  StatusOr<PipelineSpec> spec = BuildZooPipeline(config->pipelines(0).zoo());
+  ASSERT_TRUE(spec.ok());
+  StatusOr<PipelineGraph> graph = PipelineGraph::Build(*spec);
+  ASSERT_TRUE(graph.ok());
+  std::map<int, std::set<std::string>> templates;  // by width: their hashes
+  std::map<int, int> measured;                     // by width
+  for (const StoredMeasurementRecord& row :
+       ExportWhenDurable(id, status->campaign().counters().results())) {
+    const Measurement& m = row.measurement();
+    const Candidate& candidate = m.candidate();
+    EXPECT_EQ(m.status(), OK) << candidate.origin() << ": " << m.error();
+    if (candidate.vector_bytes() == 0) continue;
+    EXPECT_EQ(VectorBytesOfHalideTarget(m.host().halide_target()), candidate.vector_bytes())
+        << "a candidate of a width went to a worker of another";
+    ++measured[candidate.vector_bytes()];
+    if (candidate.origin() != kTemplateOrigin) continue;
+    templates[candidate.vector_bytes()].insert(candidate.schedule_hash());
+    TargetParams target;
+    target.cores = 1;
+    target.vector_bytes = candidate.vector_bytes();
+    const Status fits = ScheduleSpace(*graph, target).Check(candidate.schedule());
+    EXPECT_TRUE(fits.ok()) << "width " << candidate.vector_bytes() << ": " << fits.message();
+  }
+  EXPECT_GT(measured[wide], 0);
+  EXPECT_GT(measured[narrow], 0);
+  ASSERT_FALSE(templates[wide].empty());
+  ASSERT_FALSE(templates[narrow].empty());
+  EXPECT_NE(templates[wide], templates[narrow]) << "each width's template is its own";
 }
 
 // Hosts that lie (coordinator/host_audit.h): three workers of one CPU model, one of

@@ -328,13 +328,15 @@ TEST(NetworkCampaignTest, FusedTasksAreTunedAndAssembled) {
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->fusion(), FUSION_BLOCKS) << "a network campaign fuses by default";
   const std::vector<PipelineSpec> pipelines = NetworkPipelines(*config);
+  // The templates of the space of the worker's vector width, at the campaign's threads.
+  const HostFingerprint host = testing_support::WorkerHost(client);
+  ASSERT_FALSE(host.cpu_model().empty()) << farm.worker.Log();
+  const TargetParams target = TargetOf(host, config->measurement().threads());
   std::map<std::string, size_t> templates_of;  // fused task id -> its templates
   for (size_t i = 2; i < pipelines.size(); ++i) {
     StatusOr<PipelineGraph> task = PipelineGraph::Build(pipelines[i]);
     ASSERT_TRUE(task.ok());
     if (TaskKind(*task).rfind("fused", 0) != 0) continue;
-    TargetParams target;
-    target.vector_bytes = CampaignVectorBytes(config->workers());
     templates_of[PipelineId(*task)] = TemplateSchedules(ScheduleSpace(*task, target)).size();
   }
   ASSERT_EQ(templates_of.size(), 2u);

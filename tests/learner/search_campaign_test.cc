@@ -35,6 +35,7 @@ using testing_support::CoordinatorProcess;
 using testing_support::LearnerFarm;
 using testing_support::SubmitZooCampaign;
 using testing_support::TestClient;
+using testing_support::WorkerHost;
 
 std::string CampaignFor(const std::string& strategy, const std::string& settings) {
   return "name: " + strategy + R"(
@@ -269,21 +270,6 @@ outputs: [y]
   std::printf("%zu schedules measured, then: %s\n", hashes.size(),
               campaign.finish_reason().c_str());
   EXPECT_NE(learner.Log().find("event=search_exhausted"), std::string::npos) << learner.Log();
-}
-
-// The host of the farm's worker once it has registered (empty cpu_model: none within
-// a minute; a worker measures its peak before it registers).
-HostFingerprint WorkerHost(TestClient& client) {
-  for (int i = 0; i < 600; ++i) {
-    ClientRequest request;
-    request.mutable_workers();
-    std::optional<ClientReply> reply = client.Call(request);
-    if (reply && reply->workers().workers_size() > 0) {
-      return reply->workers().workers(0).record().host();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return HostFingerprint();
 }
 
 // A pretrained GBT (trained on synthetic samples of the current schema) of `host`,

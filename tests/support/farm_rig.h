@@ -123,5 +123,20 @@ class TestClient {
   std::unique_ptr<zmq::socket_t> socket_;
 };
 
+// The host of the farm's first worker once it has registered (empty cpu_model: none
+// within a minute; a worker measures its peak before it registers).
+inline HostFingerprint WorkerHost(TestClient& client) {
+  for (int i = 0; i < 600; ++i) {
+    ClientRequest request;
+    request.mutable_workers();
+    std::optional<ClientReply> reply = client.Call(request);
+    if (reply && reply->workers().workers_size() > 0) {
+      return reply->workers().workers(0).record().host();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return HostFingerprint();
+}
+
 }  // namespace testing_support
 }  // namespace schedfarm
