@@ -104,8 +104,13 @@ Status CampaignRun::SizeFor(int vector_bytes, const std::vector<uint64_t>& posit
 }
 
 void CampaignRun::AddWidth(int vector_bytes, int64_t now_ms, const ProposalVisitor& added) {
-  if (entries_.empty() || entries_[0].sized.count(vector_bytes)) return;
-  if (!SizeFor(vector_bytes, {}).ok()) return;  // spaces of pipelines that built once
+  for (const CampaignWidth& known : campaign_.widths()) {
+    if (known.vector_bytes() == vector_bytes) return;
+  }
+  if (!SizeFor(vector_bytes, {}).ok()) {  // a random stream that cannot start: no width
+    for (PipelineEntry& entry : entries_) entry.sized.erase(vector_bytes);
+    return;
+  }
   CampaignWidth* width = campaign_.add_widths();
   width->set_vector_bytes(vector_bytes);
   width->mutable_random_positions()->Resize(static_cast<int>(entries_.size()), 0);
