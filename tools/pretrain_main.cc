@@ -112,20 +112,20 @@ std::string FileName(const std::string& path) { return path.substr(path.find_las
 int PrintTransfer(const PerformanceModel& model, const std::string& kind,
                   const std::vector<std::string>& training_files,
                   const std::vector<std::string>& scored_files,
-                  std::map<std::string, std::vector<Sample>>& samples_of,
-                  std::map<std::string, HostFingerprint>& host_of, const PipelineSplit& split,
+                  const std::map<std::string, std::vector<Sample>>& samples_of,
+                  const std::map<std::string, HostFingerprint>& host_of, const PipelineSplit& split,
                   double seconds) {
   std::vector<std::string> trained_on;
   for (const std::string& file : training_files) trained_on.push_back(FileName(file));
   std::vector<NamedMetrics> rows;
   for (const std::string& file : scored_files) {
     std::vector<Sample> train, held;
-    if (Status put = SplitSamples(samples_of[file], split, &train, &held); !put.ok()) {
+    if (Status put = SplitSamples(samples_of.at(file), split, &train, &held); !put.ok()) {
       return Fail(put.message());
     }
     StatusOr<EvalMetrics> metrics = EvaluateModel(model, held);
     if (!metrics.ok()) return Fail(file + ": " + metrics.status().message());
-    rows.push_back({kind + " on " + FileName(file) + " (" + host_of[file].cpu_model() + ", " +
+    rows.push_back({kind + " on " + FileName(file) + " (" + host_of.at(file).cpu_model() + ", " +
                         std::to_string(held.size()) + " held-out samples)",
                     *metrics});
   }

@@ -309,20 +309,16 @@ TEST_F(FarmTest, WorkersOfTwoVectorWidthsEachGetTilesTheirRegistersHold) {
   std::unique_ptr<ChildProcess> narrower = StartWorker("narrow");
   unsetenv("HL_JIT_TARGET");
   WaitForWorkers(2);
-  const std::string yaml = R"(name: widths
-pipelines:
-  - zoo: {block: vgg_block, spatial_scale: 0.25, channel_scale: 0.25}
-strategy: {name: random, settings: {seed: 7}}
-budget: {benchmarks: 12}
-measurement: {samples: 2, max_samples: 2, min_sample_time: 1ms, compile_timeout: 60s, run_timeout: 20s}
-)";
+  // The tiny campaign with its templates.
+  std::string yaml = Campaign(12);
+  yaml.erase(yaml.find("templates: false\n"), std::string("templates: false\n").size());
   const std::string id = Submit(yaml);
   ASSERT_FALSE(id.empty());
   std::optional<CampaignStatus> status = WaitFor(id, Done, 300);
   ASSERT_TRUE(status.has_value()) << own->Log() << narrower->Log();
   ASSERT_EQ(status->campaign().widths_size(), 2);
 
-  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "widths.yaml");
+  StatusOr<CampaignConfig> config = ParseCampaignYaml(yaml, "tiny.yaml");
   ASSERT_TRUE(config.ok());
   StatusOr<PipelineSpec> spec = BuildZooPipeline(config->pipelines(0).zoo());
   ASSERT_TRUE(spec.ok());
